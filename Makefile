@@ -1,0 +1,38 @@
+# Two entry points: `make demo` and `make test`. Both create .venv if missing and are safe to rerun.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PVSST  := $(VENV)/bin/pvsst
+RUN    ?= runs/quickstart
+SPEC   ?= experiments/specs/quickstart.yaml
+
+.PHONY: demo test install install-dev clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip setuptools wheel
+
+# Reinstall only when pyproject.toml changes (the stamp files make reruns cheap).
+$(VENV)/.installed-local: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e ".[local]"
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@ $(VENV)/.installed-local
+
+install: $(VENV)/.installed-local
+install-dev: $(VENV)/.installed-dev
+
+demo: install
+	$(PVSST) prereg freeze $(SPEC)
+	$(PVSST) run $(SPEC) --out $(RUN)
+	$(PVSST) analyze $(RUN)
+	$(PVSST) report $(RUN)
+	@echo "Report: $(RUN)/report/report.html (figures in $(RUN)/report/figures/)"
+
+test: install-dev
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf runs .pytest_cache

@@ -1,0 +1,185 @@
+"""Per-trial stance outcomes under PV-SST's names, recomputed from a trial's agents/posts/votes/exposures.
+
+Honest agents only; stances ``s`` in -3..3; ``push = +1`` for "support", ``-1`` for "oppose". An agent's
+final stance is the one recorded with its latest post (posts carry the stance *after* that round's
+update, and a failed parse keeps the prior value); an agent with no post keeps its initial stance.
+
+================================  ==========================================================================
+initial_alignment                 mean(push * s_initial)
+final_alignment                   mean(push * s_final)
+delta_alignment                   final_alignment - initial_alignment
+final_pushed_side_share           share with push * s_final > 0
+toward_push_share                 share with push * (s_final - s_initial) > 0
+opposite_side_survival            of agents with push * s_initial < 0, share with push * s_final < 0
+majority_capture                  final_pushed_side_share > 0.5 (strictly)
+final_honest_pairwise_similarity  mean pairwise TF-IDF cosine of the honest final-round posts
+parse_error_rate                  share of ALL post replies (honest and adversary) with parse_ok false
+honest_parse_error_rate           the same over honest post replies only (pvsst addition)
+vote_parse_error_rate             share of honest (voter, round) vote calls with parse_ok false
+attacker_impressions              adversary posts shown in honest feeds
+expected_attacker_impressions     n_honest * (n_rounds - 1) in adversarial arms, else 0
+exposure_audit_pass               attacker_impressions == expected_attacker_impressions
+================================  ==========================================================================
+
+Checked against all 256 rows of PV-SST's published table (``tests/test_outcomes.py``): delta = final -
+initial exactly, majority capture is *strict* (> 0.5: 186 trials at exactly 0.5 are not captures),
+every share is a multiple of 1/12 (survival of 1/6), the vote error rate a multiple of 1/72 (12 voters x 6
+rounds), and the post error rate is a multiple of 1/72, 1/78 or 1/96 in the control/likes,
+single-source and distributed arms: its denominator counts the adversaries' 6 or 24 post calls too.
+
+Examples
+--------
+>>> import pandas as pd
+>>> agents = pd.DataFrame({"agent_id": [0, 1, 2, 3], "role": "honest", "initial_stance": [3, 1, -1, -2]})
+>>> posts = pd.DataFrame({"round": 0, "agent_id": [0, 1, 2, 3], "text": ["a b", "a c", "d", "e"],
+...                       "stance": [3, 2, 1, -2], "parse_ok": True})
+>>> out = trial_outcomes(agents, posts, None, None, push_direction="support", adversarial=False, n_rounds=1)
+>>> out["delta_alignment"], out["opposite_side_survival"], out["majority_capture"]
+(0.75, 0.5, True)
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.errors import InputError
+from analysis.lexical import pairwise_tfidf_similarity
+
+PUSH_SIGN = {"support": 1, "oppose": -1}
+OUTCOME_COLUMNS = ("initial_alignment", "final_alignment", "delta_alignment", "final_pushed_side_share",
+                   "toward_push_share", "opposite_side_survival", "majority_capture",
+                   "final_honest_pairwise_similarity", "parse_error_rate", "honest_parse_error_rate",
+                   "vote_parse_error_rate", "attacker_impressions", "expected_attacker_impressions",
+                   "exposure_audit_pass")
+
+
+def push_sign(push_direction: str) -> int:
+    """+1 for "support", -1 for "oppose".
+
+    >>> push_sign("oppose")
+    -1
+    """
+    if push_direction not in PUSH_SIGN:
+        raise InputError("trial", "push_direction", f"must be support or oppose, not {push_direction!r}")
+    return PUSH_SIGN[push_direction]
+
+
+def honest_agent_ids(agents: pd.DataFrame) -> pd.Index:
+    """Ids of the honest agents (all agents when there is no ``role`` column)."""
+    _require(agents, ["agent_id", "initial_stance"], "agents")
+    if "role" not in agents.columns:
+        return pd.Index(agents["agent_id"])
+    return pd.Index(agents.loc[agents["role"] == "honest", "agent_id"])
+
+
+def stance_paths(agents: pd.DataFrame, posts: pd.DataFrame) -> pd.DataFrame:
+    """Honest agents x rounds stance matrix (after each round), carried forward from the initial stance.
+
+    Columns are the rounds present in ``posts``; the index holds the honest agent ids.
+    """
+    honest = honest_agent_ids(agents)
+    initial = agents.set_index("agent_id")["initial_stance"].reindex(honest).astype(float)
+    honest_posts = posts[posts["agent_id"].isin(honest)]
+    wide = honest_posts.pivot_table(index="agent_id", columns="round", values="stance", aggfunc="last")
+    wide = wide.reindex(index=honest, columns=sorted(posts["round"].unique())).astype(float)
+    wide = wide.ffill(axis=1)
+    return wide.apply(lambda column: column.fillna(initial))
+
+
+def stance_outcomes(initial: np.ndarray, final: np.ndarray, push: int) -> dict:
+    """The six stance outcomes from initial and final stances of honest agents.
+
+    >>> stance_outcomes(np.array([-1, 1]), np.array([-1, 2]), push=1)["toward_push_share"]
+    0.5
+    """
+    a0, a1 = push * np.asarray(initial, float), push * np.asarray(final, float)
+    opposite = a0 < 0
+    pushed_share = float(np.mean(a1 > 0))
+    return {
+        "initial_alignment": float(a0.mean()),
+        "final_alignment": float(a1.mean()),
+        "delta_alignment": float(a1.mean() - a0.mean()),
+        "final_pushed_side_share": pushed_share,
+        "toward_push_share": float(np.mean(a1 - a0 > 0)),
+        "opposite_side_survival": float(np.mean(a1[opposite] < 0)) if opposite.any() else float("nan"),
+        "majority_capture": bool(pushed_share > 0.5),
+    }
+
+
+def trial_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFrame | None,
+                   exposures: pd.DataFrame | None, *, push_direction: str, adversarial: bool,
+                   n_rounds: int) -> dict:
+    """One trial's outcome row (PV-SST's columns), as JSON-serialisable Python scalars.
+
+    Parameters
+    ----------
+    agents : agent_id, role, initial_stance (one trial).
+    posts : round, agent_id, text, stance, parse_ok.
+    votes : round, voter_id, parse_ok (one row per voter x target), or None.
+    exposures : viewer_id, is_adversarial, or None.
+    push_direction : "support" or "oppose".
+    adversarial : whether the arm has adversary accounts.
+    n_rounds : rounds the trial ran (expected attacker impressions = n_honest * (n_rounds - 1)).
+    """
+    push = push_sign(push_direction)
+    _require(posts, ["round", "agent_id", "text", "stance", "parse_ok"], "posts")
+    honest = honest_agent_ids(agents)
+    initial = agents.set_index("agent_id")["initial_stance"].reindex(honest).to_numpy(float)
+    paths = stance_paths(agents, posts)
+    final = paths.iloc[:, -1].to_numpy(float) if paths.shape[1] else initial
+    row = stance_outcomes(initial, final, push)
+    honest_posts = posts[posts["agent_id"].isin(honest)]
+    final_round = honest_posts["round"].max()
+    row["final_honest_pairwise_similarity"] = pairwise_tfidf_similarity(
+        honest_posts.loc[honest_posts["round"] == final_round, "text"])
+    row["parse_error_rate"] = _failure_share(posts["parse_ok"])
+    row["honest_parse_error_rate"] = _failure_share(honest_posts["parse_ok"])
+    row["vote_parse_error_rate"] = vote_call_failure_rate(votes, honest)
+    impressions = 0
+    if exposures is not None and len(exposures):
+        _require(exposures, ["viewer_id", "is_adversarial"], "exposures")
+        shown = exposures[exposures["viewer_id"].isin(honest)]
+        impressions = int(shown["is_adversarial"].astype(bool).sum())
+    expected = len(honest) * (n_rounds - 1) if adversarial else 0
+    row.update(attacker_impressions=impressions, expected_attacker_impressions=int(expected),
+               exposure_audit_pass=bool(impressions == expected))
+    return {key: row[key] for key in OUTCOME_COLUMNS}
+
+
+def vote_call_failure_rate(votes: pd.DataFrame | None, honest: pd.Index) -> float:
+    """Share of honest (voter, round) vote calls whose reply failed to parse (PV-SST: per call, 1/72)."""
+    if votes is None or len(votes) == 0:
+        return 0.0
+    _require(votes, ["round", "voter_id", "parse_ok"], "votes")
+    calls = votes[votes["voter_id"].isin(honest)].groupby(["voter_id", "round"])["parse_ok"].all()
+    return _failure_share(calls)
+
+
+def per_round_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, *, push_direction: str) -> pd.DataFrame:
+    """Alignment, pushed-side share, similarity and parse failures of honest agents, round by round.
+
+    Columns: round, n_honest_posts, alignment, pushed_side_share, pairwise_similarity, parse_error_rate.
+    """
+    push = push_sign(push_direction)
+    paths = stance_paths(agents, posts)
+    honest_posts = posts[posts["agent_id"].isin(paths.index)]
+    rows = []
+    for r in paths.columns:
+        aligned = push * paths[r].to_numpy(float)
+        this_round = honest_posts[honest_posts["round"] == r]
+        rows.append({"round": int(r), "n_honest_posts": len(this_round),
+                     "alignment": float(aligned.mean()), "pushed_side_share": float(np.mean(aligned > 0)),
+                     "pairwise_similarity": pairwise_tfidf_similarity(this_round["text"]),
+                     "parse_error_rate": _failure_share(this_round["parse_ok"])})
+    return pd.DataFrame(rows, columns=["round", "n_honest_posts", "alignment", "pushed_side_share",
+                                       "pairwise_similarity", "parse_error_rate"])
+
+
+def _failure_share(parse_ok: pd.Series) -> float:
+    return float((~parse_ok.astype(bool)).mean()) if len(parse_ok) else 0.0
+
+
+def _require(frame: pd.DataFrame, columns: list[str], name: str) -> None:
+    for column in columns:
+        if column not in frame.columns:
+            raise InputError(name, column, "missing column")

@@ -1,0 +1,241 @@
+"""Paired-block contrasts: a contrast's differences over complete blocks and its frozen result object.
+
+A *block* is one combination of the block factors (PV-SST: model x topic_id x seed) that ran every arm;
+a *contrast* ``NAME = treatment - baseline`` reduces each block to ``metric(treatment) - metric(baseline)``.
+Blocks keep the order in which they first appear in the table: the bootstrap indexes into that order.
+Blocks missing an arm of the contrast are excluded and reported, never dropped silently.
+
+Examples
+--------
+>>> import pandas as pd
+>>> table = pd.DataFrame({"model": ["m"] * 6, "topic_id": ["t"] * 6, "seed": [1, 1, 2, 2, 3, 3],
+...                       "condition": ["likes", "control"] * 3, "y": [0.3, 0.1, 0.5, 0.2, 0.1, 0.2]})
+>>> result = paired_block_contrast(table, Contrast("likes_minus_control", "likes", "control"), "y")
+>>> result.n_blocks, result.positive, result.negative
+(3, 2, 1)
+>>> round(result.mean_difference, 6)
+0.133333
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.block_tests import (BOOTSTRAP_DRAWS, PVSST_SEED, bootstrap_mean_ci, sign_counts,
+                                  sign_flip_p, sign_test_p)
+from analysis.errors import InputError
+
+PVSST_BLOCK = ("model", "topic_id", "seed")
+PUBLISHED_COLUMNS = ("contrast", "metric", "stratum_type", "stratum", "n_blocks", "mean_difference",
+                     "median_difference", "ci95_low", "ci95_high", "positive", "negative", "ties",
+                     "sign_test_p", "randomization_p")
+_CONTRAST_PATTERN = re.compile(r"^\s*([A-Za-z0-9_.:]+)\s*=\s*([A-Za-z0-9_.:]+)\s*-\s*([A-Za-z0-9_.:]+)\s*$")
+
+
+class IncompleteBlocksWarning(UserWarning):
+    """Some blocks lacked an arm of a contrast and were excluded from it (as preregistered)."""
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """``name = treatment - baseline`` between two values of the condition column.
+
+    >>> Contrast.parse("engagement=likes-control")
+    Contrast(name='engagement', treatment='likes', baseline='control')
+    """
+
+    name: str
+    treatment: str
+    baseline: str
+
+    @classmethod
+    def parse(cls, text: str, source: str = "--contrast") -> Contrast:
+        """Parse ``NAME=TREATMENT-BASELINE``; anything else raises :class:`InputError`."""
+        match = _CONTRAST_PATTERN.match(text)
+        if match is None:
+            raise InputError(source, text, "malformed contrast (expected NAME=TREATMENT-BASELINE)")
+        return cls(*match.groups())
+
+
+@dataclass(frozen=True)
+class BlockDifferences:
+    """One contrast's per-block differences on one metric, plus the blocks it had to leave out.
+
+    ``excluded`` has one row per excluded block: the block columns, ``contrast``, ``metric`` and
+    ``reason`` (the missing arm, or a missing metric value).
+    """
+
+    contrast: Contrast
+    metric: str
+    blocks: pd.DataFrame  # block key columns (+ strata columns), in first-appearance order
+    differences: np.ndarray
+    excluded: pd.DataFrame
+
+
+def block_differences(table: pd.DataFrame, contrast: Contrast, metric: str, *,
+                      block: Sequence[str] = PVSST_BLOCK, condition: str = "condition",
+                      carry: Sequence[str] = (), source: str = "table") -> BlockDifferences:
+    """Per-block ``metric(treatment) - metric(baseline)`` over the blocks that have both arms.
+
+    ``carry`` names extra columns (such as strata) that must be constant within a block; they are kept
+    beside the block keys. Booleans count as 0/1.
+    """
+    block = list(block)
+    require_columns(table, [*block, condition, metric, *carry], source)
+    for arm in (contrast.treatment, contrast.baseline):
+        if not (table[condition] == arm).any():
+            known = ", ".join(map(str, pd.unique(table[condition])))
+            raise InputError(source, f"contrast {contrast.name}",
+                             f"unknown arm {arm!r} (conditions in the table: {known})")
+    keys = table[block].drop_duplicates().reset_index(drop=True)
+    keys["_block"] = np.arange(len(keys))
+    indexed = table.merge(keys, on=block, how="left")
+    if indexed.duplicated(["_block", condition]).any():
+        dup = indexed.loc[indexed.duplicated(["_block", condition]), [*block, condition]].iloc[0]
+        raise InputError(source, ", ".join(block), f"more than one trial for block/condition {tuple(dup)}")
+    carried = _carried_columns(indexed, keys, list(carry), source)
+    values = numeric_values(indexed[metric], source)
+    wide = pd.Series(values, index=[indexed["_block"], indexed[condition]]).unstack()
+    treatment = wide.get(contrast.treatment, pd.Series(np.nan, index=wide.index)).reindex(keys["_block"])
+    baseline = wide.get(contrast.baseline, pd.Series(np.nan, index=wide.index)).reindex(keys["_block"])
+    present = indexed.groupby("_block")[condition].agg(set).reindex(keys["_block"])
+    has_treatment = present.map(lambda arms: contrast.treatment in arms).to_numpy()
+    has_baseline = present.map(lambda arms: contrast.baseline in arms).to_numpy()
+    has_values = treatment.notna().to_numpy() & baseline.notna().to_numpy()
+    complete = has_treatment & has_baseline & has_values
+    reasons = np.where(~has_treatment, f"missing arm {contrast.treatment}",
+                       np.where(~has_baseline, f"missing arm {contrast.baseline}", f"missing {metric}"))
+    excluded = keys.loc[~complete, block].assign(contrast=contrast.name, metric=metric,
+                                                 reason=reasons[~complete]).reset_index(drop=True)
+    kept = carried.loc[complete].reset_index(drop=True)
+    differences = (treatment.to_numpy() - baseline.to_numpy())[complete]
+    return BlockDifferences(contrast, metric, kept, differences, excluded)
+
+
+@dataclass(frozen=True, eq=False)
+class PairedContrastResult:
+    """The statistics of one contrast on one metric in one stratum (PV-SST's published row).
+
+    ``ci95_low``/``ci95_high`` are the percentile-bootstrap bounds at ``ci_alpha`` (0.05 by default);
+    :meth:`conf_int` recomputes them at any level from the same seeded draws.
+    """
+
+    contrast: str
+    metric: str
+    stratum_type: str
+    stratum: str
+    differences: np.ndarray
+    mean_difference: float
+    median_difference: float
+    ci95_low: float
+    ci95_high: float
+    positive: int
+    negative: int
+    ties: int
+    sign_test_p: float
+    randomization_p: float
+    randomization_method: str
+    randomization_patterns: int
+    bootstrap_draws: int = BOOTSTRAP_DRAWS
+    seed: int = PVSST_SEED
+    ci_alpha: float = 0.05
+
+    @property
+    def n_blocks(self) -> int:
+        return int(self.differences.size)
+
+    def conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
+        """Percentile-bootstrap ``1 - alpha`` interval of the mean difference (same seeded draws)."""
+        if alpha == self.ci_alpha:
+            return self.ci95_low, self.ci95_high
+        return bootstrap_mean_ci(self.differences, draws=self.bootstrap_draws, seed=self.seed, alpha=alpha)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row with exactly the columns of PV-SST's published confirmatory table."""
+        return pd.DataFrame([{column: self._value(column) for column in PUBLISHED_COLUMNS}],
+                            columns=list(PUBLISHED_COLUMNS))
+
+    def summary(self) -> str:
+        """A short text report of this contrast."""
+        level = round(100 * (1 - self.ci_alpha))
+        return "\n".join([
+            f"Paired contrast {self.contrast} on {self.metric} ({self.stratum_type} = {self.stratum})",
+            f"  blocks: {self.n_blocks}  (positive {self.positive}, negative {self.negative}, "
+            f"ties {self.ties})",
+            f"  mean difference {self.mean_difference:+.6g}  median {self.median_difference:+.6g}",
+            f"  {level}% bootstrap CI [{self.ci95_low:+.6g}, {self.ci95_high:+.6g}] "
+            f"({self.bootstrap_draws} draws, seed {self.seed})",
+            f"  exact sign test p = {self.sign_test_p:.6g}",
+            f"  sign-flip randomization p = {self.randomization_p:.6g} "
+            f"({self.randomization_method}, {self.randomization_patterns} patterns)",
+        ])
+
+    def _value(self, column: str) -> object:
+        return self.n_blocks if column == "n_blocks" else getattr(self, column)
+
+
+def paired_block_contrast(table: pd.DataFrame, contrast: Contrast, metric: str, *,
+                          block: Sequence[str] = PVSST_BLOCK, condition: str = "condition",
+                          draws: int = BOOTSTRAP_DRAWS, seed: int = PVSST_SEED,
+                          source: str = "table") -> PairedContrastResult:
+    """All statistics of one contrast on one metric over every complete block of ``table``.
+
+    Incomplete blocks are excluded with an :class:`IncompleteBlocksWarning`; no complete block at all is
+    an :class:`InputError`. For many contrasts and strata use
+    :func:`analysis.contrast_table.paired_contrast_table` (same numbers, batched).
+    """
+    diffs = block_differences(table, contrast, metric, block=block, condition=condition, source=source)
+    warn_excluded(diffs.excluded)
+    if diffs.differences.size == 0:
+        raise InputError(source, f"contrast {contrast.name}", "no complete blocks")
+    d = diffs.differences
+    positive, negative, ties = sign_counts(d)
+    low, high = bootstrap_mean_ci(d, draws=draws, seed=seed)
+    p_flip, method, patterns = sign_flip_p(d[d != 0], seed=seed)
+    return PairedContrastResult(contrast.name, metric, "overall", "all", d, float(np.mean(d)),
+                                float(np.median(d)), low, high, positive, negative, ties,
+                                sign_test_p(positive, negative), p_flip, method, patterns, draws, seed)
+
+
+def require_columns(table: pd.DataFrame, columns: Sequence[str], source: str) -> None:
+    """Raise :class:`InputError` naming the first column of ``columns`` missing from ``table``."""
+    for column in columns:
+        if column not in table.columns:
+            raise InputError(source, column, "missing column")
+
+
+def numeric_values(column: pd.Series, source: str) -> np.ndarray:
+    """A metric column as floats: booleans (or the strings True/False) count as 1/0, blanks as NaN."""
+    if column.dtype == object:
+        column = column.replace({"True": 1.0, "False": 0.0, True: 1.0, False: 0.0})
+    numeric = pd.to_numeric(column, errors="coerce")
+    bad = numeric.isna() & column.notna() & (column.astype(str).str.strip() != "")
+    if bad.any():
+        raise InputError(source, str(column.name), f"not numeric: {column[bad].iloc[0]!r}")
+    return numeric.to_numpy(dtype=float)
+
+
+def warn_excluded(excluded: pd.DataFrame) -> None:
+    """Emit one warning line summarising excluded blocks (if any)."""
+    if len(excluded):
+        counts = excluded.groupby(["contrast", "reason"], sort=False).size()
+        detail = "; ".join(f"{c}: {n} ({r})" for (c, r), n in counts.items())
+        warnings.warn(f"excluded {len(excluded)} incomplete block(s): {detail}", IncompleteBlocksWarning,
+                      stacklevel=3)
+
+
+def _carried_columns(indexed: pd.DataFrame, keys: pd.DataFrame, carry: list[str], source: str
+                     ) -> pd.DataFrame:
+    extra = [c for c in carry if c not in keys.columns]
+    if not extra:
+        return keys
+    per_block = indexed.groupby("_block")[extra]
+    varying = [c for c in extra if (per_block[c].nunique(dropna=False) > 1).any()]
+    if varying:
+        raise InputError(source, varying[0], "stratum column varies within a block")
+    return keys.join(per_block.first(), on="_block")

@@ -1,0 +1,116 @@
+"""Decisions layered on the paired contrasts: consistency criterion, Benjamini-Hochberg, mixed model.
+
+Examples
+--------
+>>> import pandas as pd
+>>> frame = pd.DataFrame({"contrast": ["c"] * 4, "metric": ["y"] * 4,
+...                       "stratum_type": ["overall", "model", "model", "topic"],
+...                       "stratum": ["all", "a", "b", "t"], "mean_difference": [0.2, 0.1, -0.1, 0.3]})
+>>> verdict = consistency_check(frame, "c", "y", min_model_share=0.5, min_topic_share=1.0)
+>>> verdict.passed, verdict.models_positive, verdict.n_models
+(True, 1, 2)
+>>> [float(round(q, 3)) for q in benjamini_hochberg([0.01, 0.04, 0.03, 0.2])]
+[0.04, 0.053, 0.053, 0.2]
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.multitest import multipletests
+from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+from analysis.errors import InputError
+
+
+@dataclass(frozen=True)
+class ConsistencyVerdict:
+    """The preregistered consistency criterion for one contrast on one metric."""
+
+    contrast: str
+    metric: str
+    overall_mean: float
+    models_positive: int
+    n_models: int
+    topics_positive: int
+    n_topics: int
+    min_model_share: float
+    min_topic_share: float
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.overall_mean > 0
+                    and self.models_positive >= math.ceil(self.min_model_share * self.n_models - 1e-9)
+                    and self.topics_positive >= math.ceil(self.min_topic_share * self.n_topics - 1e-9))
+
+
+def consistency_check(results: pd.DataFrame, contrast: str, metric: str, *, min_model_share: float = 0.75,
+                      min_topic_share: float = 2 / 3, model_stratum: str = "model",
+                      topic_stratum: str = "topic") -> ConsistencyVerdict:
+    """Positive overall mean, positive in >= ``min_model_share`` of model strata and of topic strata.
+
+    PV-SST's criterion (DESIGN.md): positive overall, in >= 3 of 4 model families and >= 2/3 of topics.
+    ``results`` is a table with the published columns (e.g. ``PairedContrastAnalysis.frame``).
+    """
+    rows = results[(results["contrast"] == contrast) & (results["metric"] == metric)]
+    overall = rows.loc[rows["stratum_type"] == "overall", "mean_difference"]
+    if overall.empty:
+        raise InputError("results", f"{contrast}/{metric}", "no overall row")
+    models = rows.loc[rows["stratum_type"] == model_stratum, "mean_difference"]
+    topics = rows.loc[rows["stratum_type"] == topic_stratum, "mean_difference"]
+    return ConsistencyVerdict(contrast, metric, float(overall.iloc[0]), int((models > 0).sum()),
+                              len(models), int((topics > 0).sum()), len(topics), min_model_share,
+                              min_topic_share)
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (q-values) across one family (statsmodels ``fdr_bh``)."""
+    p = np.asarray(p_values, dtype=float)
+    if p.size == 0:
+        return p
+    return multipletests(p, method="fdr_bh")[1]
+
+
+@dataclass(frozen=True)
+class MixedModelEffect:
+    """Fixed effect of treatment vs baseline with random block intercepts (robustness check)."""
+
+    contrast: str
+    metric: str
+    coefficient: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    n_blocks: int
+    n_trials: int
+
+
+def mixed_model_contrast(table: pd.DataFrame, treatment: str, baseline: str, metric: str, *,
+                         block: Sequence[str] = ("model", "topic_id", "seed"), condition: str = "condition",
+                         contrast: str | None = None, alpha: float = 0.05) -> MixedModelEffect:
+    """``metric ~ is_treatment`` with a random intercept per block (statsmodels ``mixedlm``, REML).
+
+    Only trials of the two arms enter; the coefficient estimates the same mean paired difference the
+    block statistics test, under a normal model, as a robustness check.
+    """
+    import statsmodels.formula.api as smf
+
+    rows = table[table[condition].isin([treatment, baseline])].copy()
+    rows["_y"] = pd.to_numeric(rows[metric].astype(float), errors="coerce")
+    rows = rows.dropna(subset=["_y"])
+    rows["_treated"] = (rows[condition] == treatment).astype(float)
+    rows["_block"] = rows[list(block)].astype(str).agg("|".join, axis=1)
+    if rows["_block"].nunique() < 2 or rows["_treated"].nunique() < 2:
+        raise InputError("table", metric, "mixed model needs both arms in at least two blocks")
+    with warnings.catch_warnings():
+        # A block variance estimated at its boundary (0) is a valid fit for this check.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = smf.mixedlm("_y ~ _treated", rows, groups=rows["_block"]).fit(reml=True)
+    low, high = fit.conf_int(alpha=alpha).loc["_treated"]
+    return MixedModelEffect(contrast or f"{treatment}_minus_{baseline}", metric,
+                            float(fit.params["_treated"]), float(low), float(high),
+                            float(fit.pvalues["_treated"]), int(rows["_block"].nunique()), len(rows))

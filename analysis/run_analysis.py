@@ -1,0 +1,231 @@
+"""``pvsst analyze RUN``: outcomes, per-round curves, preregistered contrasts and homophily of a run.
+
+Writes ``RUN/analysis/`` atomically (a temporary folder renamed into place):
+
+==========================  ========================================================================
+trial_outcomes.csv          one row per completed trial: factors + outcomes recomputed from its tables
+per_round.csv               one row per trial x round: alignment, pushed-side share, similarity, errors
+contrasts.csv               the published PV-SST columns for every planned contrast x metric x stratum
+headline.csv                per contrast, the primary metric overall: statistics, consistency
+                            criterion, BH q across the plan's metrics, mixed-model coefficient
+homophily.csv               per trial with follow edges: assortativity of the follow and like graphs
+                            against both nulls, same-group tie share (empty when no edges)
+excluded_blocks.csv         blocks left out of a contrast, with the reason
+==========================  ========================================================================
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.contrast_table import PairedContrastAnalysis, paired_contrast_table
+from analysis.errors import InputError
+from analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
+from analysis.network_dynamics import follow_graph_at
+from analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, trial_outcomes
+from analysis.paired import IncompleteBlocksWarning
+from analysis.plan import AnalysisPlan, plan_from_spec
+from analysis.preregistered_checks import benjamini_hochberg, consistency_check, mixed_model_contrast
+from analysis.store import TRIAL_FACTOR_COLUMNS, RunData, load_run
+
+ADVERSARY_ROLE = "adversary"
+HOMOPHILY_REPLICATES = 200
+ANALYSIS_FILES = ("trial_outcomes.csv", "per_round.csv", "contrasts.csv", "headline.csv", "homophily.csv",
+                  "excluded_blocks.csv")
+
+
+@dataclass(frozen=True)
+class RunAnalysis:
+    """What :func:`analyze_run` computed and wrote."""
+
+    out_dir: Path
+    plan: AnalysisPlan
+    trial_outcomes: pd.DataFrame
+    per_round: pd.DataFrame
+    contrasts: PairedContrastAnalysis
+    headline: pd.DataFrame
+    homophily: pd.DataFrame
+
+
+def collect_trial_outcomes(data: RunData, progress: Callable[[], None] | None = None
+                           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(trial outcome table, per-round table) of every completed trial, recomputed from its tables.
+
+    A trial whose agents/posts tables are absent keeps the outcomes of its ``metrics.json``.
+    """
+    if data.trials.empty:
+        raise InputError(str(data.run_dir), "trials", "no completed trial (no DONE marker)")
+    grouped = {name: _by_trial(getattr(data, name)) for name in ("agents", "posts", "votes", "exposures")}
+    outcome_rows, round_frames = [], []
+    for metrics in data.trials.to_dict("records"):
+        trial_id = metrics["trial_id"]
+        factors = {c: metrics[c] for c in TRIAL_FACTOR_COLUMNS if c in metrics}
+        agents, posts = grouped["agents"].get(trial_id), grouped["posts"].get(trial_id)
+        if agents is None or posts is None or posts.empty:
+            outcome_rows.append({**factors, **{c: metrics.get(c) for c in OUTCOME_COLUMNS}})
+        else:
+            push = metrics.get("push_direction")
+            if push is None:
+                raise InputError(f"trial {trial_id}", "push_direction", "missing from metrics.json")
+            adversarial = bool("role" in agents.columns and (agents["role"] == ADVERSARY_ROLE).any())
+            n_rounds = int(metrics.get("n_rounds") or posts["round"].nunique())
+            outcomes = trial_outcomes(agents, posts, grouped["votes"].get(trial_id),
+                                      grouped["exposures"].get(trial_id), push_direction=push,
+                                      adversarial=adversarial, n_rounds=n_rounds)
+            outcome_rows.append({**factors, **outcomes})
+            round_frames.append(per_round_outcomes(agents, posts, push_direction=push)
+                                .assign(**factors))
+        if progress is not None:
+            progress()
+    per_round = pd.concat(round_frames, ignore_index=True) if round_frames else pd.DataFrame()
+    if not per_round.empty:
+        front = [c for c in TRIAL_FACTOR_COLUMNS if c in per_round.columns]
+        per_round = per_round[front + [c for c in per_round.columns if c not in front]]
+    return pd.DataFrame(outcome_rows), per_round
+
+
+def homophily_table(data: RunData, *, replicates: int = HOMOPHILY_REPLICATES, seed: int = 0) -> pd.DataFrame:
+    """Per trial with follow edges: assortativity of the final follow graph and of the like graph.
+
+    Attributes: the agents' initial side (sign of the initial stance, categorical) and initial stance
+    (numeric), plus every categorical persona column with 2-20 levels.
+    """
+    columns = ["trial_id", "graph", "measure", "null", "observed", "null_mean", "null_sd", "z", "p_value",
+               "replicates", "same_group_observed", "same_group_expected"]
+    if data.edges.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        # Degenerate graphs (one group only, constant values) have an undefined coefficient: nan.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for trial_id, edges in data.edges.groupby("trial_id", sort=True):
+            rows += _trial_homophily(data, trial_id, edges, replicates, seed)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _trial_homophily(data: RunData, trial_id: str, edges: pd.DataFrame, replicates: int,
+                     seed: int) -> list[dict]:
+    """Homophily rows of one trial: its final follow graph and its like graph (honest agents)."""
+    rows = []
+    agents = data.agents[data.agents["trial_id"] == trial_id]
+    if "role" in agents.columns:
+        agents = agents[agents["role"] == "honest"]
+    agents = agents.set_index("agent_id")
+    attributes = _homophily_attributes(agents)
+    follow = follow_graph_at(edges, int(edges["round"].max()), attributes.index)
+    graphs = [("follow", follow)]
+    votes = data.votes[data.votes["trial_id"] == trial_id] if not data.votes.empty else data.votes
+    if not votes.empty:
+        graphs.append(("likes", like_graph(votes)))
+    for name, graph in graphs:
+        graph.add_nodes_from((n, dict(row)) for n, row in attributes.iterrows() if n in graph)
+        graph.remove_nodes_from([n for n in list(graph) if n not in attributes.index])
+        if graph.number_of_edges() < 2:
+            continue
+        for attribute in attributes.columns:
+            kind = "numeric" if attribute == "initial_stance" else "attribute"
+            same = same_group_tie_share(graph, attribute) if kind == "attribute" else {}
+            for comparison in assortativity_against_nulls(graph, attribute, kind=kind,
+                                                          replicates=replicates, seed=seed):
+                rows.append({"trial_id": trial_id, "graph": name, **comparison.__dict__,
+                             "same_group_observed": same.get("observed", np.nan),
+                             "same_group_expected": same.get("expected", np.nan)})
+    return rows
+
+
+def headline_table(analysis: PairedContrastAnalysis, table: pd.DataFrame, plan: AnalysisPlan) -> pd.DataFrame:
+    """Per contrast: the primary metric's overall statistics, consistency verdict, BH q, mixed model."""
+    frame = analysis.frame
+    rows = []
+    for contrast in plan.contrasts:
+        overall = frame[(frame["contrast"] == contrast.name) & (frame["stratum_type"] == "overall")]
+        q_values = dict(zip(overall["metric"], benjamini_hochberg(overall["randomization_p"].to_numpy())))
+        primary = overall[overall["metric"] == plan.primary_metric]
+        if primary.empty:
+            continue
+        row = primary.iloc[0].to_dict()
+        verdict = consistency_check(frame, contrast.name, plan.primary_metric,
+                                    min_model_share=plan.min_model_share,
+                                    min_topic_share=plan.min_topic_share)
+        row.update(bh_q=float(q_values[plan.primary_metric]), consistency_pass=verdict.passed,
+                   models_positive=f"{verdict.models_positive}/{verdict.n_models}",
+                   topics_positive=f"{verdict.topics_positive}/{verdict.n_topics}")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                effect = mixed_model_contrast(table, contrast.treatment, contrast.baseline,
+                                              plan.primary_metric, block=plan.block, contrast=contrast.name)
+            row.update(mixed_coefficient=effect.coefficient, mixed_ci_low=effect.ci_low,
+                       mixed_ci_high=effect.ci_high, mixed_p=effect.p_value)
+        except (InputError, ValueError, np.linalg.LinAlgError):
+            row.update(mixed_coefficient=np.nan, mixed_ci_low=np.nan, mixed_ci_high=np.nan, mixed_p=np.nan)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = None,
+                homophily_replicates: int = HOMOPHILY_REPLICATES) -> RunAnalysis:
+    """Load a run, compute every table of ``RUN/analysis/`` and write them atomically."""
+    data = load_run(run_dir)
+    outcomes, per_round = collect_trial_outcomes(data, progress)
+    conditions = outcomes["condition"].dropna().unique() if "condition" in outcomes else []
+    plan = plan_from_spec(data.manifest.get("spec"), conditions)
+    if not plan.contrasts:
+        raise InputError(str(run_dir), "contrasts", "none planned, and no PV-SST contrast has both arms")
+    metrics = tuple(m for m in plan.metrics if m in outcomes.columns and outcomes[m].notna().any())
+    strata = tuple(s for s in plan.strata if s in outcomes.columns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IncompleteBlocksWarning)  # reported in excluded_blocks.csv
+        contrasts = paired_contrast_table(outcomes, plan.contrasts, metrics, block=plan.block, strata=strata,
+                                          draws=plan.bootstrap_draws, seed=plan.seed,
+                                          source=str(Path(run_dir) / "trials"))
+    headline = headline_table(contrasts, outcomes, plan)
+    homophily = homophily_table(data, replicates=homophily_replicates, seed=plan.seed)
+    out_dir = Path(run_dir) / "analysis"
+    _write_atomically(out_dir, {"trial_outcomes.csv": outcomes, "per_round.csv": per_round,
+                                "contrasts.csv": contrasts.frame, "headline.csv": headline,
+                                "homophily.csv": homophily, "excluded_blocks.csv": contrasts.excluded_blocks})
+    return RunAnalysis(out_dir, plan, outcomes, per_round, contrasts, headline, homophily)
+
+
+def _write_atomically(out_dir: Path, tables: dict[str, pd.DataFrame]) -> None:
+    staging = Path(tempfile.mkdtemp(prefix=".analysis-", dir=out_dir.parent))
+    try:
+        for name, frame in tables.items():
+            frame.to_csv(staging / name, index=False)
+        if out_dir.exists():
+            retired = Path(tempfile.mkdtemp(prefix=".analysis-old-", dir=out_dir.parent))
+            os.replace(out_dir, retired / "analysis")
+            os.replace(staging, out_dir)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            os.replace(staging, out_dir)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _by_trial(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    if frame.empty or "trial_id" not in frame.columns:
+        return {}
+    return {trial_id: rows for trial_id, rows in frame.groupby("trial_id", sort=False)}
+
+
+def _homophily_attributes(agents: pd.DataFrame) -> pd.DataFrame:
+    attributes = pd.DataFrame(index=agents.index)
+    attributes["initial_side"] = np.sign(agents["initial_stance"].astype(float)).map(
+        {1.0: "support", -1.0: "oppose", 0.0: "neutral"})
+    attributes["initial_stance"] = agents["initial_stance"].astype(float)
+    skip = {"trial_id", "role", "persona_id", "initial_stance", "initial_confidence"}
+    for column in agents.columns:
+        if column not in skip and agents[column].dtype == object and 2 <= agents[column].nunique() <= 20:
+            attributes[column] = agents[column]
+    return attributes

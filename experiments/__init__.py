@@ -1,0 +1,1 @@
+"""pvsst.experiments: specs, preregistration, design expansion, the runner, and the ``pvsst`` command."""

@@ -1,0 +1,55 @@
+"""`pvsst analyze RUN`: trial outcomes, per-round metrics, planned contrasts and homophily of a run.
+
+Writes ``RUN/analysis/`` (see :mod:`analysis.run_analysis`) and prints the preregistered headline table.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+
+def analyze_command(
+    run: Path = typer.Argument(..., help="A run directory (with manifest.json and trials/)."),
+    homophily_replicates: int = typer.Option(200, "--homophily-replicates", min=2,
+                                             help="Null replicates per homophily comparison."),
+) -> None:
+    """Analyse a run as its frozen spec's plan says (PV-SST's plan when the spec has none)."""
+    from analysis.run_analysis import analyze_run
+    from analysis.store import completed_trial_dirs
+
+    console = Console(highlight=False, soft_wrap=True)
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("trials", total=len(completed_trial_dirs(run)))
+        result = analyze_run(run, progress=lambda: progress.advance(task),
+                             homophily_replicates=homophily_replicates)
+    plan = result.plan
+    excluded = result.contrasts.excluded_blocks
+    if len(excluded):
+        console.print(f"[yellow]warning:[/] excluded {len(excluded)} incomplete block-contrast-metric rows "
+                      f"(listed in {result.out_dir / 'excluded_blocks.csv'})")
+    if "parse_error_rate" in result.trial_outcomes:
+        rate = float(result.trial_outcomes["parse_error_rate"].astype(float).mean())
+        if rate > plan.parse_failure_threshold:
+            console.print(f"[yellow]warning:[/] parse-failure rate {rate:.3f} exceeds the preregistered "
+                          f"threshold {plan.parse_failure_threshold:.3f}")
+    table = Table(title=f"Preregistered headline: {plan.primary_metric} (overall)")
+    for column in ("contrast", "blocks", "mean diff", "95% CI", "+/-/0", "sign p", "perm p", "BH q",
+                   "consistent", "mixed coef"):
+        table.add_column(column, justify="left" if column == "contrast" else "right")
+    for row in result.headline.to_dict("records"):
+        table.add_row(row["contrast"], str(row["n_blocks"]), f"{row['mean_difference']:+.4f}",
+                      f"[{row['ci95_low']:+.4f}, {row['ci95_high']:+.4f}]",
+                      f"{row['positive']}/{row['negative']}/{row['ties']}", f"{row['sign_test_p']:.4f}",
+                      f"{row['randomization_p']:.4f}", f"{row['bh_q']:.4f}",
+                      f"{'yes' if row['consistency_pass'] else 'no'} ({row['models_positive']} models, "
+                      f"{row['topics_positive']} topics)", f"{row['mixed_coefficient']:+.4f}")
+    console.print(table)
+    console.print(f"wrote {', '.join(sorted(p.name for p in result.out_dir.iterdir()))} to {result.out_dir}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("analyze")(analyze_command)

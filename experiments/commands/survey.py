@@ -1,0 +1,6 @@
+"""`pvsst survey` (not implemented yet)."""
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    pass

@@ -1,0 +1,165 @@
+"""Executors: run trial tasks in this process, in a local process pool, or as Ray tasks.
+
+Every executor runs the same picklable :func:`run_task`, so results do not depend on where a trial ran.
+Each worker process keeps one gateway per settings (the embedded model is loaded once per process, the
+SQLite cache connection is reused).
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from experiments.design import TrialPlan
+from experiments.errors import InputError
+from experiments.trial_pipeline import TrialOutcome, execute_trial
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    cache_path: str
+    replay_only: bool = False
+    max_concurrency: int = 4
+    requests_per_minute: float | None = None
+    max_attempts: int = 3
+    timeout_s: float = 240.0
+    api_base: str | None = None
+
+
+@dataclass(frozen=True)
+class TrialTask:
+    """Everything a worker needs to run one trial (plain data, picklable)."""
+
+    spec: dict
+    spec_dir: str
+    plan: TrialPlan
+    run_dir: str
+    gateway: GatewaySettings
+    personas_path: str | None = None
+    budget_usd_left: float | None = None
+    budget_tokens_left: int | None = None
+
+
+_GATEWAYS: dict[GatewaySettings, object] = {}
+_PERSONAS: dict[str, pd.DataFrame] = {}
+
+
+def _gateway(settings: GatewaySettings):
+    from sim.llm.cache import ResponseCache
+    from sim.llm.gateway import Gateway
+
+    if settings not in _GATEWAYS:
+        _GATEWAYS[settings] = Gateway(
+            cache=ResponseCache(settings.cache_path), replay_only=settings.replay_only,
+            max_concurrency=settings.max_concurrency, requests_per_minute=settings.requests_per_minute,
+            max_attempts=settings.max_attempts, timeout_s=settings.timeout_s, api_base=settings.api_base)
+    return _GATEWAYS[settings]
+
+
+def run_task(task: TrialTask) -> TrialOutcome:
+    """Run one trial in this process; a budget stop or a replay miss comes back as a status."""
+    from experiments.spec import spec_from_canonical
+    from sim.llm.budget import Budget, BudgetExceeded
+    from sim.llm.cache import ReplayMiss
+
+    spec = spec_from_canonical(task.spec)
+    gateway = _gateway(task.gateway)
+    capped = task.budget_usd_left is not None or task.budget_tokens_left is not None
+    gateway.budget = Budget(max_usd=task.budget_usd_left, max_tokens=task.budget_tokens_left) if capped else None
+    personas = None
+    if task.personas_path is not None:
+        if task.personas_path not in _PERSONAS:
+            _PERSONAS[task.personas_path] = pd.read_parquet(task.personas_path)
+        personas = _PERSONAS[task.personas_path]
+    try:
+        return execute_trial(spec, task.plan, Path(task.run_dir), gateway, personas, Path(task.spec_dir))
+    except BudgetExceeded as err:
+        return TrialOutcome(task.plan.trial_id, "budget_exceeded", str(err))
+    except ReplayMiss as err:
+        return TrialOutcome(task.plan.trial_id, "replay_miss", str(err))
+
+
+class InlineExecutor:
+    """Trials one after another in this process (``--workers 1``)."""
+
+    name = "local"
+
+    def map(self, tasks: Iterable[TrialTask]) -> Iterator[TrialOutcome]:
+        for task in tasks:
+            yield run_task(task)
+
+    def close(self) -> None:
+        pass
+
+
+class LocalExecutor:
+    """A process pool of ``workers`` processes (spawned: Mesa sets the start method to spawn)."""
+
+    name = "local"
+
+    def __init__(self, workers: int):
+        self.pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        self.workers = workers
+
+    def map(self, tasks: Iterable[TrialTask]) -> Iterator[TrialOutcome]:
+        """Keep ``workers`` trials in flight; yield outcomes as they complete. The caller may stop
+        iterating (budget) and no further task is submitted."""
+        pending: set[cf.Future] = set()
+        tasks = iter(tasks)
+        for task in tasks:
+            pending.add(self.pool.submit(run_task, task))
+            if len(pending) >= self.workers:
+                break
+        while pending:
+            done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+                nxt = next(tasks, None)
+                if nxt is not None:
+                    pending.add(self.pool.submit(run_task, nxt))
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class RayExecutor:
+    """Ray tasks: ``ray.init()`` on this machine, or ``address`` for a running cluster."""
+
+    name = "ray"
+
+    def __init__(self, workers: int, address: str | None = None):
+        try:
+            import ray
+        except ImportError:
+            raise InputError("--executor", "ray", "Ray is not installed: pip install 'pvsst[ray]'") from None
+        self.ray = ray
+        if not ray.is_initialized():
+            ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
+                     log_to_driver=False, ignore_reinit_error=True)
+        self.remote = ray.remote(num_cpus=1)(run_task)
+        self.workers = workers
+
+    def map(self, tasks: Iterable[TrialTask]) -> Iterator[TrialOutcome]:
+        tasks = iter(tasks)
+        pending = [self.remote.remote(t) for _, t in zip(range(self.workers), tasks)]
+        while pending:
+            done, pending = self.ray.wait(pending, num_returns=1)
+            yield self.ray.get(done[0])
+            nxt = next(tasks, None)
+            if nxt is not None:
+                pending.append(self.remote.remote(nxt))
+
+    def close(self) -> None:
+        self.ray.shutdown()
+
+
+def make_executor(kind: str, workers: int, address: str | None = None):
+    if kind == "ray":
+        return RayExecutor(workers, address)
+    if kind != "local":
+        raise InputError("--executor", kind, "must be local or ray")
+    return InlineExecutor() if workers <= 1 else LocalExecutor(workers)

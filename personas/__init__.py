@@ -1,0 +1,28 @@
+"""pvsst.personas: census tables -> raked population -> persona records -> persona cards.
+
+Public API:
+
+- :func:`synthesize` (``personas.synthesis``): N census-raked adult personas for the U.S. or states,
+  with a fit report.
+- :func:`write_personas`, :func:`read_personas`, :class:`PersonaRecord` (``personas.records``).
+- :func:`personas_for_simulation`, :func:`render_card` (``personas.cards``): card, label, posting style.
+- :func:`respondent_personas` (``personas.respondents``): one persona per GSS 2018 respondent.
+
+Sources and every approximation are documented in the module docstrings and in
+``personas/data/census/SOURCES.md``.
+"""
+import importlib
+
+# Lazy re-exports: `from personas.errors import InputError` (done by the CLI at start-up) must not
+# pull in pandas and pyarrow.
+_EXPORTS = {"synthesize": "synthesis", "SynthesisResult": "synthesis", "write_personas": "records",
+            "read_personas": "records", "PersonaRecord": "records",
+            "personas_for_simulation": "cards", "render_card": "cards",
+            "respondent_personas": "respondents"}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"personas.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'personas' has no attribute {name!r}")

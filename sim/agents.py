@@ -1,0 +1,120 @@
+"""The agents: honest users (persona, stance, confidence, memory) and adversary accounts.
+
+Agents build their own model requests and apply the replies; the model decides when (the phases) and
+in what order (agent ordinal, never completion order).
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+import mesa
+
+from sim.llm.types import LLMRequest, LLMResult
+from sim.prompts import post_messages, post_schema, vote_messages, vote_schema
+from sim.prompts.render import ADVERSARY_NOTE
+from sim.seeds import PHASE_POST, PHASE_VOTE, request_seed
+from sim.stance import LABEL_TO_STANCE, STANCE_LABELS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sim.feeds import FeedItem
+    from sim.model import SocialModel
+
+NO_POST = "(no post)"
+
+
+class SocialAgent(mesa.Agent):
+    """Common state of every account: id, ordinal, persona, stance and confidence."""
+
+    is_adversary = False
+
+    def __init__(self, model: "SocialModel", agent_id: str, ordinal: int, persona: dict,
+                 stance: int, confidence: float):
+        super().__init__(model)
+        self.agent_id = agent_id
+        self.ordinal = ordinal
+        self.persona = persona
+        self.stance = stance
+        self.confidence = confidence
+        self.initial_stance = stance
+        self.initial_confidence = confidence
+        self.memory: deque[dict] = deque(maxlen=max(1, model.config.memory_rounds))
+        self.last_post = NO_POST
+        self.last_parse_ok = True
+        self.last_call_id = ""
+
+    @property
+    def label(self) -> str:
+        return str(self.persona["label"])
+
+    def _request(self, messages: tuple, schema: dict, round: int, phase: int, phase_name: str,
+                 temperature: float, max_tokens: int) -> LLMRequest:
+        cfg = self.model.config
+        return LLMRequest(
+            model=cfg.model, messages=messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
+            seed=request_seed(cfg.seed, round, phase, self.ordinal, cfg.request_seed_formula),
+            trial_id=cfg.trial_id, round=round, agent_id=self.agent_id, phase=phase_name,
+        )
+
+    def post_request(self, round: int, feed: list["FeedItem"], feed_note: str | None) -> LLMRequest:
+        cfg = self.model.config
+        messages = post_messages(
+            self.model.templates, self.model.topic, persona=str(self.persona["card"]),
+            posting_style=str(self.persona["posting_style"]), stance=self.stance, confidence=self.confidence,
+            memory=list(self.memory) if cfg.memory_rounds > 0 else [], feed=feed, feed_note=feed_note,
+            char_limit=cfg.post_char_limit, agenda=self.agenda(),
+        )
+        return self._request(messages, post_schema(cfg.post_char_limit), round, PHASE_POST, "post",
+                             cfg.temperature, cfg.max_tokens)
+
+    def agenda(self) -> tuple[str, str] | None:
+        return None
+
+    def apply_post(self, round: int, result: LLMResult) -> None:
+        """Take the reply: a valid one sets post, stance and confidence; a failed one keeps them."""
+        limit = self.model.config.post_char_limit
+        self.last_call_id = result.record.call_id
+        self.last_parse_ok = result.ok
+        if result.ok:
+            reply = result.parsed
+            self.last_post = str(reply["post"]).strip()[:limit] or NO_POST
+            self.update_opinion(LABEL_TO_STANCE[reply["opinion"]], float(reply["confidence"]))
+        else:
+            self.last_post = (result.text or "").strip()[:limit] or NO_POST
+        self.memory.append({"round": round, "post": self.last_post, "stance": self.stance,
+                            "confidence": self.confidence})
+
+    def update_opinion(self, stance: int, confidence: float) -> None:
+        self.stance = stance
+        self.confidence = min(1.0, max(0.0, confidence))
+
+
+class HonestAgent(SocialAgent):
+    """An ordinary user: reads a feed, posts, votes; its stance moves with its replies."""
+
+    def vote_request(self, round: int, targets: list[tuple[str, str]]) -> LLMRequest:
+        cfg = self.model.config
+        messages = vote_messages(self.model.templates, self.model.topic, persona=str(self.persona["card"]),
+                                 stance=self.stance, posts=targets)
+        return self._request(messages, vote_schema(len(targets)), round, PHASE_VOTE, "vote",
+                             cfg.vote_temperature, cfg.vote_max_tokens)
+
+
+class AdversaryAgent(SocialAgent):
+    """A blend-in account with a fixed extreme stance in the push direction; sees no feed, never votes."""
+
+    is_adversary = True
+
+    def __init__(self, model: "SocialModel", agent_id: str, ordinal: int, persona: dict, stance: int,
+                 confidence: float, angle: str):
+        super().__init__(model, agent_id, ordinal, persona, stance, confidence)
+        self.angle = angle
+
+    def agenda(self) -> tuple[str, str]:
+        return STANCE_LABELS[self.initial_stance], self.angle
+
+    def post_request(self, round: int, feed: list["FeedItem"] | None = None, feed_note: str | None = None) -> LLMRequest:
+        return super().post_request(round, [], ADVERSARY_NOTE)
+
+    def update_opinion(self, stance: int, confidence: float) -> None:
+        """Adversaries hold their stance and confidence whatever they reply."""

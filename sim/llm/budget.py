@@ -1,0 +1,73 @@
+"""A spending cap on model calls, in US dollars and/or tokens.
+
+The gateway charges every provider reply (valid or not) to the budget and refuses to START a new
+provider call once the cap is reached; calls already in flight finish, so the spend can exceed the cap
+by at most one in-flight batch (``max_concurrency`` requests).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from sim.errors import InputError
+
+
+class BudgetExceeded(RuntimeError):
+    """Raised by the gateway when the budget is spent; ``str(err)`` is one line: spent vs cap."""
+
+
+@dataclass
+class Budget:
+    """A cap in USD and/or total tokens (prompt + completion); ``None`` means no cap on that unit.
+
+    Examples
+    --------
+    >>> budget = Budget(max_tokens=100)
+    >>> budget.charge(cost_usd=0.0, tokens=60)
+    >>> budget.exhausted
+    False
+    >>> budget.charge(cost_usd=0.0, tokens=60)
+    >>> budget.exhausted, budget.message()
+    (True, 'LLM budget exceeded: spent 120 tokens of a 100-token cap')
+    """
+
+    max_usd: float | None = None
+    max_tokens: int | None = None
+    spent_usd: float = 0.0
+    spent_tokens: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.max_usd is not None and self.max_usd < 0:
+            raise InputError("budget", "max_usd", f"must be >= 0, got {self.max_usd}")
+        if self.max_tokens is not None and self.max_tokens < 0:
+            raise InputError("budget", "max_tokens", f"must be >= 0, got {self.max_tokens}")
+
+    def charge(self, *, cost_usd: float, tokens: int) -> None:
+        """Add one reply's cost and tokens to the spend."""
+        with self._lock:
+            self.spent_usd += float(cost_usd or 0.0)
+            self.spent_tokens += int(tokens or 0)
+
+    @property
+    def exhausted(self) -> bool:
+        """True once either cap is reached (spend >= cap): no new call may start."""
+        usd_hit = self.max_usd is not None and self.spent_usd >= self.max_usd
+        tokens_hit = self.max_tokens is not None and self.spent_tokens >= self.max_tokens
+        return usd_hit or tokens_hit
+
+    def message(self) -> str:
+        """One line stating spent vs cap for the unit(s) that hit the cap."""
+        parts = []
+        if self.max_usd is not None and self.spent_usd >= self.max_usd:
+            parts.append(f"spent ${self.spent_usd:.6f} of a ${self.max_usd:.6f} cap")
+        if self.max_tokens is not None and self.spent_tokens >= self.max_tokens:
+            parts.append(f"spent {self.spent_tokens} tokens of a {self.max_tokens}-token cap")
+        if not parts:
+            parts.append(f"spent ${self.spent_usd:.6f} and {self.spent_tokens} tokens (under the cap)")
+        return "LLM budget exceeded: " + "; ".join(parts)
+
+    def check(self) -> None:
+        """Raise :class:`BudgetExceeded` if the cap is reached."""
+        if self.exhausted:
+            raise BudgetExceeded(self.message())

@@ -1,0 +1,135 @@
+"""A content-addressed response cache on SQLite, safe with several writer processes.
+
+Keys are :meth:`sim.llm.types.LLMRequest.cache_key` (sha256 over model, messages, schema, sampling
+parameters and seed). Only successful replies are stored, so a rerun replays them without a provider
+call. The database runs in WAL mode with a busy timeout, so several processes (local executor workers,
+Ray tasks on one machine) can read and write the same file at once.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from sim.errors import InputError
+
+
+class ReplayMiss(RuntimeError):
+    """Raised in replay-only mode when a request is not in the cache; ``str(err)`` is one line."""
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    text TEXT,
+    parsed TEXT,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    created REAL NOT NULL
+)
+"""
+_FIELDS = ("model", "text", "parsed", "prompt_tokens", "completion_tokens", "cost_usd", "created")
+
+
+class ResponseCache:
+    """SQLite cache of model replies keyed by request hash.
+
+    Parameters
+    ----------
+    path
+        The database file; parent directories are created. ``":memory:"`` gives a private cache.
+    busy_timeout_s
+        How long a writer waits for another process's lock before failing.
+
+    Examples
+    --------
+    >>> cache = ResponseCache(":memory:")
+    >>> cache.put("k1", {"model": "scripted/echo", "text": "hi", "parsed": None})
+    >>> cache.get("k1")["text"], cache.get("k2"), len(cache)
+    ('hi', None, 1)
+    >>> cache.stats()["hits"], cache.stats()["misses"]
+    (1, 1)
+    """
+
+    def __init__(self, path: str | Path, *, busy_timeout_s: float = 60.0):
+        self.path = str(path)
+        if self.path != ":memory:":
+            try:
+                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise InputError(self.path, "cache", f"cannot create the cache directory: {err}") from err
+            self.path = str(Path(self.path).expanduser())
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=busy_timeout_s, check_same_thread=False,
+                                         isolation_level=None)
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            # WAL + NORMAL: durable across application crashes, no fsync per commit.
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute(_SCHEMA)
+        except sqlite3.DatabaseError as err:
+            raise InputError(self.path, "cache", f"not a usable SQLite cache: {err}") from err
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored record for ``key`` (text, parsed JSON, tokens, model, created) or ``None``."""
+        with self._lock:
+            row = self._conn.execute(
+                f"SELECT {', '.join(_FIELDS)} FROM responses WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+        record = dict(zip(_FIELDS, row))
+        record["parsed"] = None if record["parsed"] is None else json.loads(record["parsed"])
+        return record
+
+    def put(self, key: str, record: dict[str, Any]) -> None:
+        """Store (or replace) the reply for ``key``; ``record`` needs ``model`` and ``text``."""
+        parsed = record.get("parsed")
+        values = (
+            key,
+            str(record["model"]),
+            record.get("text"),
+            None if parsed is None else json.dumps(parsed, ensure_ascii=False),
+            int(record.get("prompt_tokens", 0) or 0),
+            int(record.get("completion_tokens", 0) or 0),
+            float(record.get("cost_usd", 0.0) or 0.0),
+            float(record.get("created", time.time())),
+        )
+        with self._lock:
+            self._conn.execute(
+                f"INSERT OR REPLACE INTO responses (key, {', '.join(_FIELDS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                values)
+            self.writes += 1
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            return self._conn.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
+
+    def stats(self) -> dict[str, Any]:
+        """Entries in the file and this process's hit / miss / write counts."""
+        return {"path": self.path, "entries": len(self), "hits": self.hits, "misses": self.misses,
+                "writes": self.writes}
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "ResponseCache":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,308 @@
+"""The LLM gateway: every model call of a run goes through one :class:`Gateway`.
+
+It executes :class:`~sim.llm.types.LLMRequest` s through litellm (scripted providers in-process) and
+adds what a preregistered run needs: a content-addressed response cache, structured output (parse,
+validate, retry with the next seed), transport retries with backoff, per-call timeouts, a concurrency
+limit, requests-per-minute pacing, a budget cap, and one provenance record per request.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from sim.errors import InputError
+from sim.llm.budget import Budget, BudgetExceeded
+from sim.llm.cache import ReplayMiss, ResponseCache
+from sim.llm.dispatch import call_provider
+from sim.llm.pacing import RatePacer
+from sim.llm.providers.registry import ensure_runnable
+from sim.llm.structured import parse_reply
+from sim.llm.transport_errors import is_retryable, one_line, retry_after_s, transport_status
+from sim.llm.types import (
+    STATUS_OK,
+    STATUS_REFUSAL,
+    CallRecord,
+    LLMRequest,
+    LLMResult,
+    ProviderReply,
+    canonical_json,
+)
+
+
+def call_id_for(request: LLMRequest) -> str:
+    """A deterministic id: sha256 of the cache key and the provenance tags, first 16 hex digits.
+
+    Examples
+    --------
+    >>> r = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "x"},), trial_id="t1")
+    >>> call_id_for(r) == call_id_for(r), len(call_id_for(r))
+    (True, 16)
+    """
+    tags = canonical_json([request.trial_id, request.round, request.agent_id, request.phase])
+    return hashlib.sha256(f"{request.cache_key()}|{tags}".encode()).hexdigest()[:16]
+
+
+async def _cancel_other_tasks() -> None:
+    pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+
+
+class _TransportFailure(Exception):
+    def __init__(self, status: str, tries: int, error: str):
+        super().__init__(error)
+        self.status, self.tries, self.error = status, tries, error
+
+
+class Gateway:
+    """Executes model requests with cache, structured output, retries, limits, budget and provenance.
+
+    Parameters
+    ----------
+    cache
+        Response cache; successful replies are stored and later served without a provider call.
+    replay_only
+        Serve only from the cache: a miss raises :class:`~sim.llm.cache.ReplayMiss`.
+    max_concurrency
+        Most provider calls in flight at once.
+    requests_per_minute
+        Pace provider calls (every transport try counts); ``None`` for no pacing.
+    max_attempts
+        Schema attempts per request; attempt ``i`` uses seed ``request.seed + i``.
+    max_retries
+        Transport retries per attempt on timeouts, 429 and 5xx / connection errors.
+    timeout_s
+        Per-try timeout.
+    budget
+        Spending cap; once reached, no new request starts and :class:`BudgetExceeded` is raised.
+    api_base
+        Endpoint for pass-through litellm models (vLLM, Ollama, a stub server).
+    backoff_base_s
+        Exponential backoff ``backoff_base_s * 2**(try - 1)``, or a longer Retry-After.
+
+    Examples
+    --------
+    >>> gateway = Gateway()
+    >>> request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "hi"},), seed=7)
+    >>> result = gateway.run([request])[0]
+    >>> result.text, result.record.status, result.record.attempts, result.record.cached
+    ('hi', 'ok', 1, False)
+    >>> gateway.close()
+    """
+
+    def __init__(self, *, cache: ResponseCache | None = None, replay_only: bool = False,
+                 max_concurrency: int = 8, requests_per_minute: float | None = None, max_attempts: int = 3,
+                 max_retries: int = 4, timeout_s: float = 240.0, budget: Budget | None = None,
+                 api_base: str | None = None, backoff_base_s: float = 1.0):
+        for field, value, low in (("max_concurrency", max_concurrency, 1), ("max_attempts", max_attempts, 1),
+                                  ("max_retries", max_retries, 0)):
+            if int(value) < low:
+                raise InputError("gateway", field, f"must be >= {low}, got {value}")
+        if timeout_s <= 0:
+            raise InputError("gateway", "timeout_s", f"must be > 0, got {timeout_s}")
+        if requests_per_minute is not None and requests_per_minute <= 0:
+            raise InputError("gateway", "requests_per_minute", f"must be > 0, got {requests_per_minute}")
+        if replay_only and cache is None:
+            raise InputError("gateway", "replay_only", "replay-only mode needs a cache")
+        self.cache = cache
+        self.replay_only = replay_only
+        self.max_concurrency = int(max_concurrency)
+        self.max_attempts = int(max_attempts)
+        self.max_retries = int(max_retries)
+        self.timeout_s = float(timeout_s)
+        self.budget = budget
+        self.api_base = api_base
+        self.backoff_base_s = float(backoff_base_s)
+        self.records: list[CallRecord] = []
+        self.provider_tries = 0  # every try that reached a provider, in this process
+        self._pacer = RatePacer(requests_per_minute) if requests_per_minute else None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._semaphore_loop: asyncio.AbstractEventLoop | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- public API ---------------------------------------------------------------------------------
+
+    async def complete(self, request: LLMRequest) -> LLMResult:
+        """Execute one request (see :meth:`complete_many`)."""
+        return (await self.complete_many([request]))[0]
+
+    async def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResult]:
+        """Execute ``requests`` concurrently; results and records come back in input order.
+
+        Provider failures never raise: they come back as results with a failure status. Raises
+        ``InputError`` for an unknown model, :class:`ReplayMiss` (before any call) in replay-only
+        mode when a request is not cached, and :class:`BudgetExceeded` once the budget is spent (the
+        requests that did complete are on ``err.completed`` and in :attr:`records`).
+        """
+        requests = list(requests)
+        for model in {request.model for request in requests}:
+            ensure_runnable(model)
+        if self.replay_only:
+            for request in requests:
+                if request.cache_key() not in self.cache:
+                    raise ReplayMiss(f"replay-only: no cached reply for model {request.model} "
+                                     f"(prompt sha256 {request.prompt_sha256()[:16]}, seed {request.seed})")
+        outcomes = await asyncio.gather(*(self._execute(r) for r in requests), return_exceptions=True)
+        results: list[LLMResult] = []
+        stopped: BudgetExceeded | None = None
+        for outcome in outcomes:
+            if isinstance(outcome, BudgetExceeded):
+                stopped = outcome
+            elif isinstance(outcome, BaseException):
+                raise outcome
+            else:
+                results.append(outcome)
+        self.records.extend(result.record for result in results)
+        if stopped is not None:
+            stopped.completed = results
+            raise stopped
+        return results
+
+    def run(self, requests: Sequence[LLMRequest]) -> list[LLMResult]:
+        """Synchronous :meth:`complete_many` on a private event loop kept for the gateway's life
+        (litellm's HTTP clients outlive one call). Do not call it from inside a running loop."""
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(self.complete_many(requests))
+
+    def drain_records(self) -> list[CallRecord]:
+        """Return the provenance records collected so far and clear them."""
+        drained, self.records = self.records, []
+        return drained
+
+    def close(self) -> None:
+        """Close the cache and the private event loop."""
+        if self.cache is not None:
+            self.cache.close()
+        if self._loop is not None and not self._loop.is_closed():
+            # litellm leaves background tasks (its logging worker) on the loop: end them first.
+            self._loop.run_until_complete(_cancel_other_tasks())
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.close()
+
+    def __enter__(self) -> "Gateway":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- one request --------------------------------------------------------------------------------
+
+    def _record(self, request: LLMRequest, **fields: Any) -> CallRecord:
+        return CallRecord(call_id=call_id_for(request), trial_id=request.trial_id, round=request.round,
+                          agent_id=request.agent_id, phase=request.phase, model=request.model,
+                          request_seed=request.seed, prompt_sha256=request.prompt_sha256(), **fields)
+
+    def _from_cache(self, request: LLMRequest, key: str, started: float) -> LLMResult | None:
+        if self.cache is None:
+            return None
+        stored = self.cache.get(key)
+        if stored is None:
+            return None
+        # Cached replies cost nothing in this run; their tokens are reported as stored.
+        record = self._record(request, cached=True, attempts=0, status=STATUS_OK,
+                              prompt_tokens=stored["prompt_tokens"], completion_tokens=stored["completion_tokens"],
+                              cost_usd=0.0, latency_s=time.perf_counter() - started)
+        return LLMResult(text=stored["text"], parsed=stored["parsed"], record=record)
+
+    async def _execute(self, request: LLMRequest) -> LLMResult:
+        started = time.perf_counter()
+        key = request.cache_key()
+        cached = self._from_cache(request, key, started)
+        if cached is not None:
+            return cached
+        if self.replay_only:
+            raise ReplayMiss(f"replay-only: no cached reply for model {request.model} "
+                             f"(prompt sha256 {request.prompt_sha256()[:16]}, seed {request.seed})")
+        tries = prompt_tokens = completion_tokens = 0
+        cost = 0.0
+        seeds: list[int | None] = []
+        statuses: list[str] = []
+        text: str | None = None
+        parsed: Any = None
+        status, error = STATUS_OK, ""
+        for attempt in range(self.max_attempts):
+            seed = None if request.seed is None else request.seed + attempt
+            seeds.append(seed)
+            try:
+                reply, attempt_tries = await self._call_with_retries(request, seed, starts_request=(attempt == 0))
+            except _TransportFailure as failure:
+                tries += failure.tries
+                status, error = failure.status, failure.error
+                statuses.append(status)
+                text, parsed = None, None
+                break
+            tries += attempt_tries
+            prompt_tokens += reply.prompt_tokens
+            completion_tokens += reply.completion_tokens
+            cost += reply.cost_usd
+            if self.budget is not None:
+                self.budget.charge(cost_usd=reply.cost_usd, tokens=reply.prompt_tokens + reply.completion_tokens)
+            text = reply.text
+            if reply.refusal:
+                parsed, status, error = None, STATUS_REFUSAL, "the provider refused"
+            else:
+                parsed, status, error = parse_reply(reply.text, request.schema)
+            statuses.append(status)
+            if status == STATUS_OK:
+                break
+        if status == STATUS_OK and self.cache is not None:
+            self.cache.put(key, {"model": request.model, "text": text, "parsed": parsed,
+                                 "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                                 "cost_usd": cost})
+        record = self._record(request, cached=False, attempts=tries, status=status, prompt_tokens=prompt_tokens,
+                              completion_tokens=completion_tokens, cost_usd=cost,
+                              latency_s=time.perf_counter() - started, error=error)
+        return LLMResult(text=text, parsed=parsed if status == STATUS_OK else None, record=record,
+                         extra={"seeds": seeds, "attempt_statuses": statuses})
+
+    # -- transport ----------------------------------------------------------------------------------
+
+    def _limit(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._semaphore is None or self._semaphore_loop is not loop:
+            self._semaphore, self._semaphore_loop = asyncio.Semaphore(self.max_concurrency), loop
+        return self._semaphore
+
+    def _backoff(self, state: RetryCallState) -> float:
+        delay = self.backoff_base_s * 2 ** (state.attempt_number - 1)
+        error = state.outcome.exception() if state.outcome is not None else None
+        asked = retry_after_s(error) if error is not None else None
+        return max(delay, asked or 0.0)
+
+    async def _call_with_retries(self, request: LLMRequest, seed: int | None, *,
+                                 starts_request: bool) -> tuple[ProviderReply, int]:
+        """One schema attempt: the reply and how many transport tries it took."""
+        tries = 0
+        limit = self._limit()
+
+        async def one_try() -> ProviderReply:
+            nonlocal tries
+            async with limit:
+                if self._pacer is not None:
+                    await self._pacer.acquire()
+                if starts_request and tries == 0 and self.budget is not None:
+                    # Checked once a slot is held: no new request starts once the cap is reached,
+                    # while requests already in flight (their retries included) finish.
+                    self.budget.check()
+                tries += 1
+                self.provider_tries += 1
+                return await asyncio.wait_for(
+                    call_provider(request, seed, timeout_s=self.timeout_s, api_base=self.api_base),
+                    timeout=self.timeout_s)
+
+        retrying = AsyncRetrying(stop=stop_after_attempt(1 + self.max_retries), wait=self._backoff,
+                                 retry=retry_if_exception(is_retryable), reraise=True)
+        try:
+            reply = await retrying(one_try)
+        except (InputError, BudgetExceeded):
+            raise
+        except Exception as err:  # every provider failure becomes a recorded status, never a crash
+            raise _TransportFailure(transport_status(err), tries, one_line(err)) from err
+        return reply, tries

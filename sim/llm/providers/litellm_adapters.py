@@ -1,0 +1,88 @@
+"""litellm ``CustomLLM`` handlers for our providers (imported only once litellm is being imported).
+
+litellm hands a custom handler the model name without its prefix, the messages, and the sampling
+parameters in ``optional_params`` (temperature, max_tokens, seed, response_format).
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from litellm import CustomLLM
+from litellm.types.utils import Choices, Message, ModelResponse, Usage
+
+from sim.llm.providers import embedded
+from sim.llm.providers.scripted import load_scripted_provider
+from sim.llm.types import LLMRequest
+
+
+def schema_of(optional_params: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema inside an OpenAI-style ``response_format``, if any."""
+    response_format = optional_params.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        return (response_format.get("json_schema") or {}).get("schema")
+    if response_format.get("type") == "json_object":
+        return response_format.get("schema") or {"type": "object"}
+    return None
+
+
+def fill_response(model_response: ModelResponse, model: str, text: str, prompt_tokens: int,
+                  completion_tokens: int) -> ModelResponse:
+    model_response.choices = [Choices(index=0, finish_reason="stop",
+                                      message=Message(role="assistant", content=text))]
+    model_response.model = model
+    setattr(model_response, "usage", Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                                           total_tokens=prompt_tokens + completion_tokens))
+    return model_response
+
+
+class EmbeddedHandler(CustomLLM):
+    """``embedded/<name>``: runs the GGUF model in a worker thread (llama.cpp releases the GIL)."""
+
+    def _generate(self, model: str, messages: list, optional_params: dict[str, Any]) -> dict[str, Any]:
+        return embedded.generate(
+            model, messages,
+            temperature=float(optional_params.get("temperature", 0.8)),
+            max_tokens=int(optional_params.get("max_tokens", 120)),
+            seed=optional_params.get("seed"),
+            schema=schema_of(optional_params),
+        )
+
+    def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
+                   model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
+                   logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:
+        out = self._generate(model, messages, optional_params)
+        return fill_response(model_response, model, out["text"], out["prompt_tokens"], out["completion_tokens"])
+
+    async def acompletion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
+                          model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
+                          logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:
+        out = await asyncio.to_thread(self._generate, model, messages, optional_params)
+        return fill_response(model_response, model, out["text"], out["prompt_tokens"], out["completion_tokens"])
+
+
+class ScriptedHandler(CustomLLM):
+    """``scripted/<name>`` through litellm (the gateway itself calls scripted providers directly)."""
+
+    def _reply(self, model: str, messages: list, optional_params: dict[str, Any]) -> Any:
+        request = LLMRequest(
+            model=f"scripted/{model}",
+            messages=tuple(dict(m) for m in messages),
+            schema=schema_of(optional_params),
+            temperature=float(optional_params.get("temperature", 0.8)),
+            max_tokens=int(optional_params.get("max_tokens", 120)),
+            seed=optional_params.get("seed"),
+        )
+        return load_scripted_provider(model).reply(request)
+
+    def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
+                   model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
+                   logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:
+        reply = self._reply(model, messages, optional_params)
+        return fill_response(model_response, model, reply.text, reply.prompt_tokens, reply.completion_tokens)
+
+    async def acompletion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
+                          model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
+                          logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:
+        reply = self._reply(model, messages, optional_params)
+        return fill_response(model_response, model, reply.text, reply.prompt_tokens, reply.completion_tokens)

@@ -1,0 +1,204 @@
+"""Which model strings pvsst can run, and their registration with litellm's ``custom_provider_map``.
+
+Model strings are ``<provider>/<name>``: ``embedded/smollm2-135m`` and ``scripted/<name>`` are ours;
+any litellm provider prefix (``openai/``, ``ollama/``, ``hosted_vllm/``, ...) passes through to
+litellm with ``api_base`` and keys from the environment.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from types import ModuleType
+
+from sim.errors import InputError
+from sim.llm.providers import embedded
+from sim.llm.providers.scripted import SCRIPTED_PROVIDERS
+
+OUR_PREFIXES = ("embedded", "scripted")
+_SETUP_LOCK = threading.Lock()
+_LITELLM: ModuleType | None = None
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    """One row of ``pvsst models``: a provider, its kind, whether it can run here, and why."""
+
+    name: str
+    kind: str
+    runnable: bool
+    detail: str
+
+
+def import_litellm() -> ModuleType:
+    """Import litellm (offline cost map, quiet logging) with our providers registered; cached.
+
+    Examples
+    --------
+    >>> litellm = import_litellm()
+    >>> sorted(item["provider"] for item in litellm.custom_provider_map if item["provider"] in OUR_PREFIXES)
+    ['embedded', 'scripted']
+    """
+    global _LITELLM
+    if _LITELLM is not None:
+        return _LITELLM
+    with _SETUP_LOCK:
+        if _LITELLM is None:
+            # Without this the import fetches the cost map from GitHub (~10 s offline).
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            import litellm
+
+            from sim.llm.providers.litellm_adapters import EmbeddedHandler, ScriptedHandler
+
+            litellm.suppress_debug_info = True
+            litellm.set_verbose = False
+            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
+                logging.getLogger(name).setLevel(logging.ERROR)
+            registered = {item["provider"] for item in litellm.custom_provider_map}
+            handlers = {"embedded": EmbeddedHandler, "scripted": ScriptedHandler}
+            for provider, handler in handlers.items():
+                if provider not in registered:
+                    litellm.custom_provider_map.append({"provider": provider, "custom_handler": handler()})
+            _LITELLM = litellm
+    return _LITELLM
+
+
+def split_model(model: str) -> tuple[str, str]:
+    """``"openai/gpt-4o" -> ("openai", "gpt-4o")``; a bare name has an empty prefix."""
+    prefix, sep, name = model.partition("/")
+    return (prefix, name) if sep else ("", model)
+
+
+@functools.lru_cache(maxsize=4096)
+def _model_problem(model: str) -> str:
+    """What is wrong with ``model`` ('' when nothing); cached, so only the first call is costly."""
+    if not model.strip():
+        return "empty model name"
+    prefix, name = split_model(model)
+    if prefix == "embedded":
+        return "" if name in embedded.EMBEDDED_MODELS else (
+            f"unknown embedded model (known: {', '.join('embedded/' + n for n in embedded.EMBEDDED_MODELS)})")
+    if prefix == "scripted":
+        return "" if name in SCRIPTED_PROVIDERS else (
+            f"unknown scripted provider (known: {', '.join('scripted/' + n for n in sorted(SCRIPTED_PROVIDERS))})")
+    litellm = import_litellm()
+    if not prefix:
+        try:
+            litellm.get_llm_provider(model)
+        except Exception:  # litellm raises various errors for an unmapped bare name
+            return "unknown model: give a provider prefix such as openai/, ollama/ or hosted_vllm/"
+        return ""
+    known = {p.value for p in litellm.LlmProviders} | {str(p) for p in litellm.provider_list}
+    known |= {item["provider"] for item in litellm.custom_provider_map}
+    if prefix in known:
+        return "" if name else "model name missing after the provider prefix"
+    return (f"unknown provider prefix '{prefix}/' (neither embedded/, scripted/ nor a litellm provider "
+            "such as openai/, ollama/, hosted_vllm/)")
+
+
+def validate_model_name(model: str) -> None:
+    """Raise ``InputError("model", model, ...)`` unless pvsst or litellm can route ``model``.
+
+    Examples
+    --------
+    >>> validate_model_name("scripted/echo")
+    >>> validate_model_name("nosuchprovider/x")
+    Traceback (most recent call last):
+    ...
+    sim.errors.InputError: model: nosuchprovider/x: unknown provider prefix 'nosuchprovider/' (neither embedded/, scripted/ nor a litellm provider such as openai/, ollama/, hosted_vllm/)
+    """
+    problem = _model_problem(str(model))
+    if problem:
+        raise InputError("model", model, problem)
+
+
+def _embedded_info(name: str) -> ProviderInfo:
+    try:
+        path = embedded.gguf_path(name)
+    except InputError as err:
+        return ProviderInfo(f"embedded/{name}", "embedded", False, err.problem)
+    if not embedded.llama_cpp_available():
+        return ProviderInfo(f"embedded/{name}", "embedded", False,
+                            f"llama-cpp-python is not installed: {embedded.INSTALL_HINT}")
+    size_mb = path.stat().st_size / 1e6
+    return ProviderInfo(f"embedded/{name}", "embedded", True, f"{path.name} ({size_mb:.0f} MB), offline")
+
+
+def _scripted_info(name: str) -> ProviderInfo:
+    module_name = SCRIPTED_PROVIDERS[name].partition(":")[0]
+    try:
+        found = importlib.util.find_spec(module_name) is not None
+    except ImportError:
+        found = False
+    detail = "deterministic, in-process, no language model" if found else f"module {module_name} not installed"
+    return ProviderInfo(f"scripted/{name}", "scripted", found, detail)
+
+
+# Pass-through litellm providers worth listing, with the setting each needs (no network is touched).
+_PASSTHROUGH = (
+    ("openai/<model>", ("OPENAI_API_KEY",), "OpenAI API"),
+    ("anthropic/<model>", ("ANTHROPIC_API_KEY",), "Anthropic API"),
+    ("ollama/<model>", ("OLLAMA_API_BASE",), "an Ollama server (or --api-base)"),
+    ("hosted_vllm/<model>", ("HOSTED_VLLM_API_BASE",), "a vLLM server (or --api-base)"),
+)
+
+
+def available_providers() -> list[ProviderInfo]:
+    """The built-in providers and whether each can run here (no network access, no model loading).
+
+    Examples
+    --------
+    >>> infos = {info.name: info for info in available_providers()}
+    >>> infos["scripted/echo"].runnable
+    True
+    """
+    infos = [_embedded_info(name) for name in embedded.EMBEDDED_MODELS]
+    infos += [_scripted_info(name) for name in sorted(SCRIPTED_PROVIDERS)]
+    for pattern, env_vars, needs in _PASSTHROUGH:
+        present = [v for v in env_vars if os.environ.get(v)]
+        detail = f"via litellm; needs {needs}: " + (f"{present[0]} is set" if present else f"set {env_vars[0]}")
+        infos.append(ProviderInfo(pattern, "litellm", bool(present), detail))
+    return infos
+
+
+def register_scripted_provider(name: str, target: str) -> None:
+    """Add (or replace) scripted provider ``name`` as ``"module:Class"``, imported on first use.
+
+    Examples
+    --------
+    >>> register_scripted_provider("echo2", "sim.llm.providers.scripted:EchoProvider")
+    >>> validate_model_name("scripted/echo2")
+    """
+    from sim.llm.providers import scripted
+
+    if ":" not in target:
+        raise InputError("scripted provider", name, f"target must be 'module:Class', got {target!r}")
+    SCRIPTED_PROVIDERS[name] = target
+    scripted._INSTANCES.pop(name, None)
+    _model_problem.cache_clear()
+    _runnable_problem.cache_clear()
+
+
+@functools.lru_cache(maxsize=256)
+def _runnable_problem(model: str) -> str:
+    prefix, name = split_model(model)
+    if prefix == "embedded":
+        info = _embedded_info(name)
+        return "" if info.runnable else info.detail
+    if prefix == "scripted":
+        info = _scripted_info(name)
+        return "" if info.runnable else info.detail
+    return ""
+
+
+def ensure_runnable(model: str) -> None:
+    """Raise ``InputError`` if ``model`` is ours and cannot run here (e.g. the embedded model's
+    packages are missing: the message says ``pip install 'pvsst[local]'``). Pass-through models are
+    only checked by name; whether their server answers is learnt at call time."""
+    validate_model_name(model)
+    problem = _runnable_problem(model)
+    if problem:
+        raise InputError("model", model, problem)

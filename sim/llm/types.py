@@ -1,0 +1,119 @@
+"""Value types of the LLM gateway: a request, a provider reply, a call's provenance record, a result.
+
+These are the contract between the simulation (which builds requests), the gateway (which executes
+them through litellm with cache / retries / budget) and the run store (``llm_calls.parquet``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Column order of llm_calls.parquet (DESIGN.md "Run store"), plus `error` for failed calls.
+CALL_RECORD_FIELDS = (
+    "call_id", "trial_id", "round", "agent_id", "phase", "model", "request_seed", "prompt_sha256",
+    "cached", "attempts", "status", "prompt_tokens", "completion_tokens", "cost_usd", "latency_s",
+    "error",
+)
+
+# Terminal statuses of a call.
+STATUS_OK = "ok"                      # reply parsed and validated against the schema
+STATUS_PARSE_ERROR = "parse_error"    # every attempt replied, none valid under the schema
+STATUS_EMPTY = "empty"                # every attempt replied with nothing
+STATUS_REFUSAL = "refusal"            # the provider refused (content filter / refusal field)
+STATUS_TIMEOUT = "timeout"            # transport retries exhausted on timeouts
+STATUS_RATE_LIMIT = "rate_limited"    # transport retries exhausted on 429
+STATUS_SERVER_ERROR = "server_error"  # transport retries exhausted on 5xx / connection errors
+STATUS_ERROR = "error"                # a non-retryable provider error (4xx other than 429, ...)
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One model call as the simulation asks for it.
+
+    ``messages`` is a tuple of ``{"role": ..., "content": ...}`` dicts. ``schema`` is a JSON schema the
+    reply must satisfy (``None`` for free text). The tags (``trial_id`` ... ``phase``) do not change the
+    reply; they only label the provenance record.
+    """
+
+    model: str
+    messages: tuple[dict[str, str], ...]
+    schema: dict[str, Any] | None = None
+    temperature: float = 0.8
+    max_tokens: int = 120
+    seed: int | None = None
+    trial_id: str = ""
+    round: int = -1
+    agent_id: str = ""
+    phase: str = ""
+
+    def cache_key(self) -> str:
+        """sha256 over everything that determines the reply (model, messages, schema, sampling, seed)."""
+        payload = {
+            "model": self.model,
+            "messages": list(self.messages),
+            "schema": self.schema,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
+        return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+
+    def prompt_sha256(self) -> str:
+        return hashlib.sha256(canonical_json(list(self.messages)).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ProviderReply:
+    """What a provider returned for one attempt: the text and token counts."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    refusal: bool = False
+
+
+@dataclass
+class CallRecord:
+    """One provenance row of ``llm_calls.parquet``."""
+
+    call_id: str
+    trial_id: str
+    round: int
+    agent_id: str
+    phase: str
+    model: str
+    request_seed: int | None
+    prompt_sha256: str
+    cached: bool
+    attempts: int
+    status: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class LLMResult:
+    """The gateway's answer: the final text, the parsed JSON (when a schema was given) and provenance."""
+
+    text: str | None
+    parsed: Any | None
+    record: CallRecord
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.record.status == STATUS_OK
+
+
+def canonical_json(obj: Any) -> str:
+    """JSON with sorted keys and no whitespace: the canonical form every hash in pvsst is taken over."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -1,0 +1,222 @@
+"""The peer-voted social network as a Mesa model: one ``step()`` is one round of the protocol.
+
+Each round: render feeds, write posts, vote, update the network, record. Model calls of a phase run
+concurrently through the gateway; replies are applied in agent ordinal order.
+
+Examples
+--------
+>>> from sim.topics import get_topic
+>>> from sim.trial_config import TrialConfig
+>>> from sim.llm.gateway import Gateway
+>>> cfg = TrialConfig(trial_id="demo", model="scripted/imitate", topic=get_topic("ai_labels"),
+...                   condition="likes", seed=101, n_agents=6, n_rounds=2)
+>>> model = SocialModel(cfg, Gateway())
+>>> model.run()
+>>> len(model.recorder.posts), len(model.recorder.exposures)
+(12, 30)
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from importlib import resources
+
+import mesa
+import networkx as nx
+import pandas as pd
+
+from sim.agents import AdversaryAgent, HonestAgent, SocialAgent
+from sim.feeds import FeedItem, Viewer, get_feed_policy, with_adversary_slot
+from sim.llm.types import LLMRequest, LLMResult
+from sim.network import build_follow_graph
+from sim.persona_table import draw_personas, load_persona_table
+from sim.platform_state import Platform, Post
+from sim.prompts import PromptTemplates
+from sim.prompts.render import CONTROL_NOTE, FIRST_ROUND_NOTE
+from sim.recorder import TrialRecorder
+from sim.seeds import RandomStreams
+from sim.stance import balanced_initial_stances, extreme_stance
+from sim.trial_config import TrialConfig
+
+# Requests are sent to the gateway in chunks so huge populations never hold every task at once.
+CALL_CHUNK = 4096
+
+
+class ExposureAuditError(RuntimeError):
+    """The trial delivered a different number of adversarial impressions than its design requires."""
+
+
+class SocialModel(mesa.Model):
+    """One trial of the peer-voted testbed."""
+
+    def __init__(self, config: TrialConfig, gateway, personas: pd.DataFrame | None = None,
+                 on_round: Callable[[int], None] | None = None):
+        self.streams = RandomStreams(config.seed)
+        super().__init__(rng=self.streams.generator("mesa"))
+        self.config = config
+        self.gateway = gateway
+        self.topic = config.topic
+        self.templates = PromptTemplates(config.prompt_version)
+        self.recorder = TrialRecorder()
+        self.on_round = on_round
+        self.feed_policy = get_feed_policy(config.arm.feed_policy)
+        self.feed_rng = self.streams.generator("feeds")
+        self.vote_rng = self.streams.generator("votes")
+        self.honest = self._create_honest(load_persona_table(personas))
+        self.adversaries = self._create_adversaries()
+        self.accounts: list[SocialAgent] = [*self.honest, *self.adversaries]
+        self.platform = Platform(self._initial_graph())
+        self._record_edges(0)
+
+    # -- population -----------------------------------------------------------------------------
+    def _create_honest(self, table: pd.DataFrame) -> list[HonestAgent]:
+        cfg = self.config
+        personas = draw_personas(table, cfg.n_agents, self.streams.generator("personas"))
+        self.persona_rows = personas
+        stances = balanced_initial_stances(cfg.n_agents, self.streams.generator("stances"))
+        width = max(2, len(str(cfg.n_agents - 1)))
+        return [
+            HonestAgent(self, f"a{i:0{width}d}", i, personas.iloc[i].to_dict(), stances[i], cfg.initial_confidence)
+            for i in range(cfg.n_agents)
+        ]
+
+    def _create_adversaries(self) -> list[AdversaryAgent]:
+        cfg = self.config
+        if not cfg.arm.adversarial:
+            return []
+        path = resources.files("sim.data").joinpath("adversary_personas.csv")
+        blend_in = load_persona_table(str(path))
+        angle = cfg.topic.support_angle if cfg.push_direction == "support" else cfg.topic.oppose_angle
+        return [
+            AdversaryAgent(self, f"x{j:02d}", cfg.n_agents + j, blend_in.iloc[j % len(blend_in)].to_dict(),
+                           extreme_stance(cfg.push_direction), cfg.adversary_confidence, angle)
+            for j in range(cfg.n_adversaries)
+        ]
+
+    def _initial_graph(self) -> nx.DiGraph:
+        cfg = self.config
+        ids = [a.agent_id for a in self.honest]
+        needs_graph = cfg.network.kind != "complete" or cfg.follow_dynamics or cfg.feed_candidates == "followees" \
+            or cfg.arm.feed_policy == "follows_chronological"
+        if not needs_graph:
+            return nx.DiGraph()  # complete network, implicit: everyone sees everyone
+        return build_follow_graph(cfg.network, ids, self.persona_rows, self.streams.generator("network"))
+
+    # -- the round ------------------------------------------------------------------------------
+    def step(self) -> None:
+        round = self.steps - 1  # Mesa increments `steps` before calling step()
+        feeds = self.render_feeds(round)
+        self.write_posts(round, feeds)
+        self.vote(round)
+        self.update_network(round)
+        self.record(round)
+
+    def run(self) -> None:
+        """Run every round, then audit the adversarial exposures."""
+        for _ in range(self.config.n_rounds):
+            self.step()
+            if self.on_round is not None:
+                self.on_round(self.steps)
+        self.audit_exposures()
+
+    # -- phases ---------------------------------------------------------------------------------
+    def render_feeds(self, round: int) -> dict[str, tuple[list[FeedItem], str | None]]:
+        """Each honest agent's feed for this round (and the exposure rows)."""
+        cfg = self.config
+        adversary_posts = self.platform.adversary_posts(round - 1) if round > 0 else []
+        feeds: dict[str, tuple[list[FeedItem], str | None]] = {}
+        for agent in self.honest:
+            viewer = Viewer(agent.agent_id, agent.ordinal)
+            if round == 0:
+                feeds[agent.agent_id] = ([], FIRST_ROUND_NOTE)
+                continue
+            if cfg.arm.feed_policy == "none":
+                feeds[agent.agent_id] = ([], CONTROL_NOTE)
+                continue
+            feed = self.feed_policy(self.platform, viewer, round, self.feed_rng, cfg.feed_size, cfg.feed_candidates)
+            if cfg.arm.adversarial:
+                feed = with_adversary_slot(feed, adversary_posts, viewer, round, cfg.seed, cfg.feed_size)
+            feeds[agent.agent_id] = (feed, None)
+            for position, item in enumerate(feed):
+                self.recorder.exposures.add(cfg.trial_id, round, agent.agent_id, position, item.agent_id,
+                                            item.likes if item.show_likes else None, item.is_adversarial)
+        return feeds
+
+    def write_posts(self, round: int, feeds: dict[str, tuple[list[FeedItem], str | None]]) -> None:
+        """Every account posts; honest stances and confidences update from valid replies."""
+        requests = [a.post_request(round, *feeds[a.agent_id]) if not a.is_adversary else a.post_request(round)
+                    for a in self.accounts]
+        for agent, result in zip(self.accounts, self.call(requests), strict=True):
+            agent.apply_post(round, result)
+        self.platform.publish(round, [
+            Post(round, a.agent_id, a.label, a.last_post, a.stance, a.confidence, a.last_parse_ok,
+                 a.is_adversary, a.last_call_id)
+            for a in self.accounts
+        ])
+
+    def vote(self, round: int) -> None:
+        """Each honest agent votes +1 / 0 / -1 on up to k posts of this round other than its own."""
+        cfg = self.config
+        posts = self.platform.posts_of_round(round)
+        ballots: list[tuple[HonestAgent, list[Post]]] = []
+        for agent in self.honest:
+            k = min(cfg.votes_per_voter, len(posts) - 1)
+            if k <= 0:
+                continue
+            # Sample k of the other posts: draw from n - 1 slots and skip over the voter's own post.
+            picks = self.vote_rng.choice(len(posts) - 1, size=k, replace=False)
+            ballots.append((agent, [posts[i + (i >= agent.ordinal)] for i in picks]))
+        requests = [agent.vote_request(round, [(p.agent_id, p.text) for p in targets]) for agent, targets in ballots]
+        for (agent, targets), result in zip(ballots, self.call(requests), strict=True):
+            values = [int(v) for v in result.parsed["votes"]] if result.ok else [0] * len(targets)
+            for post, value in zip(targets, values, strict=True):
+                post.likes += value > 0
+                post.downvotes += value < 0
+                self.recorder.votes.add(cfg.trial_id, round, agent.agent_id, post.agent_id, value, result.ok)
+            if cfg.follow_dynamics:
+                self._follow_from_votes(agent, targets, values)
+        self.platform.invalidate_rankings()
+
+    def _follow_from_votes(self, agent: HonestAgent, targets: Sequence[Post], values: Sequence[int]) -> None:
+        graph = self.platform.follow_graph
+        for post, value in zip(targets, values):
+            if post.is_adversarial:
+                continue
+            if value > 0 and not graph.has_edge(agent.agent_id, post.agent_id):
+                graph.add_edge(agent.agent_id, post.agent_id)
+                self._graph_changed = True
+            elif value < 0 and graph.has_edge(agent.agent_id, post.agent_id):
+                graph.remove_edge(agent.agent_id, post.agent_id)
+                self._graph_changed = True
+
+    def update_network(self, round: int) -> None:
+        """Follow / unfollow (off by default): a like follows the author, a downvote unfollows."""
+        if self.config.follow_dynamics and getattr(self, "_graph_changed", False):
+            self._record_edges(round + 1)
+            self._graph_changed = False
+
+    def record(self, round: int) -> None:
+        """Append this round's posts to the trace."""
+        trial_id = self.config.trial_id
+        for post in self.platform.posts_of_round(round):
+            self.recorder.posts.add(trial_id, round, post.agent_id, post.text, post.stance, post.confidence,
+                                    post.parse_ok, post.call_id)
+
+    # -- helpers --------------------------------------------------------------------------------
+    def call(self, requests: list[LLMRequest]) -> list[LLMResult]:
+        results: list[LLMResult] = []
+        for start in range(0, len(requests), CALL_CHUNK):
+            results.extend(self.gateway.run(requests[start:start + CALL_CHUNK]))
+        return results
+
+    def _record_edges(self, round: int) -> None:
+        for source, target in sorted(self.platform.follow_graph.edges()):
+            self.recorder.edges.add(self.config.trial_id, round, source, target)
+
+    def audit_exposures(self) -> None:
+        """Fail loudly unless every honest feed from round 1 on held exactly one adversary post."""
+        expected = self.config.expected_adversarial_impressions
+        flags = self.recorder.exposures.column("is_adversarial")
+        observed = int(sum(flags))
+        if observed != expected:
+            raise ExposureAuditError(
+                f"trial {self.config.trial_id}: {observed} adversarial impressions, expected {expected}")

@@ -1,0 +1,67 @@
+"""Persona tables: the engine's only view of who the agents are.
+
+A persona table is any DataFrame with a ``persona_id`` column, a short ``label`` and a
+``posting_style`` (PV-SST's fields), optionally a ``card`` (the text put in prompts; built from label
+and style when absent) and any attribute columns (age_band, party_id, ...), which are copied into
+``agents.parquet``. It can come from census synthesis, respondent matching, or a hand-written CSV:
+the engine does not care.
+
+Examples
+--------
+>>> table = load_persona_table()
+>>> len(table), list(table.columns[:3])
+(24, ['persona_id', 'label', 'posting_style'])
+>>> table.loc[0, "card"]
+'local news reporter; posting style: measured, asks pointed questions, cites concrete cases'
+"""
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sim.errors import InputError
+
+REQUIRED_COLUMNS = ("persona_id", "label", "posting_style")
+
+
+def default_persona_path() -> Path:
+    return Path(str(resources.files("sim.data").joinpath("default_personas.csv")))
+
+
+def load_persona_table(source: str | Path | pd.DataFrame | None = None) -> pd.DataFrame:
+    """Read and validate a persona table (CSV or Parquet path, a DataFrame, or ``None`` = the default)."""
+    if isinstance(source, pd.DataFrame):
+        table, name = source.copy(), "persona table"
+    else:
+        path = Path(source) if source is not None else default_persona_path()
+        name = str(path)
+        try:
+            table = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, dtype={"persona_id": str})
+        except (OSError, ValueError) as err:
+            raise InputError(name, "personas", f"cannot read persona table ({err})") from None
+    for column in REQUIRED_COLUMNS:
+        if column not in table.columns:
+            raise InputError(name, column, "missing column in persona table")
+    if table.empty:
+        raise InputError(name, "personas", "persona table has no rows")
+    table["persona_id"] = table["persona_id"].astype(str)
+    if table["persona_id"].duplicated().any():
+        dup = table.loc[table["persona_id"].duplicated(), "persona_id"].iloc[0]
+        raise InputError(name, "persona_id", f"duplicate persona id {dup!r}")
+    if "card" not in table.columns:
+        table["card"] = table["label"].astype(str) + "; posting style: " + table["posting_style"].astype(str)
+    return table.reset_index(drop=True)
+
+
+def draw_personas(table: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """``n`` personas for one trial: a random sample without replacement when the table is large
+    enough, else the whole table in random order, repeated (and each copy reshuffled)."""
+    if n <= len(table):
+        rows = rng.choice(len(table), size=n, replace=False)
+    else:
+        reps = -(-n // len(table))
+        rows = np.concatenate([rng.permutation(len(table)) for _ in range(reps)])[:n]
+    return table.iloc[rows].reset_index(drop=True)

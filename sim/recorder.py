@@ -1,0 +1,52 @@
+"""Column-wise trace of a trial (posts, votes, exposures, edges), turned into the run-store tables.
+
+Rows are appended to per-column lists rather than per-row dicts, so a 100,000-agent trial's millions of
+exposures stay cheap.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pandas as pd
+
+POST_COLUMNS = ("trial_id", "round", "agent_id", "text", "stance", "confidence", "parse_ok", "call_id")
+VOTE_COLUMNS = ("trial_id", "round", "voter_id", "target_agent_id", "value", "parse_ok")
+EXPOSURE_COLUMNS = ("trial_id", "round", "viewer_id", "position", "shown_agent_id", "likes_shown", "is_adversarial")
+EDGE_COLUMNS = ("trial_id", "round", "source", "target")
+
+DTYPES = {
+    "round": "int32", "stance": "int8", "confidence": "float64", "parse_ok": "bool", "value": "int8",
+    "position": "int16", "likes_shown": "Int32", "is_adversarial": "bool",
+}
+
+
+class TableBuilder:
+    """Appends rows column-wise; ``frame()`` returns a typed DataFrame in the declared column order."""
+
+    def __init__(self, columns: tuple[str, ...]):
+        self.columns = columns
+        self._data: dict[str, list] = defaultdict(list)
+
+    def add(self, *values: object) -> None:
+        for column, value in zip(self.columns, values, strict=True):
+            self._data[column].append(value)
+
+    def column(self, name: str) -> list:
+        return self._data.get(name, [])
+
+    def __len__(self) -> int:
+        return len(self._data[self.columns[0]])
+
+    def frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame({c: self._data.get(c, []) for c in self.columns})
+        return frame.astype({c: t for c, t in DTYPES.items() if c in frame.columns})
+
+
+class TrialRecorder:
+    """The four event tables of one trial."""
+
+    def __init__(self) -> None:
+        self.posts = TableBuilder(POST_COLUMNS)
+        self.votes = TableBuilder(VOTE_COLUMNS)
+        self.exposures = TableBuilder(EXPOSURE_COLUMNS)
+        self.edges = TableBuilder(EDGE_COLUMNS)
