@@ -25,8 +25,8 @@ Examples
 >>> import networkx as nx
 >>> g = nx.Graph([(0, 1), (2, 3), (1, 2)])
 >>> nx.set_node_attributes(g, {0: "a", 1: "a", 2: "b", 3: "b"}, "group")
->>> round(attribute_assortativity(g, "group"), 6)
-0.5
+>>> round(attribute_assortativity(g, "group"), 6)  # (2/3 - 1/2) / (1 - 1/2)
+0.333333
 >>> same_group_tie_share(g, "group")["observed"]
 0.6666666666666666
 """

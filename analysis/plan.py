@@ -4,8 +4,12 @@ A spec's ``analysis`` section may give (all optional; unknown keys are ignored h
 validates them):
 
 - ``contrasts``: a list of ``"NAME=TREATMENT-BASELINE"`` strings or ``{name, treatment, baseline}``
-  mappings, or a mapping ``{NAME: "TREATMENT-BASELINE"}``;
+  mappings, or a mapping ``{NAME: "TREATMENT-BASELINE"}`` or ``{NAME: {treatment: A, control: B}}``
+  (the pvsst spec schema's form);
 - ``metrics`` (or ``primary_outcomes`` + ``secondary_outcomes``), ``block``, ``strata``;
+
+The spec's top-level ``outcomes: {primary, secondary}`` and ``blocks: {block_key}`` are read too (the
+metrics analysed are the primary outcomes, then the secondary ones, then ``analysis.metrics``).
 - ``bootstrap_draws``, ``seed`` (or ``bootstrap_seed``), ``alpha``;
 - ``consistency``: ``{min_model_share, min_topic_share}``; ``parse_failure_threshold``.
 
@@ -57,10 +61,18 @@ def plan_from_spec(spec: Mapping | None, conditions: Iterable[str] = ()) -> Anal
     else:
         contrasts = tuple(c for c in PVSST_CONTRASTS
                           if not conditions or {c.treatment, c.baseline} <= conditions)
-    metrics = section.get("metrics")
-    if not metrics and (section.get("primary_outcomes") or section.get("primary_outcome")):
+    outcomes = dict((spec or {}).get("outcomes") or {})
+    if outcomes.get("primary"):
+        section.setdefault("primary_outcomes", outcomes["primary"])
+        section.setdefault("secondary_outcomes", outcomes.get("secondary") or [])
+    block_key = ((spec or {}).get("blocks") or {}).get("block_key")
+    if block_key:
+        section.setdefault("block", block_key)
+    metrics = list(section.get("metrics") or [])
+    if section.get("primary_outcomes") or section.get("primary_outcome"):
         primary = section.get("primary_outcomes") or [section.get("primary_outcome")]
-        metrics = [*_as_list(primary), *_as_list(section.get("secondary_outcomes"))]
+        listed = [*_as_list(primary), *_as_list(section.get("secondary_outcomes"))]
+        metrics = list(dict.fromkeys([*listed, *metrics]))
     consistency = dict(section.get("consistency") or {})
     defaults = AnalysisPlan()
     return AnalysisPlan(
@@ -82,7 +94,9 @@ def plan_from_spec(spec: Mapping | None, conditions: Iterable[str] = ()) -> Anal
 
 def _parse_contrasts(entries, source: str) -> list[Contrast]:
     if isinstance(entries, Mapping):
-        return [Contrast.parse(f"{name}={arms}", source) for name, arms in entries.items()]
+        return [Contrast(str(name), str(arms["treatment"]), str(arms.get("control", arms.get("baseline"))))
+                if isinstance(arms, Mapping) else Contrast.parse(f"{name}={arms}", source)
+                for name, arms in entries.items()]
     contrasts = []
     for entry in entries:
         if isinstance(entry, str):

@@ -1,8 +1,10 @@
-"""Executors: run trial tasks in this process, in a local process pool, or as Ray tasks.
+"""Executors: run block tasks in this process, in a local process pool, or as Ray tasks.
 
-Every executor runs the same picklable :func:`run_task`, so results do not depend on where a trial ran.
-Each worker process keeps one gateway per settings (the embedded model is loaded once per process, the
-SQLite cache connection is reused).
+The unit of parallel work is a block (the trials of one model x topic x seed, one per arm): its trials
+share their first-round requests, so running them one after another in one worker replays those from
+the cache instead of racing two workers to the same call. Every executor runs the same picklable
+:func:`run_block`, so results do not depend on where a trial ran. Each worker process keeps one gateway
+per settings (the embedded model is loaded once per process, the SQLite connection is reused).
 """
 from __future__ import annotations
 
@@ -31,12 +33,12 @@ class GatewaySettings:
 
 
 @dataclass(frozen=True)
-class TrialTask:
-    """Everything a worker needs to run one trial (plain data, picklable)."""
+class BlockTask:
+    """Everything a worker needs to run the pending trials of one block (plain data, picklable)."""
 
     spec: dict
     spec_dir: str
-    plan: TrialPlan
+    plans: tuple[TrialPlan, ...]
     run_dir: str
     gateway: GatewaySettings
     personas_path: str | None = None
@@ -60,8 +62,9 @@ def _gateway(settings: GatewaySettings):
     return _GATEWAYS[settings]
 
 
-def run_task(task: TrialTask) -> TrialOutcome:
-    """Run one trial in this process; a budget stop or a replay miss comes back as a status."""
+def run_block(task: BlockTask) -> list[TrialOutcome]:
+    """Run a block's trials in order in this process; a budget stop or a replay miss ends the block
+    and comes back as that trial's status."""
     from experiments.spec import spec_from_canonical
     from sim.llm.budget import Budget, BudgetExceeded
     from sim.llm.cache import ReplayMiss
@@ -75,22 +78,28 @@ def run_task(task: TrialTask) -> TrialOutcome:
         if task.personas_path not in _PERSONAS:
             _PERSONAS[task.personas_path] = pd.read_parquet(task.personas_path)
         personas = _PERSONAS[task.personas_path]
-    try:
-        return execute_trial(spec, task.plan, Path(task.run_dir), gateway, personas, Path(task.spec_dir))
-    except BudgetExceeded as err:
-        return TrialOutcome(task.plan.trial_id, "budget_exceeded", str(err))
-    except ReplayMiss as err:
-        return TrialOutcome(task.plan.trial_id, "replay_miss", str(err))
+    outcomes: list[TrialOutcome] = []
+    for plan in task.plans:
+        try:
+            outcomes.append(execute_trial(spec, plan, Path(task.run_dir), gateway, personas, Path(task.spec_dir)))
+        except BudgetExceeded as err:
+            outcomes.append(TrialOutcome(plan.trial_id, "budget_exceeded", str(err)))
+            break
+        except ReplayMiss as err:
+            outcomes.append(TrialOutcome(plan.trial_id, "replay_miss", str(err)))
+            break
+    return outcomes
 
 
 class InlineExecutor:
-    """Trials one after another in this process (``--workers 1``)."""
+    """Blocks one after another in this process (``--workers 1``)."""
 
     name = "local"
 
-    def map(self, tasks: Iterable[TrialTask]) -> Iterator[TrialOutcome]:
+    def map(self, tasks: Iterable[BlockTask]) -> Iterator[list[TrialOutcome]]:
         for task in tasks:
-            yield run_task(task)
+            for plan in task.plans:  # one trial at a time, so the progress bar moves per trial
+                yield run_block(BlockTask(**{**task.__dict__, "plans": (plan,)}))
 
     def close(self) -> None:
         pass
@@ -105,13 +114,13 @@ class LocalExecutor:
         self.pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
         self.workers = workers
 
-    def map(self, tasks: Iterable[TrialTask]) -> Iterator[TrialOutcome]:
-        """Keep ``workers`` trials in flight; yield outcomes as they complete. The caller may stop
-        iterating (budget) and no further task is submitted."""
+    def map(self, tasks: Iterable[BlockTask]) -> Iterator[list[TrialOutcome]]:
+        """Keep ``workers`` blocks in flight; yield each block's outcomes as it completes. The caller
+        may stop iterating (budget) and no further task is submitted."""
         pending: set[cf.Future] = set()
         tasks = iter(tasks)
         for task in tasks:
-            pending.add(self.pool.submit(run_task, task))
+            pending.add(self.pool.submit(run_block, task))
             if len(pending) >= self.workers:
                 break
         while pending:
@@ -120,7 +129,7 @@ class LocalExecutor:
                 yield future.result()
                 nxt = next(tasks, None)
                 if nxt is not None:
-                    pending.add(self.pool.submit(run_task, nxt))
+                    pending.add(self.pool.submit(run_block, nxt))
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -140,10 +149,10 @@ class RayExecutor:
         if not ray.is_initialized():
             ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
                      log_to_driver=False, ignore_reinit_error=True)
-        self.remote = ray.remote(num_cpus=1)(run_task)
+        self.remote = ray.remote(num_cpus=1)(run_block)
         self.workers = workers
 
-    def map(self, tasks: Iterable[TrialTask]) -> Iterator[TrialOutcome]:
+    def map(self, tasks: Iterable[BlockTask]) -> Iterator[list[TrialOutcome]]:
         tasks = iter(tasks)
         pending = [self.remote.remote(t) for _, t in zip(range(self.workers), tasks)]
         while pending:

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from experiments.design import Design, expand
 from experiments.errors import InputError
-from experiments.executors import GatewaySettings, TrialTask, make_executor
+from experiments.executors import BlockTask, GatewaySettings, make_executor
 from experiments.manifest import RunManifest, package_versions, utc_now
 from experiments.persona_source import resolve_personas
 from experiments.prereg import read_lock, verify
@@ -140,9 +140,13 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
 
     def tasks():
         canonical = canonical_spec(spec)
-        for plan in pending:
-            yield TrialTask(
-                spec=canonical, spec_dir=str(spec_path.parent.resolve()), plan=plan, run_dir=str(run_dir.resolve()),
+        blocks: dict[str, list] = {}
+        for plan in pending:  # blocks in run order; a block's pending trials in run order
+            blocks.setdefault(plan.block_id, []).append(plan)
+        for plans in blocks.values():
+            yield BlockTask(
+                spec=canonical, spec_dir=str(spec_path.parent.resolve()), plans=tuple(plans),
+                run_dir=str(run_dir.resolve()),
                 gateway=settings, personas_path=personas_path,
                 budget_usd_left=None if cap_usd is None else max(0.0, cap_usd - spent["usd"]),
                 budget_tokens_left=None if cap_tokens is None else max(0, cap_tokens - spent["tokens"]))
@@ -153,16 +157,18 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
     try:
         with bar:
             task_id = bar.add_task(f"{spec.id}", total=len(design.trials), completed=summary.skipped, last="")
-            for outcome in runner.map(tasks()):
-                _account(summary, outcome, spent)
-                manifest.set_trial(outcome.trial_id, status=outcome.status, error=outcome.error,
-                                   calls=outcome.calls, cache_hits=outcome.cache_hits,
-                                   elapsed_s=round(outcome.elapsed_s, 3), finished_at=utc_now())
+            for outcomes in runner.map(tasks()):
+                for outcome in outcomes:
+                    _account(summary, outcome, spent)
+                    manifest.set_trial(outcome.trial_id, status=outcome.status, error=outcome.error,
+                                       calls=outcome.calls, cache_hits=outcome.cache_hits,
+                                       elapsed_s=round(outcome.elapsed_s, 3), finished_at=utc_now())
+                    bar.update(task_id, advance=1, last=f"{outcome.trial_id}: {outcome.status}")
+                    if outcome.status in ("budget_exceeded", "replay_miss"):
+                        summary.stopped = outcome.error
+                        summary.exit_code = EXIT_BUDGET if outcome.status == "budget_exceeded" else EXIT_REPLAY_MISS
                 manifest.save()
-                bar.update(task_id, advance=1, last=f"{outcome.trial_id}: {outcome.status}")
-                if outcome.status in ("budget_exceeded", "replay_miss"):
-                    summary.stopped = outcome.error
-                    summary.exit_code = EXIT_BUDGET if outcome.status == "budget_exceeded" else EXIT_REPLAY_MISS
+                if summary.stopped:
                     break
     finally:
         runner.close()

@@ -63,12 +63,24 @@ def agents_frame(model: SocialModel) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def prepare_trial(config: TrialConfig, personas: pd.DataFrame | None = None) -> SocialModel:
+    """Build the population, personas and network of a trial without calling any model.
+
+    Bad input (persona table, network) fails here, before anything is written.
+    """
+    return SocialModel(config, gateway=None, personas=personas)
+
+
 def run_trial(config: TrialConfig, gateway, personas: pd.DataFrame | None = None,
-              on_round: Callable[[int], None] | None = None) -> TrialResult:
-    """Run every round of one trial through ``gateway``; raises if the exposure audit fails."""
+              on_round: Callable[[int], None] | None = None, model: SocialModel | None = None) -> TrialResult:
+    """Run every round of one trial through ``gateway``; raises if the exposure audit fails.
+
+    ``model`` may be one returned by :func:`prepare_trial` for the same config.
+    """
     started = time.perf_counter()
     gateway.drain_records()
-    model = SocialModel(config, gateway, personas, on_round=on_round)
+    model = model or prepare_trial(config, personas)
+    model.gateway, model.on_round = gateway, on_round
     model.run()
     records = [r.to_dict() for r in gateway.drain_records()]
     calls = pd.DataFrame(records, columns=list(CALL_RECORD_FIELDS))

@@ -16,6 +16,7 @@ from sim.llm.cache import ReplayMiss, ResponseCache
 from sim.llm.gateway import Gateway
 from sim.llm.providers.registry import register_scripted_provider
 from sim.llm.types import LLMRequest
+from sim.prompts import post_schema
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = {"type": "object", "properties": {"post": {"type": "string", "maxLength": 40},
@@ -44,7 +45,7 @@ def test_put_get_roundtrip_and_counters(tmp_path):
     assert list(got["parsed"]) == ["b", "a"]  # key order of the reply is kept
     assert got["created"] > 1.7e9
     assert cache.get("missing") is None
-    assert cache.stats() == {"path": str(tmp_path / "sub" / "c.sqlite"), "entries": 1, "hits": 1, "misses": 1,
+    assert cache.stats() == {"path": str(tmp_path / "sub" / "c.sqlite"), "entries": 1, "repeated_keys": 0, "hits": 1, "misses": 1,
                              "writes": 1}
     assert cache._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     cache.close()
@@ -120,15 +121,18 @@ def run_cli(*args: str, cache: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("model", ["scripted/echo", "scripted/imitate"])
 def test_cli_same_call_in_two_processes_is_identical_and_cached(tmp_path, model):
+    # imitate answers the simulation's post schema; echo answers any schema.
+    schema = post_schema(180) if model == "scripted/imitate" else SCHEMA
     schema_file = tmp_path / "schema.json"
-    schema_file.write_text(json.dumps(SCHEMA))
+    schema_file.write_text(json.dumps(schema))
     args = ("llm", "complete", "--model", model, "--schema", str(schema_file), "--seed", "7", "--json",
             "--prompt", "TOPIC: Should AI-generated content be labeled on social platforms?")
     first, second = run_cli(*args, cache=tmp_path / "c.sqlite"), run_cli(*args, cache=tmp_path / "c.sqlite")
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     one, two = json.loads(first.stdout), json.loads(second.stdout)
     assert one["text"] == two["text"] and one["parsed"] == two["parsed"]
-    assert set(one["parsed"]) == {"post", "opinion"} and one["parsed"]["opinion"] in ("support", "neutral", "oppose")
+    assert set(one["parsed"]) == set(schema["required"])
+    assert one["parsed"]["opinion"] in schema["properties"]["opinion"]["enum"]
     assert (one["provenance"]["cached"], two["provenance"]["cached"]) == (False, True)
     assert (one["provenance"]["attempts"], two["provenance"]["attempts"]) == (1, 0)
     assert one["provenance"]["request_seed"] == 7 and one["provenance"]["call_id"] == two["provenance"]["call_id"]

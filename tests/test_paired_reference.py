@@ -58,13 +58,11 @@ def assert_matches_published(ours: pd.DataFrame, published: pd.DataFrame) -> Non
         assert err.max() <= 1e-12, (column, int(err.argmax()), float(err.max()))
 
 
-@pytest.mark.slow
 def test_all_216_published_rows_reproduced_by_the_api(analysis, published):
     assert_matches_published(analysis.frame, published)
     assert len(analysis.excluded_blocks) == 0
 
 
-@pytest.mark.slow
 def test_cli_reproduces_the_published_csv(tmp_path, published, capsys):
     out = tmp_path / "X.csv"
     assert main(["stats", "paired", str(RESULTS), "--out", str(out)]) == 0

@@ -21,7 +21,7 @@ def analyze_command(
     from analysis.run_analysis import analyze_run
     from analysis.store import completed_trial_dirs
 
-    console = Console(highlight=False, soft_wrap=True)
+    console = _console()
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("trials", total=len(completed_trial_dirs(run)))
         result = analyze_run(run, progress=lambda: progress.advance(task),
@@ -49,6 +49,12 @@ def analyze_command(
                       f"{row['topics_positive']} topics)", f"{row['mixed_coefficient']:+.4f}")
     console.print(table)
     console.print(f"wrote {', '.join(sorted(p.name for p in result.out_dir.iterdir()))} to {result.out_dir}")
+
+
+def _console() -> Console:
+    # Tables are wide; when writing to a file or pipe do not wrap them at rich's default 80 columns.
+    probe = Console()
+    return Console(highlight=False, soft_wrap=True, width=None if probe.is_terminal else 200)
 
 
 def register(app: typer.Typer) -> None:

@@ -38,7 +38,7 @@ def simulate(
     from sim.network import parse_network_spec
     from sim.persona_table import load_persona_table
     from sim.topics import get_topic, load_topic_file
-    from sim.trial import run_trial
+    from sim.trial import prepare_trial, run_trial
     from sim.trial_config import TrialConfig
     from sim.trial_store import write_trial
 
@@ -60,12 +60,13 @@ def simulate(
                          follow_dynamics=follow_dynamics, request_seed_formula=seed_formula)
     if config.network.kind == "edgelist" and not os.access(config.network.path, os.R_OK):
         raise InputError(config.network.path, "network.path", "edge list file is missing or unreadable")
+    model = prepare_trial(config, table)
     # Everything is validated: only now is anything written.
     out.mkdir(parents=True, exist_ok=True)
     gateway = Gateway(cache=ResponseCache(cache or out / "cache.sqlite"), max_concurrency=max_concurrency)
     with Progress(transient=False) as bar:
         task = bar.add_task(f"{trial_id}", total=rounds)
-        result = run_trial(config, gateway, table, on_round=lambda done: bar.update(task, completed=done))
+        result = run_trial(config, gateway, table, on_round=lambda done: bar.update(task, completed=done), model=model)
     metrics = trial_outcomes(result.agents, result.posts, result.votes, result.exposures,
                              push_direction=config.push_direction, adversarial=config.arm.adversarial,
                              n_rounds=rounds)

@@ -43,7 +43,7 @@ def paired_command(
     metrics = list(metric) or list(PVSST_METRICS)
     block_columns, strata_columns = _columns(block), _columns(strata)
     frame = load_trial_table(table, required=[*block_columns, condition, *strata_columns, *metrics])
-    console = Console(highlight=False, soft_wrap=True)
+    console = _console()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", IncompleteBlocksWarning)
         analysis = paired_contrast_table(frame, contrasts, metrics, block=block_columns, strata=strata_columns,
@@ -78,6 +78,12 @@ def _write_csv_atomically(frame, path: Path) -> None:
     finally:
         if os.path.exists(temp):
             os.unlink(temp)
+
+
+def _console() -> Console:
+    # Tables are wide; when writing to a file or pipe do not wrap them at rich's default 80 columns.
+    probe = Console()
+    return Console(highlight=False, soft_wrap=True, width=None if probe.is_terminal else 200)
 
 
 def register(app: typer.Typer) -> None:

@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS responses (
     prompt_tokens INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0,
     cost_usd REAL NOT NULL DEFAULT 0,
+    stores INTEGER NOT NULL DEFAULT 1,
     created REAL NOT NULL
 )
 """
@@ -106,8 +107,12 @@ class ResponseCache:
             float(record.get("created", time.time())),
         )
         with self._lock:
+            # `stores` counts how often a key was written: above 1 means the same call was made twice
+            # (a resume that repeated finished work), which the crash-resume tests check never happens.
             self._conn.execute(
-                f"INSERT OR REPLACE INTO responses (key, {', '.join(_FIELDS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO responses (key, {', '.join(_FIELDS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET "
+                + ", ".join(f"{f} = excluded.{f}" for f in _FIELDS) + ", stores = stores + 1",
                 values)
             self.writes += 1
 
@@ -119,10 +124,15 @@ class ResponseCache:
         with self._lock:
             return self._conn.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
 
+    def repeated_keys(self) -> int:
+        """How many keys were stored more than once (over every process that used the file)."""
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM responses WHERE stores > 1").fetchone()[0])
+
     def stats(self) -> dict[str, Any]:
-        """Entries in the file and this process's hit / miss / write counts."""
-        return {"path": self.path, "entries": len(self), "hits": self.hits, "misses": self.misses,
-                "writes": self.writes}
+        """Entries in the file, keys stored more than once, and this process's hit / miss / write counts."""
+        return {"path": self.path, "entries": len(self), "repeated_keys": self.repeated_keys(),
+                "hits": self.hits, "misses": self.misses, "writes": self.writes}
 
     def close(self) -> None:
         with self._lock:

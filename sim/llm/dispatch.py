@@ -19,8 +19,11 @@ def response_format_for(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reply_cost(litellm: Any, response: Any) -> float:
-    cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-    if cost is None:
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost")
+    # litellm has already priced the reply when the key is present; None there means "no price known"
+    # (local / custom providers), and asking completion_cost again costs ~0.6 ms of CPU to fail.
+    if cost is None and "response_cost" not in hidden:
         try:
             cost = litellm.completion_cost(completion_response=response)
         except Exception:  # no price known for this model (local / custom): it costs nothing here

@@ -293,9 +293,8 @@ class Gateway:
                     self.budget.check()
                 tries += 1
                 self.provider_tries += 1
-                return await asyncio.wait_for(
-                    call_provider(request, seed, timeout_s=self.timeout_s, api_base=self.api_base),
-                    timeout=self.timeout_s)
+                async with asyncio.timeout(self.timeout_s):  # also bounds handlers that ignore litellm's
+                    return await call_provider(request, seed, timeout_s=self.timeout_s, api_base=self.api_base)
 
         retrying = AsyncRetrying(stop=stop_after_attempt(1 + self.max_retries), wait=self._backoff,
                                  retry=retry_if_exception(is_retryable), reraise=True)

@@ -22,6 +22,9 @@ from sim.llm.types import LLMRequest, ProviderReply
 SCRIPTED_PROVIDERS: dict[str, str] = {
     "echo": "sim.llm.providers.scripted:EchoProvider",
     "imitate": "sim.llm.providers.imitate:ImitateProvider",
+    "oracle": "sim.llm.providers.survey_controls:OracleProvider",
+    "marginal": "sim.llm.providers.survey_controls:MarginalProvider",
+    "uniform": "sim.llm.providers.survey_controls:UniformProvider",
 }
 
 

@@ -1,0 +1,187 @@
+"""The audits of a run: complete blocks, exposure counts, parse failures, model calls, cost and time.
+
+Each audit is a small table plus one-line findings; a finding that needs a reader's attention starts
+with ``WARNING``. Inputs are the run's manifest, the trial outcome table (``RUN/analysis``) and the
+provenance rows of every model call (``llm_calls``); trials' own ``metrics.json`` fill in what a run
+did not record per call.
+
+Examples
+--------
+>>> import pandas as pd
+>>> outcomes = pd.DataFrame({"condition": ["control", "likes"], "parse_error_rate": [0.0, 0.2],
+...                          "vote_parse_error_rate": [0.0, 0.0]})
+>>> audit = parse_failure_audit(outcomes, threshold=0.05)
+>>> audit.findings[0].startswith("WARNING")
+True
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import pandas as pd
+
+from analysis.figures.summaries import block_key
+
+
+@dataclass(frozen=True)
+class Audit:
+    """One audit: a title, a table, findings (``WARNING ...`` lines need attention)."""
+
+    title: str
+    table: pd.DataFrame
+    findings: list[str] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [f for f in self.findings if f.startswith("WARNING")]
+
+
+def block_audit(manifest: Mapping, outcomes: pd.DataFrame, excluded: pd.DataFrame | None = None) -> Audit:
+    """Planned versus complete blocks; a block is complete when every one of its trials finished."""
+    planned = manifest.get("blocks") if isinstance(manifest.get("blocks"), Mapping) else None
+    done = set(outcomes["trial_id"].astype(str)) if "trial_id" in outcomes.columns else set()
+    if planned:
+        rows = [{"block": block, "trials_planned": len(trials),
+                 "trials_done": sum(str(t) in done for t in trials)} for block, trials in planned.items()]
+    else:
+        arms = set(outcomes["condition"].astype(str)) if "condition" in outcomes.columns else set()
+        keys = block_key(outcomes)
+        rows = [{"block": key, "trials_planned": len(arms),
+                 "trials_done": int(outcomes.loc[keys == key, "condition"].nunique())}
+                for key in dict.fromkeys(keys)]
+    table = pd.DataFrame(rows, columns=["block", "trials_planned", "trials_done"])
+    table["complete"] = table["trials_done"] == table["trials_planned"]
+    n_complete = int(table["complete"].sum())
+    findings = [f"{n_complete} of {len(table)} planned blocks complete "
+                f"({int(table['trials_done'].sum())} of {int(table['trials_planned'].sum())} trials done)"]
+    if n_complete < len(table):
+        findings.append(f"WARNING {len(table) - n_complete} incomplete block(s) left out of the contrasts "
+                        "that need their missing arms")
+    if excluded is not None and len(excluded):
+        findings.append(f"{len(excluded)} block x contrast x metric rows excluded by the analysis "
+                        "(RUN/analysis/excluded_blocks.csv)")
+    return Audit("Blocks", table, findings)
+
+
+def exposure_audit(outcomes: pd.DataFrame, exposures: pd.DataFrame | None = None) -> Audit:
+    """Adversarial impressions delivered versus expected (n_honest x (rounds - 1) per adversarial trial)."""
+    needed = ("condition", "attacker_impressions", "expected_attacker_impressions")
+    if any(c not in outcomes.columns for c in needed):
+        return Audit("Exposure", pd.DataFrame(), ["exposure counts not recorded in the trial outcomes"])
+    frame = outcomes.assign(_pass=outcomes["attacker_impressions"].astype(float)
+                            == outcomes["expected_attacker_impressions"].astype(float))
+    table = frame.groupby("condition", sort=False).agg(
+        trials=("condition", "size"), attacker_impressions=("attacker_impressions", "sum"),
+        expected=("expected_attacker_impressions", "sum"), trials_failing=("_pass", lambda s: int((~s).sum())))
+    if exposures is not None and len(exposures) and {"trial_id", "viewer_id"} <= set(exposures.columns):
+        per_trial = exposures.groupby("trial_id").size()
+        feed = outcomes.assign(_feed=outcomes["trial_id"].map(per_trial).fillna(0)).groupby("condition")["_feed"]
+        table["feed_impressions"] = feed.sum().reindex(table.index).astype(int)
+    table = table.reset_index()
+    failing = int(table["trials_failing"].sum())
+    findings = [f"{int(table['attacker_impressions'].sum())} adversarial impressions delivered, "
+                f"{int(table['expected'].sum())} expected"]
+    findings.append(f"WARNING {failing} trial(s) failed the exposure audit" if failing
+                    else "every trial passed the exposure audit")
+    return Audit("Exposure", table, findings)
+
+
+def parse_failure_audit(outcomes: pd.DataFrame, threshold: float) -> Audit:
+    """Post and vote parse-failure rates per arm against the preregistered threshold."""
+    columns = [c for c in ("parse_error_rate", "vote_parse_error_rate") if c in outcomes.columns]
+    if not columns or "condition" not in outcomes.columns:
+        return Audit("Parse failures", pd.DataFrame(), ["parse-failure rates not recorded"])
+    numeric = outcomes[["condition", *columns]].copy()
+    numeric[columns] = numeric[columns].apply(pd.to_numeric, errors="coerce")
+    table = numeric.groupby("condition", sort=False)[columns].agg(["mean", "max"])
+    table.columns = [f"{c}_{stat}" for c, stat in table.columns]
+    table = table.reset_index()
+    findings = []
+    for column in columns:
+        overall = float(numeric[column].mean())
+        above = int((numeric[column] > threshold).sum())
+        kind = "post" if column == "parse_error_rate" else "vote"
+        if overall > threshold:
+            findings.append(f"WARNING mean {kind} parse-failure rate {overall:.3%} exceeds the preregistered "
+                            f"threshold {threshold:.1%}")
+        else:
+            findings.append(f"mean {kind} parse-failure rate {overall:.3%} is within the preregistered "
+                            f"threshold {threshold:.1%}")
+        if above:
+            findings.append(f"{above} trial(s) above the threshold on {kind} parsing")
+    return Audit("Parse failures", table, findings)
+
+
+def usage_audit(llm_calls: pd.DataFrame, trials: pd.DataFrame, manifest: Mapping) -> Audit:
+    """Model calls, cache hits, tokens, cost and latency per model; run wall time from the manifest."""
+    if len(llm_calls) and "model" in llm_calls.columns:
+        calls = llm_calls.assign(_cached=llm_calls.get("cached", False).astype(bool),
+                                 _failed=llm_calls.get("status", "ok").astype(str) != "ok")
+        table = calls.groupby("model", sort=True).agg(
+            calls=("model", "size"), cache_hits=("_cached", "sum"), failed=("_failed", "sum"),
+            prompt_tokens=("prompt_tokens", "sum"), completion_tokens=("completion_tokens", "sum"),
+            cost_usd=("cost_usd", "sum"), model_latency_s=("latency_s", "sum")).reset_index()
+        source = "per-call provenance (llm_calls)"
+    else:
+        present = [c for c in ("n_calls", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd")
+                   if c in trials.columns]
+        table = (trials.groupby("model", sort=True)[present].sum().reset_index()
+                 if present and "model" in trials.columns else pd.DataFrame())
+        source = "trial metrics (no per-call rows)"
+    findings = []
+    if len(table):
+        n_calls = int(table["calls" if "calls" in table else "n_calls"].sum()) if (
+            "calls" in table or "n_calls" in table) else 0
+        hits = int(table["cache_hits"].sum()) if "cache_hits" in table else 0
+        findings.append(f"{n_calls:,} model calls, {hits:,} cache hits"
+                        + (f" ({hits / n_calls:.1%})" if n_calls else "") + f"; from {source}")
+        if "prompt_tokens" in table:
+            findings.append(f"{int(table['prompt_tokens'].sum()):,} prompt + "
+                            f"{int(table['completion_tokens'].sum()):,} completion tokens; cost "
+                            f"${float(table['cost_usd'].sum()):.4f}")
+        if "failed" in table and int(table["failed"].sum()):
+            findings.append(f"WARNING {int(table['failed'].sum())} call(s) ended with a non-ok status")
+    else:
+        findings.append("no model-call records")
+    wall = run_wall_seconds(manifest)
+    if wall is not None:
+        sessions = len(manifest.get("runs") or [])
+        findings.append(f"wall time {wall:,.1f} s over {sessions} run session(s)")
+    if "elapsed_seconds" in trials.columns:
+        findings.append(f"summed trial time {float(pd.to_numeric(trials['elapsed_seconds'], errors='coerce').sum()):,.1f} s")
+    return Audit("Model calls, cache, tokens, cost and time", table, findings)
+
+
+def run_wall_seconds(manifest: Mapping) -> float | None:
+    """Summed wall time of the run sessions recorded in the manifest (None when none finished)."""
+    total, seen = 0.0, False
+    for session in manifest.get("runs") or []:
+        try:
+            start = datetime.fromisoformat(str(session["started_at"]))
+            end = datetime.fromisoformat(str(session["finished_at"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+        total += (end - start).total_seconds()
+        seen = True
+    return total if seen else None
+
+
+def run_audits(manifest: Mapping, outcomes: pd.DataFrame, trials: pd.DataFrame, llm_calls: pd.DataFrame,
+               exposures: pd.DataFrame | None, excluded: pd.DataFrame | None, *,
+               parse_failure_threshold: float) -> list[Audit]:
+    """Every audit of the report, in report order."""
+    return [block_audit(manifest, outcomes, excluded), exposure_audit(outcomes, exposures),
+            parse_failure_audit(outcomes, parse_failure_threshold), usage_audit(llm_calls, trials, manifest)]
+
+
+def as_int_if_whole(frame: pd.DataFrame) -> pd.DataFrame:
+    """Float columns holding only whole numbers printed as integers (tables read better)."""
+    out = frame.copy()
+    for column in out.columns:
+        values = out[column]
+        if values.dtype.kind == "f" and values.notna().all() and np.all(np.mod(values, 1) == 0):
+            out[column] = values.astype(np.int64)
+    return out

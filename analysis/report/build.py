@@ -1,0 +1,357 @@
+"""``pvsst report``: figures plus a Markdown and a self-contained HTML report, written atomically.
+
+:func:`build_run_report` reports one run directory: the frozen hypotheses and plan (from the spec's lock
+when it is still beside the spec, else the frozen spec the manifest recorded) beside the results, a
+verdict per hypothesis, deviations, audits and the environment. It computes ``RUN/analysis`` first when
+that folder is missing. :func:`build_table_report` reports a published per-trial table (PV-SST's
+``pvsst_v1_core_results.csv``): every planned contrast, the headline table and the forest plots.
+
+Output (``RUN/report/`` or ``--out``), built in a temporary folder and renamed into place::
+
+    report.md  report.html  figures/<name>.png|pdf  [contrasts.csv  headline.csv  for a table report]
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.contrast_table import PVSST_CONTRASTS, PVSST_METRICS, PVSST_STRATA, paired_contrast_table
+from analysis.errors import InputError
+from analysis.figures.style import FIGURE_FORMATS, PaperFigure
+from analysis.paired import PVSST_BLOCK, IncompleteBlocksWarning
+from analysis.plan import AnalysisPlan, plan_from_spec
+from analysis.report.audits import Audit, as_int_if_whole, run_audits
+from analysis.report.figure_sets import FigurePlan, run_figures, table_figures
+from analysis.report.html_page import markdown_to_html
+from analysis.report.markdown import (VERDICT_RULE, bullet_list, deviations_markdown, design_table, fmt_ci,
+                                      fmt_p, fmt_signed, headline_markdown, hypotheses_table, markdown_table,
+                                      overall_contrasts_markdown, plan_table, verdicts_table)
+from analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypotheses_or_default, hypothesis_verdicts
+from analysis.run_analysis import analyze_run, headline_table
+from analysis.store import load_run, load_trial_table
+
+REPORT_FORMATS = ("md", "html")
+ANALYSIS_TABLES = ("trial_outcomes", "per_round", "contrasts", "headline")
+OPTIONAL_TABLES = ("homophily", "excluded_blocks")
+SMALL_N_BLOCKS = 6  # below this the exact sign-flip test cannot reach p < 0.05
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What a report build wrote and found."""
+
+    out_dir: Path
+    files: list[Path]
+    figures: list[PaperFigure]
+    verdicts: list[HypothesisVerdict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def markdown_path(self) -> Path:
+        return self.out_dir / "report.md"
+
+    @property
+    def html_path(self) -> Path:
+        return self.out_dir / "report.html"
+
+
+def parse_formats(text: str | Sequence[str], allowed: Sequence[str], option: str) -> tuple[str, ...]:
+    """``"md,html"`` -> ("md", "html"); anything outside ``allowed`` raises :class:`InputError`.
+
+    >>> parse_formats("png, pdf", ("png", "pdf"), "--figures")
+    ('png', 'pdf')
+    """
+    items = [s.strip().lower() for s in (text.split(",") if isinstance(text, str) else text) if s.strip()]
+    bad = [s for s in items if s not in allowed]
+    if bad or not items:
+        raise InputError(option, bad[0] if bad else "(empty)", f"unknown format (choose from {', '.join(allowed)})")
+    return tuple(dict.fromkeys(items))
+
+
+def read_analysis_tables(run_dir: Path, *, homophily_replicates: int = 200) -> tuple[dict[str, pd.DataFrame], bool]:
+    """The tables of ``RUN/analysis`` as frames, running the analysis first when any is missing.
+
+    Returns (tables, computed_now).
+    """
+    analysis_dir = run_dir / "analysis"
+    computed = False
+    if not all((analysis_dir / f"{name}.csv").exists() for name in ANALYSIS_TABLES):
+        analyze_run(run_dir, homophily_replicates=homophily_replicates)
+        computed = True
+    tables = {}
+    for name in ANALYSIS_TABLES + OPTIONAL_TABLES:
+        path = analysis_dir / f"{name}.csv"
+        try:
+            tables[name] = pd.read_csv(path) if path.exists() else pd.DataFrame()
+        except pd.errors.EmptyDataError:
+            tables[name] = pd.DataFrame()
+    return tables, computed
+
+
+def frozen_spec(manifest: Mapping) -> tuple[dict, str]:
+    """(frozen spec, where it came from): the lock beside the spec when its hash is the frozen one."""
+    spec_path = manifest.get("spec_path")
+    frozen_sha = manifest.get("frozen_sha256")
+    if spec_path:
+        lock = Path(f"{spec_path}.lock.json")
+        try:
+            payload = json.loads(lock.read_text()) if lock.is_file() else None
+        except (OSError, json.JSONDecodeError):
+            payload = None
+        if payload and payload.get("spec") and payload.get("spec_sha256") == frozen_sha:
+            return dict(payload["spec"]), f"the lock `{lock}` (sha256 `{frozen_sha}`)"
+    if manifest.get("deviations"):
+        return dict(manifest.get("spec") or {}), ("the spec recorded in the manifest (the run's spec; the "
+                                                  "lock was not found, so the frozen version is not shown)")
+    return dict(manifest.get("spec") or {}), "the frozen spec recorded in the run's manifest"
+
+
+def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
+                     figure_formats: Sequence[str] = FIGURE_FORMATS, homophily_replicates: int = 200,
+                     progress: Callable[[str], None] | None = None) -> ReportResult:
+    """Write ``RUN/report/`` for a run directory (see the module docstring)."""
+    run_dir = Path(run_dir)
+    step = progress or (lambda label: None)
+    data = load_run(run_dir)
+    manifest = data.manifest
+    step("analysis tables")
+    tables, computed = read_analysis_tables(run_dir, homophily_replicates=homophily_replicates)
+    outcomes, contrasts = tables["trial_outcomes"], tables["contrasts"]
+    if contrasts.empty:
+        raise InputError(str(run_dir / "analysis" / "contrasts.csv"), "rows", "no contrast results to report")
+    conditions = outcomes["condition"].dropna().astype(str).unique() if "condition" in outcomes else []
+    spec, spec_source = frozen_spec(manifest)
+    plan = plan_from_spec(manifest.get("spec") or spec, conditions)
+    analysis_section = dict(spec.get("analysis") or {})
+    hypotheses = hypotheses_or_default(spec, contrasts, plan.primary_metric)
+    verdicts = hypothesis_verdicts(hypotheses, contrasts, alpha=plan.alpha, min_model_share=plan.min_model_share,
+                                   min_topic_share=plan.min_topic_share,
+                                   multiplicity=str(analysis_section.get("multiplicity", "fdr_bh")))
+    pairs = [(v.contrast, v.metric) for v in verdicts if v.n_blocks] + [
+        (c.name, plan.primary_metric) for c in plan.contrasts]
+    pairs = [p for p in pairs if ((contrasts["contrast"] == p[0]) & (contrasts["metric"] == p[1])).any()]
+    primary = next((v for v in verdicts if v.primary), verdicts[0] if verdicts else None)
+    network_arm = next((c.treatment for c in plan.contrasts if primary and c.name == primary.contrast), None)
+    plans = list(run_figures(data, tables, pairs, plan.primary_metric, network_arm, draws=plan.bootstrap_draws,
+                             seed=plan.seed, analysis_dir=run_dir / "analysis"))
+    figures, notes = _draw(plans, step)
+    if computed:
+        notes.insert(0, f"`{run_dir / 'analysis'}` was missing, so this report computed it first")
+    audits = run_audits(manifest, outcomes, data.trials, data.llm_calls, data.exposures,
+                        tables.get("excluded_blocks"), parse_failure_threshold=plan.parse_failure_threshold)
+    notes += _power_notes(verdicts)
+    markdown = run_markdown(run_dir, manifest, spec, spec_source, plan, verdicts, tables, figures, audits, notes,
+                            figure_formats)
+    title = f"pvsst report: {spec.get('title') or manifest.get('spec_id') or run_dir.name}"
+    step("writing")
+    files = write_report(run_dir / "report", markdown, figures, formats, figure_formats, title=title)
+    return ReportResult(run_dir / "report", files, figures, verdicts, notes)
+
+
+def build_table_report(table_path: str | Path, out_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
+                       figure_formats: Sequence[str] = FIGURE_FORMATS, plan: AnalysisPlan | None = None,
+                       progress: Callable[[str], None] | None = None) -> ReportResult:
+    """Write a report of a published per-trial table: contrasts, headline table and forest plots."""
+    step = progress or (lambda label: None)
+    plan = plan or AnalysisPlan()
+    table = load_trial_table(table_path, required=(*plan.block, "condition"))
+    conditions = set(table["condition"].astype(str))
+    contrast_set = tuple(c for c in plan.contrasts if {c.treatment, c.baseline} <= conditions)
+    if not contrast_set:
+        raise InputError(str(table_path), "condition", "no planned contrast has both of its arms in the table")
+    metrics = tuple(m for m in plan.metrics if m in table.columns)
+    strata = tuple(s for s in plan.strata if s in table.columns)
+    step("statistics")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IncompleteBlocksWarning)
+        analysis = paired_contrast_table(table, contrast_set, metrics, block=plan.block, strata=strata,
+                                         draws=plan.bootstrap_draws, seed=plan.seed, source=str(table_path))
+    plan = AnalysisPlan(**{**plan.__dict__, "contrasts": contrast_set})
+    headline = headline_table(analysis, table, plan)
+    contrasts = analysis.frame
+    plans = list(table_figures(table, contrasts, metrics, plan.primary_metric, draws=plan.bootstrap_draws,
+                               seed=plan.seed))
+    figures, notes = _draw(plans, step)
+    markdown = table_markdown(Path(table_path), table, plan, contrasts, headline, analysis.excluded_blocks,
+                              figures, notes, figure_formats)
+    step("writing")
+    files = write_report(Path(out_dir), markdown, figures, formats, figure_formats,
+                         title=f"pvsst report: {Path(table_path).name}",
+                         extra_tables={"contrasts.csv": contrasts, "headline.csv": headline})
+    return ReportResult(Path(out_dir), files, figures, [], notes)
+
+
+def _draw(plans: Iterable[FigurePlan], step: Callable[[str], None]) -> tuple[list[tuple[str, PaperFigure]], list[str]]:
+    figures, notes = [], []
+    for plan in plans:
+        try:
+            figures.append((plan.section, plan.build()))
+        except InputError as err:
+            notes.append(f"figure '{plan.label}' skipped: {err}")
+        step(plan.label)
+    return figures, notes
+
+
+def _power_notes(verdicts: Sequence[HypothesisVerdict]) -> list[str]:
+    small = [v for v in verdicts if v.verdict == NOT_POWERED]
+    if not small:
+        return []
+    n = min(v.n_blocks for v in small)
+    return [f"not powered: {n} complete block(s) are too few for the preregistered tests to reach alpha "
+            f"(an exact sign-flip test needs at least {SMALL_N_BLOCKS} blocks for p < 0.05); read the "
+            "estimates as a demonstration of the pipeline, not as findings"]
+
+
+def _figure_markdown(figures: Sequence[tuple[str, PaperFigure]], figure_formats: Sequence[str]) -> str:
+    parts, section = [], None
+    ext = "png" if "png" in figure_formats else figure_formats[0]
+    for number, (heading, figure) in enumerate(figures, 1):
+        if heading != section:
+            parts += [f"### {heading}", ""]
+            section = heading
+        parts += [f"![Figure {number}: {figure.name}](figures/{figure.name}.{ext})", "",
+                  f"*Figure {number}.* {figure.caption}", ""]
+    return "\n".join(parts) if parts else "_(no figures)_"
+
+
+def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: str, plan: AnalysisPlan,
+                 verdicts: Sequence[HypothesisVerdict], tables: Mapping[str, pd.DataFrame],
+                 figures: Sequence[tuple[str, PaperFigure]], audits: Sequence[Audit], notes: Sequence[str],
+                 figure_formats: Sequence[str]) -> str:
+    """The whole report of a run as Markdown."""
+    outcomes = tables["trial_outcomes"]
+    deviations = list(manifest.get("deviations") or [])
+    frozen_sha, current_sha = manifest.get("frozen_sha256"), manifest.get("spec_sha256")
+    audit_warnings = [w for a in audits for w in a.warnings]
+    block_audit = audits[0]
+    contrasts_plan = {name: arms for name, arms in (spec.get("analysis") or {}).get("contrasts", {}).items()} \
+        if isinstance((spec.get("analysis") or {}).get("contrasts"), Mapping) else \
+        {c.name: {"treatment": c.treatment, "control": c.baseline} for c in plan.contrasts}
+    lines = [f"# Preregistration report: {spec.get('title') or manifest.get('spec_id') or run_dir.name}", "",
+             f"Run `{run_dir}` - spec `{manifest.get('spec_id', spec.get('id', '?'))}` - spec sha256 "
+             f"`{current_sha or '?'}` - frozen at {manifest.get('frozen_at', '?')} - run finished "
+             f"{manifest.get('finished_at', '?')}.", "", "## Summary", ""]
+    found = [f"{v.id}{' (primary)' if v.primary else ''}: {v.contrast} on {v.metric} = "
+             f"{fmt_signed(v.mean_difference)} {fmt_ci(v.ci_low, v.ci_high)} over {v.n_blocks} blocks, "
+             f"randomization p = {fmt_p(v.randomization_p)} -> **{v.verdict}**" for v in verdicts]
+    lines += [f"- **Preregistered:** {len(verdicts)} hypothesis(es) ({sum(v.primary for v in verdicts)} primary), "
+              f"frozen at {manifest.get('frozen_at', '?')} with sha256 `{frozen_sha or '?'}`; "
+              f"primary outcome {plan.primary_metric}.",
+              f"- **Data:** {len(outcomes)} completed trial(s); {block_audit.findings[0]}.",
+              "- **Found:**", *[f"  - {f}" for f in found],
+              f"- **Deviations:** {'none' if not deviations else f'{len(deviations)} recorded (section 3)'}.",
+              f"- **Audit warnings:** {'none' if not audit_warnings else '; '.join(w[8:] for w in audit_warnings)}."]
+    if notes:
+        lines += ["- **Notes:**", *[f"  - {n}" for n in notes]]
+    lines += ["", "## 1. What was preregistered", "", f"Read from {spec_source}.", "",
+              "### Hypotheses", "", hypotheses_table(spec.get("hypotheses") or [], contrasts_plan), ""]
+    if not spec.get("hypotheses"):
+        lines += ["_The spec preregistered no hypotheses; section 2 judges each planned contrast on the primary "
+                  "outcome as a two-sided check._", ""]
+    lines += ["### Analysis plan", "", plan_table(spec.get("analysis") or {}, spec.get("outcomes")), "",
+              f"Blocks are {' x '.join(plan.block)}; strata {', '.join(plan.strata)}; only complete blocks "
+              "enter a contrast.", "", "### Design", "", design_table(spec), "",
+              "## 2. Results against the plan", "", "### Verdicts", "", VERDICT_RULE, "",
+              verdicts_table(verdicts), "",
+              f"### Headline: every planned contrast on {plan.primary_metric}", "",
+              headline_markdown(tables["headline"]), "",
+              "Mean/median: paired block differences (treatment - baseline). CI: 95% percentile bootstrap over "
+              f"blocks ({plan.bootstrap_draws:,} draws, seed {plan.seed}). sign p: exact two-sided sign test. "
+              "perm p: sign-flip randomization test of the mean. BH q: Benjamini-Hochberg across the plan's "
+              "metrics. Mixed model: random block intercepts (robustness check).", "",
+              "### All contrasts and metrics (overall)", "", overall_contrasts_markdown(tables["contrasts"]), "",
+              "Per-stratum rows (by model, by topic): `analysis/contrasts.csv`.", "",
+              "### Figures", "", _figure_markdown(figures, figure_formats), "",
+              "## 3. Deviations from the preregistration", "",
+              deviations_markdown(deviations, frozen_sha, current_sha), "", "## 4. Audits", ""]
+    for audit in audits:
+        lines += [f"### {audit.title}", "", bullet_list(audit.findings), ""]
+        if len(audit.table) and audit.title != "Blocks":
+            lines += [markdown_table(as_int_if_whole(audit.table)), ""]
+        elif audit.title == "Blocks" and len(audit.table):
+            incomplete = audit.table[~audit.table["complete"]]
+            if len(incomplete):
+                lines += ["Incomplete blocks:", "", markdown_table(incomplete), ""]
+    lines += ["## 5. Environment", "", environment_markdown(manifest), ""]
+    return "\n".join(lines)
+
+
+def environment_markdown(manifest: Mapping) -> str:
+    """Spec hashes and the package versions of the last run session."""
+    runs = manifest.get("runs") or []
+    last = runs[-1] if runs else {}
+    rows = [{"item": "spec id", "value": manifest.get("spec_id", "?")},
+            {"item": "spec sha256 (run)", "value": manifest.get("spec_sha256", "?")},
+            {"item": "spec sha256 (frozen)", "value": manifest.get("frozen_sha256", "?")},
+            {"item": "frozen at", "value": manifest.get("frozen_at", "?")},
+            {"item": "executor", "value": f"{last.get('executor', '?')} ({last.get('workers', '?')} worker(s))"},
+            {"item": "run sessions", "value": str(len(runs))}]
+    rows += [{"item": name, "value": version} for name, version in sorted((last.get("versions") or {}).items())]
+    return markdown_table(pd.DataFrame(rows))
+
+
+def table_markdown(table_path: Path, table: pd.DataFrame, plan: AnalysisPlan, contrasts: pd.DataFrame,
+                   headline: pd.DataFrame, excluded: pd.DataFrame, figures: Sequence[tuple[str, PaperFigure]],
+                   notes: Sequence[str], figure_formats: Sequence[str]) -> str:
+    """The report of a published per-trial table as Markdown."""
+    n_blocks = int(contrasts.loc[contrasts["stratum_type"] == "overall", "n_blocks"].max())
+    lines = [f"# Report of the per-trial table `{table_path.name}`", "",
+             f"Source: `{table_path}` ({len(table)} trials, {table['condition'].nunique()} arms, up to {n_blocks} "
+             f"complete {' x '.join(plan.block)} blocks per contrast). No run directory: no preregistration lock, "
+             "deviations or run audits to show; the plan below is PV-SST's confirmatory plan.", "",
+             "## Plan", "",
+             markdown_table(pd.DataFrame([{"contrast": c.name, "definition": f"{c.treatment} - {c.baseline}"}
+                                          for c in plan.contrasts])), "",
+             f"Metrics: {', '.join(m for m in plan.metrics if m in table.columns)}; primary: {plan.primary_metric}. "
+             f"Strata: {', '.join(PVSST_STRATA)}. 95% percentile bootstrap over blocks ({plan.bootstrap_draws:,} "
+             f"draws, seed {plan.seed}); exact sign test; sign-flip randomization test; consistency: positive "
+             f"overall and in >= {plan.min_model_share:.0%} of models and >= {plan.min_topic_share:.0%} of topics.",
+             "", f"## Headline: every contrast on {plan.primary_metric}", "", headline_markdown(headline), "",
+             "## All contrasts and metrics (overall)", "", overall_contrasts_markdown(contrasts), "",
+             "Every stratum: `contrasts.csv` (the published table's columns).", ""]
+    if len(excluded):
+        lines += [f"{len(excluded)} block x contrast x metric rows were excluded as incomplete.", ""]
+    if notes:
+        lines += ["Notes:", "", bullet_list(notes), ""]
+    lines += ["## Figures", "", _figure_markdown(figures, figure_formats), ""]
+    return "\n".join(lines)
+
+
+def write_report(out_dir: Path, markdown: str, figures: Sequence[tuple[str, PaperFigure]], formats: Sequence[str],
+                 figure_formats: Sequence[str], *, title: str,
+                 extra_tables: Mapping[str, pd.DataFrame] | None = None) -> list[Path]:
+    """Build the report in a temporary sibling folder, then swap it into ``out_dir`` (atomic per folder)."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir.parent))
+    try:
+        ext = "png" if "png" in figure_formats else figure_formats[0]
+        images = {}
+        for _, figure in figures:
+            figure.save(staging / "figures", figure_formats)
+            images[f"figures/{figure.name}.{ext}"] = figure.png_bytes()
+            figure.close()
+        if "md" in formats:
+            (staging / "report.md").write_text(markdown, encoding="utf-8")
+        if "html" in formats:
+            (staging / "report.html").write_text(markdown_to_html(markdown, images, title=title), encoding="utf-8")
+        for name, frame in (extra_tables or {}).items():
+            frame.to_csv(staging / name, index=False)
+        if out_dir.exists():
+            retired = Path(tempfile.mkdtemp(prefix=".report-old-", dir=out_dir.parent))
+            os.replace(out_dir, retired / "report")
+            os.replace(staging, out_dir)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            os.replace(staging, out_dir)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return sorted(p for p in out_dir.rglob("*") if p.is_file())

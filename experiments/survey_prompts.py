@@ -1,0 +1,81 @@
+"""Survey prompts: the versioned templates ``sim/prompts/survey_{system,question}_v1.txt``, the reply
+schema (an enum of option codes) and the seed of every request.
+
+A prompt for a scripted model (the reference controls) ends with the machine-readable
+``SURVEY-REFERENCE`` line of :mod:`sim.llm.providers.survey_controls`; language models never see it.
+
+Examples
+--------
+>>> from experiments.survey_spec import load_survey
+>>> spec = load_survey("experiments/surveys/gss2018_spending.yaml")
+>>> answer_schema(("yes", "no"))["properties"]["answer"]["enum"]
+['yes', 'no']
+>>> text = question_prompt(spec, spec.questions[0], spec.conditions[0], card=None)
+>>> text.splitlines()[-4:]
+['Options:', '- too_little: Too little', '- about_right: About right', '- too_much: Too much']
+"""
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from importlib import resources
+from string import Template
+
+from experiments.survey_spec import ConditionSpec, QuestionSpec, SurveySpec
+
+DIVERSITY_REQUEST = ("People in the United States hold very different views on this. Give the answer of "
+                     "one particular person, not simply the most common answer.")
+
+
+@lru_cache(maxsize=None)
+def _template(kind: str, version: str) -> Template:
+    name = f"survey_{kind}_{version}.txt"
+    return Template(resources.files("sim.prompts").joinpath(name).read_text(encoding="utf-8").rstrip("\n"))
+
+
+def _render(kind: str, version: str, **fields: str) -> str:
+    template = _template(kind, version)
+    expected = set(template.get_identifiers())
+    if expected != set(fields):
+        raise ValueError(f"template survey_{kind}_{version}: fields {sorted(expected)}, given {sorted(fields)}")
+    return template.substitute(fields)
+
+
+def answer_schema(codes: tuple[str, ...]) -> dict:
+    """The JSON schema of a reply: ``{"answer": <one of codes>}``."""
+    return {"type": "object", "properties": {"answer": {"type": "string", "enum": list(codes)}},
+            "required": ["answer"], "additionalProperties": False}
+
+
+def question_prompt(spec: SurveySpec, question: QuestionSpec, condition: ConditionSpec, card: str | None,
+                    reference: str | None = None) -> str:
+    """The user message asking ``question`` under ``condition`` (``card``: the persona card, if any)."""
+    lines = [f"- {o.code}: {o.label}" for o in question.options]
+    if spec.non_substantive.policy == "offered":
+        lines.append(f"- {spec.non_substantive.code}: {spec.non_substantive.label}")
+    return _render(
+        "question", spec.prompt_version,
+        persona_block=f"Answer as this person would:\n{card}\n\n" if card else "",
+        preamble_block=f"{spec.preamble}\n\n" if spec.preamble else "",
+        wording=question.wording,
+        options="\n".join(lines),
+        diversity_block=f"{DIVERSITY_REQUEST}\n" if condition.diversity_request else "",
+        reference_block=f"\n{reference}" if reference else "",
+    )
+
+
+def system_prompt(spec: SurveySpec) -> str:
+    return _render("system", spec.prompt_version)
+
+
+def survey_request_seed(run_seed: int, condition: str, persona_id: str, question: str, sample: int) -> int:
+    """The first 31 bits of sha256 over (run seed, condition, persona, question, sample): stable when
+    personas, questions or conditions are added or removed.
+
+    Examples
+    --------
+    >>> survey_request_seed(1, "direct", "p1", "q", 0) == survey_request_seed(1, "direct", "p1", "q", 0)
+    True
+    """
+    digest = hashlib.sha256(f"{run_seed}:{condition}:{persona_id}:{question}:{sample}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF

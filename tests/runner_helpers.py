@@ -1,0 +1,52 @@
+"""Helpers for runner tests: a frozen copy of a shipped spec, and run-store comparison."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from experiments.prereg import freeze
+
+SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
+COMPARED_TABLES = ("agents", "posts", "votes", "exposures", "edges")
+# metrics.json fields that describe the run, not the trial's result
+RUN_ACCOUNTING = ("cache_hits", "elapsed_seconds")
+
+
+def frozen_copy(tmp_path: Path, name: str = "scripted_smoke.yaml", edit: tuple[str, str] | None = None,
+                freeze_it: bool = True) -> Path:
+    spec = tmp_path / name
+    shutil.copy(SPECS / name, spec)
+    if freeze_it:
+        freeze(spec)
+    if edit is not None:
+        text = spec.read_text()
+        assert edit[0] in text, edit
+        spec.write_text(text.replace(edit[0], edit[1], 1))
+    return spec
+
+
+def trial_dirs(run: Path) -> dict[str, Path]:
+    return {p.name: p for p in sorted((run / "trials").iterdir()) if (p / "DONE").is_file()}
+
+
+def metrics(trial: Path) -> dict:
+    data = json.loads((trial / "metrics.json").read_text())
+    return {k: v for k, v in data.items() if k not in RUN_ACCOUNTING}
+
+
+def assert_same_run_store(a: Path, b: Path) -> None:
+    """Same trials, byte-identical event tables, identical outcome metrics."""
+    ta, tb = trial_dirs(a), trial_dirs(b)
+    assert sorted(ta) == sorted(tb)
+    for trial_id in ta:
+        for table in COMPARED_TABLES:
+            fa, fb = ta[trial_id] / f"{table}.parquet", tb[trial_id] / f"{table}.parquet"
+            assert fa.read_bytes() == fb.read_bytes(), (trial_id, table)
+        assert metrics(ta[trial_id]) == metrics(tb[trial_id]), trial_id
+        calls_a = pd.read_parquet(ta[trial_id] / "llm_calls.parquet")
+        calls_b = pd.read_parquet(tb[trial_id] / "llm_calls.parquet")
+        same = ["call_id", "request_seed", "prompt_sha256", "status"]  # `cached` and `attempts` differ on replay
+        pd.testing.assert_frame_equal(calls_a[same], calls_b[same])

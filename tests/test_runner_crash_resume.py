@@ -1,0 +1,71 @@
+"""Issue 5, acceptance 2 and 3: SIGKILL at three moments loses nothing, and Ray gives the same trials."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runner_helpers import assert_same_run_store, frozen_copy, trial_dirs
+from sim.llm.cache import ResponseCache
+
+
+def _run_cmd(spec: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "experiments.cli", "run", str(spec), "--out", str(out), *extra]
+
+
+def _kill_after(spec: Path, out: Path, done_at_least: int, timeout_s: float = 240) -> int:
+    """Start a 2-worker run, SIGKILL its whole process group once `done_at_least` trials are DONE."""
+    proc = subprocess.Popen(_run_cmd(spec, out, "--workers", "2"), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (out / "trials").is_dir() and len(trial_dirs(out)) >= done_at_least:
+                break
+            time.sleep(0.02)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return len(trial_dirs(out)) if (out / "trials").is_dir() else 0
+
+
+@pytest.mark.slow
+def test_sigkill_at_three_moments_then_resume_equals_an_uninterrupted_run(tmp_path):
+    spec = frozen_copy(tmp_path)
+    reference = tmp_path / "reference"
+    subprocess.run(_run_cmd(spec, reference, "--workers", "2"), check=True, capture_output=True, timeout=600)
+    assert len(trial_dirs(reference)) == 32
+
+    crashed = tmp_path / "crashed"
+    done_when_killed = [_kill_after(spec, crashed, n) for n in (1, 12, 24)]
+    assert done_when_killed[0] < 32 and done_when_killed == sorted(done_when_killed)
+    # leftovers of killed writes are never mistaken for finished trials
+    finished = subprocess.run(_run_cmd(spec, crashed, "--workers", "2"), capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr
+    assert f"{done_when_killed[-1]} skipped" in finished.stdout or done_when_killed[-1] == 32
+
+    assert_same_run_store(reference, crashed)
+    for run in (reference, crashed):
+        cache = ResponseCache(run / "cache.sqlite")
+        assert cache.repeated_keys() == 0  # no finished call was ever made twice
+        assert len(cache) > 0
+        cache.close()
+
+
+@pytest.mark.slow
+def test_ray_executor_gives_the_same_trials_as_local(tmp_path):
+    pytest.importorskip("ray", reason="the ray extra is part of pvsst[dev]")
+    spec = frozen_copy(tmp_path)
+    local, ray_run = tmp_path / "local", tmp_path / "ray"
+    subprocess.run(_run_cmd(spec, local, "--workers", "2"), check=True, capture_output=True, timeout=600)
+    done = subprocess.run(_run_cmd(spec, ray_run, "--executor", "ray", "--workers", "2"), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(trial_dirs(ray_run)) == 32
+    assert_same_run_store(local, ray_run)

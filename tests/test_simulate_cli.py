@@ -1,0 +1,47 @@
+"""Issue 3, acceptance 6: bad input to `pvsst simulate` exits 2 with one line and writes nothing."""
+from __future__ import annotations
+
+import pytest
+
+from experiments.cli import main
+
+BASE = ["simulate", "--model", "scripted/imitate", "--rounds", "2"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--topic", "ai_labels", "--condition", "astroturf"], "condition"),
+    (["--topic", "no_such_topic"], "no_such_topic"),
+    (["--topic", "ai_labels", "--agents", "1"], "n_agents"),
+    (["--topic", "ai_labels", "--feed-size", "0"], "feed_size"),
+    (["--topic", "ai_labels", "--network", "edgelist:path=/nonexistent/edges.txt"], "edges.txt"),
+    (["--topic", "ai_labels", "--network", "hypercube"], "network"),
+    (["--topic", "ai_labels", "--model", "nosuchprovider/x"], "nosuchprovider"),
+])
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capfd, args, needle):
+    out = tmp_path / "out"
+    code = main(BASE + args + ["--out", str(out)])
+    err = capfd.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and needle in err, err
+    assert not out.exists()
+
+
+def test_unreadable_edge_list_content_is_rejected(tmp_path, capfd):
+    edges = tmp_path / "edges.txt"
+    edges.write_text("a00 a01\na01 zz99\n")
+    code = main(BASE + ["--topic", "ai_labels", "--agents", "4", "--network", f"edgelist:path={edges}",
+                        "--out", str(tmp_path / "out")])
+    err = capfd.readouterr().err.strip()
+    assert code == 2 and "zz99" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_simulate_writes_a_complete_trial_directory(tmp_path, capfd):
+    out = tmp_path / "out"
+    code = main(BASE + ["--topic", "ai_labels", "--condition", "single_source", "--agents", "6", "--out", str(out)])
+    assert code == 0, capfd.readouterr().err
+    trial = out / "trials" / "ai_labels__s101__single_source"
+    names = {p.name for p in trial.iterdir()}
+    assert names == {"agents.parquet", "posts.parquet", "votes.parquet", "exposures.parquet", "edges.parquet",
+                     "llm_calls.parquet", "metrics.json", "DONE"}
+    assert not [p for p in (out / "trials").iterdir() if p.name.startswith(".tmp")]
