@@ -6,7 +6,7 @@ PVSST  := $(VENV)/bin/pvsst
 RUN    ?= runs/quickstart
 SPEC   ?= experiments/specs/quickstart.yaml
 
-.PHONY: demo test install install-dev clean
+.PHONY: demo test bench install install-dev clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ demo: install
 
 test: install-dev
 	$(PY) -m pytest -q
+
+# Benchmarks at the sizes the issues name (slow: the 100,000-agent engine run alone takes ~20 min).
+bench: install-dev
+	PVSST_BENCH_FULL=1 $(PY) -m pytest -q -s tests/benchmarks
 
 clean:
 	rm -rf runs .pytest_cache

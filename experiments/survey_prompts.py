@@ -11,7 +11,7 @@ Examples
 >>> answer_schema(("yes", "no"))["properties"]["answer"]["enum"]
 ['yes', 'no']
 >>> text = question_prompt(spec, spec.questions[0], spec.conditions[0], card=None)
->>> text.splitlines()[-4:]
+>>> text.splitlines()[-5:-1]
 ['Options:', '- too_little: Too little', '- about_right: About right', '- too_much: Too much']
 """
 from __future__ import annotations

@@ -24,7 +24,7 @@ import pandas as pd
 
 from analysis.block_tests import BOOTSTRAP_DRAWS, PVSST_SEED
 from analysis.errors import InputError
-from analysis.figures.style import OKABE_ITO, PaperFigure, in_style, new_figure, pretty_label
+from analysis.figures.style import OKABE_ITO, PaperFigure, in_style, metric_unit, new_figure, pretty_label
 
 STRATUM_ORDER = ("overall", "model", "topic")
 FOREST_COLUMNS = ("contrast", "metric", "stratum_type", "stratum", "n_blocks", "mean_difference",
@@ -63,7 +63,7 @@ def draw_forest(ax, rows: pd.DataFrame) -> None:
                     color=STRATUM_COLORS.get(stratum_type, OKABE_ITO[3]), label=stratum_type)
     ax.axvline(0.0, color="0.5", linewidth=0.8, linestyle="--", zorder=0)
     ax.set_yticks(positions, rows["label"].tolist())
-    ax.set_ylim(positions.min() - 0.7, 0.7)
+    ax.set_ylim(positions.min() - 0.7, 0.9)
 
 
 @in_style
@@ -77,16 +77,21 @@ def contrast_forest_figure(contrasts: pd.DataFrame, contrast: str, metric: str, 
     figure = new_figure(height=0.7 + 0.2 * len(rows))
     ax = figure.axes[0]
     draw_forest(ax, rows)
-    ax.set_xlabel(f"paired difference in {pretty_label(metric)}")
-    ax.set_title(pretty_label(contrast))
+    ax.set_xlabel(f"paired difference ({metric_unit(metric)})")
+    ax.set_title(f"{pretty_label(contrast)}\n{pretty_label(metric)}")
     overall = rows[rows["stratum_type"] == "overall"]
+    if len(overall):
+        first = overall.iloc[0]
+        ax.annotate(f"{first['mean_difference']:+.4f} [{first['ci95_low']:.4f}, {first['ci95_high']:.4f}]",
+                    (first["mean_difference"], 0.0), xytext=(0, 5), textcoords="offset points", ha="center",
+                    va="bottom", fontsize=6, bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
     n_overall = int(overall["n_blocks"].iloc[0]) if len(overall) else int(rows["n_blocks"].max())
     strata = rows[rows["stratum_type"] != "overall"]
     strata_n = (", ".join(f"{t}: {int(g['n_blocks'].min())}" + (f"-{int(g['n_blocks'].max())}"
                                                                  if g["n_blocks"].nunique() > 1 else "")
                           for t, g in strata.groupby("stratum_type", sort=False)))
     caption = (f"Paired contrast {contrast} on {metric} (treatment minus baseline, per block), overall and "
-               f"by stratum. Points: mean block difference; bars: 95% percentile bootstrap CI over blocks "
+               f"by stratum. Points: mean block difference (overall value printed above its point); bars: 95% percentile bootstrap CI over blocks "
                f"({draws:,} draws, seed {seed}); dashed line: no difference. n = {n_overall} blocks overall"
                + (f" (per stratum: {strata_n})" if strata_n else "") + ".")
     return PaperFigure(f"forest_{contrast}__{metric}", figure, caption, rows)
@@ -110,7 +115,8 @@ def contrasts_overview_figure(contrasts: pd.DataFrame, metric: str, *, draws: in
     figure = new_figure(height=0.8 + 0.22 * len(rows))
     ax = figure.axes[0]
     draw_forest(ax, rows)
-    ax.set_xlabel(f"paired difference in {pretty_label(metric)}")
+    ax.set_xlabel(f"paired difference ({metric_unit(metric)})")
+    ax.set_title(pretty_label(metric))
     caption = (f"All planned contrasts on {metric}, overall (treatment minus baseline per block). Points: "
                f"mean block difference; bars: 95% percentile bootstrap CI over blocks ({draws:,} draws, "
                f"seed {seed}); dashed line: no difference. n = "

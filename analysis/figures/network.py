@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import InputError
-from analysis.figures.style import OKABE_ITO, STANCE_CMAP, PaperFigure, in_style, new_figure
+from analysis.figures.style import OKABE_ITO, STANCE_CMAP, PaperFigure, in_style, legend_above, new_figure
 from analysis.homophily import like_graph
 from analysis.network_dynamics import follow_graph_at
 from analysis.outcomes import stance_paths
@@ -61,25 +61,26 @@ def homophily_null_figure(homophily: pd.DataFrame, measure: str = DEFAULT_MEASUR
     """Observed assortativity per trial (points) against the null's 95% range (grey bars), per graph.
 
     ``data``: the plotted rows (up to ``max_trials`` per graph, in trial order) with null_low, null_high,
-    outside_null_95.
+    outside_null_95 and ``y`` (the row position; trials share rows across panels).
     """
     rows = homophily_null_rows(homophily, measure, null)
     totals = rows.groupby("graph", sort=True).size()
     rows = rows.groupby("graph", sort=True, group_keys=False).head(max_trials).reset_index(drop=True)
     graphs = list(totals.index)
-    per_panel = int(rows.groupby("graph").size().max())
-    figure = new_figure(height=0.9 + 0.13 * per_panel, ncols=len(graphs), sharey=False)
+    trials = sorted(rows["trial_id"].astype(str).unique())
+    rows["y"] = -rows["trial_id"].astype(str).map({t: i for i, t in enumerate(trials)}).astype(float)
+    figure = new_figure(height=1.0 + 0.11 * len(trials), ncols=len(graphs), sharey=True)
     for ax, graph in zip(figure.axes, graphs):
         panel = rows[rows["graph"] == graph]
-        y = -np.arange(len(panel), dtype=float)
-        ax.hlines(y, panel["null_low"], panel["null_high"], color="0.7", linewidth=3, label=f"null 95% ({null})")
-        ax.plot(panel["null_mean"], y, "|", color="0.35", markersize=5)
-        ax.plot(panel["observed"], y, "o", color=OKABE_ITO[6], label="observed")
+        ax.hlines(panel["y"], panel["null_low"], panel["null_high"], color="0.75", linewidth=2.5,
+                  label=f"null 95% range ({null.replace('_', ' ')})")
+        ax.plot(panel["null_mean"], panel["y"], "|", color="0.35", markersize=4, label="null mean")
+        ax.plot(panel["observed"], panel["y"], "o", color=OKABE_ITO[6], markersize=3, label="observed")
         ax.axvline(0.0, color="0.5", linewidth=0.6, linestyle="--", zorder=0)
-        ax.set_yticks(y, [str(t)[-24:] for t in panel["trial_id"]], fontsize=5)
         ax.set_title(f"{graph} graph")
         ax.set_xlabel("assortativity r (-1..1)")
-    figure.axes[-1].legend(loc="lower right", fontsize=6)
+    figure.axes[0].set_yticks(-np.arange(len(trials), dtype=float), trials, fontsize=4.5)
+    legend_above(figure, figure.axes[0])
     attribute = measure.split(":", 1)[-1]
     counts = "; ".join(f"{g}: observed outside the null 95% range in {int(rows[rows['graph'] == g]['outside_null_95'].sum())}"
                        f" of {int((rows['graph'] == g).sum())} trials shown ({int(totals[g])} in all)"
@@ -137,14 +138,14 @@ def network_figure(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFram
     honest = data[data["role"] != "adversary"]
     norm = mpl.colors.Normalize(*STANCE_RANGE)
     cmap = mpl.colormaps[STANCE_CMAP]
-    points = ax.scatter(honest["x"], honest["y"], c=honest["final_stance"], cmap=cmap, norm=norm, s=60,
-                        edgecolors="0.2", linewidths=0.5, zorder=3)
+    ax.scatter(honest["x"], honest["y"], color=cmap(norm(honest["final_stance"].to_numpy(float))), s=60,
+               edgecolors="0.2", linewidths=0.5, zorder=3)
     adversaries = data[data["role"] == "adversary"]
     if len(adversaries):
         ax.scatter(adversaries["x"], adversaries["y"], marker="s", s=50, color="black", zorder=3,
                    label="adversary")
         ax.legend(loc="lower left", fontsize=6)
-    colorbar = figure.colorbar(points, ax=ax, shrink=0.8, ticks=range(-3, 4))
+    colorbar = figure.colorbar(mpl.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.8, ticks=range(-3, 4))
     colorbar.set_label("final stance (-3 oppose .. +3 support)")
     ax.set_axis_off()
     n_edges = graph.number_of_edges()

@@ -18,7 +18,8 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.block_tests import BOOTSTRAP_DRAWS, PVSST_SEED
-from analysis.figures.style import PaperFigure, color_for, in_style, marker_for, new_figure, ordered_arms
+from analysis.figures.style import (PaperFigure, color_for, in_style, legend_above, marker_for, new_figure,
+                                    ordered_arms)
 from analysis.figures.summaries import CI_METHOD, mean_ci_by, n_phrase
 
 SIMILARITY_LABEL = "pairwise TF-IDF cosine (0-1)"
@@ -50,7 +51,7 @@ def similarity_by_round_figure(per_round: pd.DataFrame, *, draws: int = BOOTSTRA
     draw_round_lines(ax, summary, arms)
     ax.set_xlabel("round")
     ax.set_ylabel(f"similarity, {SIMILARITY_LABEL}")
-    ax.legend(loc="best")
+    legend_above(figure, ax)
     caption = (f"Lexical similarity of honest agents' posts by round (mean pairwise TF-IDF cosine of the "
                f"round's posts), per arm. Points: mean over blocks; bars: {CI_METHOD} "
                f"({draws:,} draws, seed {seed}); {n_phrase(summary['n_blocks'])} per point.")

@@ -22,7 +22,7 @@ import pandas as pd
 from analysis.block_tests import BOOTSTRAP_DRAWS, PVSST_SEED
 from analysis.errors import InputError
 from analysis.figures.similarity import draw_round_lines
-from analysis.figures.style import PaperFigure, color_for, in_style, new_figure, ordered_arms
+from analysis.figures.style import PaperFigure, color_for, in_style, legend_above, new_figure, ordered_arms
 from analysis.figures.summaries import CI_METHOD, mean_ci_by, n_phrase
 
 PUSH_DIRECTIONS = ("support", "oppose")
@@ -49,7 +49,7 @@ def stance_trajectories_figure(per_round: pd.DataFrame, *, draws: int = BOOTSTRA
         ax.set_title(f"push: {direction}")
         ax.set_xlabel("round")
     figure.axes[0].set_ylabel("alignment with push (stance points)")
-    figure.axes[-1].legend(loc="best")
+    legend_above(figure, figure.axes[0])
     caption = ("Stance trajectories of honest agents: mean alignment with the push direction "
                "(push x stance, stance on a -3..+3 scale; > 0 is toward the pushed side) by round, per arm, "
                f"one panel per push direction. Bars: {CI_METHOD} ({draws:,} draws, seed {seed}); "
@@ -81,7 +81,7 @@ def survival_by_arm_figure(trial_outcomes: pd.DataFrame, *, draws: int = BOOTSTR
                 fmt="o", color="black", zorder=2)
     ax.set_xticks(positions, [a.replace("_", "\n") for a in arms])
     ax.set_ylim(-0.05, 1.05)
-    ax.set_ylabel("opposite-side survival (share of agents)")
+    ax.set_ylabel("survival (share of agents)")
     caption = ("Opposite-side survival by arm: share of honest agents starting on the side opposite the "
                "push that end strictly on it. Small dots: trials; black points: mean over blocks with "
                f"{CI_METHOD} ({draws:,} draws, seed {seed}); {n_phrase(summary['n_blocks'])} per arm.")

@@ -42,7 +42,7 @@ COLUMN_WIDTH_IN = 3.4
 DEFAULT_HEIGHT_IN = 2.4
 DPI = 300
 FIGURE_FORMATS = ("png", "pdf")
-STANCE_CMAP = "PuOr"  # ColorBrewer diverging, colour-blind safe; purple = oppose, orange = support
+STANCE_CMAP = "PuOr"  # ColorBrewer diverging, colour-blind safe: orange = oppose (-3), purple = support (+3)
 
 RC_PARAMS = {
     "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7,
@@ -116,6 +116,13 @@ def new_figure(width: float = COLUMN_WIDTH_IN, height: float = DEFAULT_HEIGHT_IN
     return figure
 
 
+def legend_above(figure: Figure, ax) -> None:
+    """One legend for the figure, above the axes (it never hides data)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        figure.legend(handles, labels, loc="outside upper center", ncols=min(len(labels), 3), fontsize=6)
+
+
 def ordered_arms(arms: Sequence[str]) -> list[str]:
     """Arms in the canonical order (control first), unknown arms after, alphabetically."""
     arms = list(dict.fromkeys(str(a) for a in arms))
@@ -132,6 +139,25 @@ def color_for(item: str, items: Sequence[str]) -> str:
 def marker_for(item: str, items: Sequence[str]) -> str:
     order = ordered_arms(items)
     return MARKERS[order.index(str(item)) % len(MARKERS)]
+
+
+METRIC_UNITS = {
+    "final_honest_pairwise_similarity": "TF-IDF cosine", "pairwise_similarity": "TF-IDF cosine",
+    "initial_alignment": "stance points", "final_alignment": "stance points",
+    "delta_alignment": "stance points", "alignment": "stance points",
+    "final_pushed_side_share": "share of agents", "toward_push_share": "share of agents",
+    "opposite_side_survival": "share of agents", "majority_capture": "share of trials",
+    "parse_error_rate": "share of calls", "vote_parse_error_rate": "share of calls",
+}
+
+
+def metric_unit(metric: str) -> str:
+    """The unit a metric is measured in (for axis labels).
+
+    >>> metric_unit("delta_alignment")
+    'stance points'
+    """
+    return METRIC_UNITS.get(str(metric), "metric units")
 
 
 def pretty_label(name: str) -> str:

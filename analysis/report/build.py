@@ -215,7 +215,7 @@ def _figure_markdown(figures: Sequence[tuple[str, PaperFigure]], figure_formats:
     ext = "png" if "png" in figure_formats else figure_formats[0]
     for number, (heading, figure) in enumerate(figures, 1):
         if heading != section:
-            parts += [f"### {heading}", ""]
+            parts += [f"#### {heading}", ""]
             section = heading
         parts += [f"![Figure {number}: {figure.name}](figures/{figure.name}.{ext})", "",
                   f"*Figure {number}.* {figure.caption}", ""]
@@ -247,7 +247,8 @@ def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: s
               f"primary outcome {plan.primary_metric}.",
               f"- **Data:** {len(outcomes)} completed trial(s); {block_audit.findings[0]}.",
               "- **Found:**", *[f"  - {f}" for f in found],
-              f"- **Deviations:** {'none' if not deviations else f'{len(deviations)} recorded (section 3)'}.",
+              "- **Deviations:** " + ("none recorded" if not deviations else f"{len(deviations)} recorded (section 3): "
+                                      + "; ".join(str(d.get("text", "?")) for d in deviations)) + ".",
               f"- **Audit warnings:** {'none' if not audit_warnings else '; '.join(w[8:] for w in audit_warnings)}."]
     if notes:
         lines += ["- **Notes:**", *[f"  - {n}" for n in notes]]

@@ -55,8 +55,14 @@ def fmt_p(value) -> str:
 
 
 def fmt_ci(low, high, digits: int = 4) -> str:
-    """``[+0.0043, +0.0121]``."""
-    return f"[{fmt_signed(low, digits)}, {fmt_signed(high, digits)}]"
+    """``[0.0043, 0.0121]`` (the published style; ``-`` for a missing bound).
+
+    >>> fmt_ci(0.00432, -0.0121)
+    '[0.0043, -0.0121]'
+    """
+    def bound(value) -> str:
+        return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{float(value):.{digits}f}"
+    return f"[{bound(low)}, {bound(high)}]"
 
 
 def markdown_table(frame: pd.DataFrame, floatfmt: str = ".4g") -> str:
@@ -65,9 +71,12 @@ def markdown_table(frame: pd.DataFrame, floatfmt: str = ".4g") -> str:
         return "_(no rows)_"
     safe = frame.copy()
     for column in safe.columns:
-        if not pd.api.types.is_numeric_dtype(safe[column]):
+        if pd.api.types.is_float_dtype(safe[column]):
+            safe[column] = safe[column].map(lambda v: "-" if pd.isna(v) else format(v, floatfmt))
+        elif not pd.api.types.is_numeric_dtype(safe[column]):
             safe[column] = safe[column].map(lambda v: str(v).replace("|", "\\|"))
-    return safe.to_markdown(index=False, floatfmt=floatfmt)
+    # disable_numparse: keep "+0.0082" as written (tabulate would re-parse it as 0.0082)
+    return safe.to_markdown(index=False, floatfmt=floatfmt, disable_numparse=True)
 
 
 def bullet_list(items: Sequence[str]) -> str:
@@ -115,6 +124,8 @@ def design_table(spec: Mapping) -> str:
     for key in ("models", "topics", "seeds", "conditions"):
         values = factors.get(key) or []
         shown = [v.get("id", v) if isinstance(v, Mapping) else v for v in values]
+        if not shown:
+            continue
         rows.append({"item": key, "frozen value": ", ".join(map(str, shown))})
     blocks = (spec.get("blocks") or {}).get("block_key")
     if blocks:
@@ -188,12 +199,13 @@ def overall_contrasts_markdown(contrasts: pd.DataFrame) -> str:
 def deviations_markdown(deviations: Sequence[Mapping], frozen_sha: str | None, current_sha: str | None) -> str:
     """The deviations recorded in the manifest, or a plain statement that there were none."""
     if not deviations:
-        same = frozen_sha and current_sha and frozen_sha == current_sha
-        return ("**No deviations.** The run used exactly the frozen spec"
-                + (f" (sha256 `{current_sha}` equals the lock's)." if same else ".")
-                if same or not (frozen_sha and current_sha) else
-                f"**WARNING: no deviation was recorded, yet the run's spec hash `{current_sha}` differs from "
-                f"the frozen `{frozen_sha}`.**")
+        if frozen_sha and current_sha and frozen_sha == current_sha:
+            return f"**No deviations.** The run used exactly the frozen spec (sha256 `{current_sha}`)."
+        if frozen_sha and current_sha:
+            return (f"**WARNING: no deviation was recorded, yet the run's spec hash `{current_sha}` differs from "
+                    f"the frozen `{frozen_sha}`.**")
+        return ("**No deviations were recorded.** The manifest holds no frozen hash to compare the run's spec "
+                "with, so this cannot be checked here.")
     parts = [f"**{len(deviations)} deviation(s) from the preregistration were recorded:**", ""]
     for i, d in enumerate(deviations, 1):
         changed = d.get("changed_fields") or []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 # Column order of llm_calls.parquet (DESIGN.md "Run store"), plus `error` for failed calls.
@@ -50,6 +50,9 @@ class LLMRequest:
 
     def cache_key(self) -> str:
         """sha256 over everything that determines the reply (model, messages, schema, sampling, seed)."""
+        memo = self.__dict__.get("_cache_key")
+        if memo is not None:
+            return memo
         payload = {
             "model": self.model,
             "messages": list(self.messages),
@@ -58,10 +61,15 @@ class LLMRequest:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
         }
-        return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+        key = hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+        self.__dict__["_cache_key"] = key  # memo: the request is frozen, so the key cannot go stale
+        return key
 
     def prompt_sha256(self) -> str:
-        return hashlib.sha256(canonical_json(list(self.messages)).encode()).hexdigest()
+        memo = self.__dict__.get("_prompt_sha256")
+        if memo is None:
+            memo = self.__dict__["_prompt_sha256"] = hashlib.sha256(canonical_json(list(self.messages)).encode()).hexdigest()
+        return memo
 
 
 @dataclass(frozen=True)
@@ -97,7 +105,7 @@ class CallRecord:
     error: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in CALL_RECORD_FIELDS}
 
 
 @dataclass

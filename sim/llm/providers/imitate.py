@@ -52,11 +52,19 @@ class Lexicon:
     def side_words(self, side: int) -> tuple[str, ...]:
         return self.support if side > 0 else self.oppose
 
+    @property
+    def _sets(self) -> tuple[frozenset[str], frozenset[str]]:
+        sets = self.__dict__.get("_word_sets")
+        if sets is None:
+            sets = self.__dict__["_word_sets"] = (frozenset(self.support), frozenset(self.oppose))
+        return sets
+
     def infer_side(self, text: str) -> int:
         """+1 / -1 / 0 by counts of support and oppose words in ``text``."""
         words = set(_WORD.findall(text.lower()))
-        score = len(words & set(self.support)) - len(words & set(self.oppose))
-        return int(np.sign(score))
+        support, oppose = self._sets
+        score = len(words & support) - len(words & oppose)
+        return (score > 0) - (score < 0)
 
 
 @lru_cache(maxsize=1)
@@ -147,11 +155,11 @@ class ImitateProvider:
         new_stance, reason = stance, "nothing in my feed changed my mind"
         signal = sum((likes + 1) * lexicon.infer_side(text) for likes, text in feed)
         if angle is None and signal and rng.random() < self.update_probability:
-            step = int(np.sign(signal))
-            new_stance = int(np.clip(stance + step, -3, 3))
+            step = 1 if signal > 0 else -1
+            new_stance = max(-3, min(3, stance + step))
             reason = f"posts I saw leaned {'support' if step > 0 else 'oppose'}"
-        agree = np.sign(signal) == np.sign(stance) if signal else True
-        confidence = float(np.clip(confidence + (0.05 if agree else -0.05), 0.0, 1.0))
+        agree = (signal > 0) == (stance > 0) if signal and stance else True
+        confidence = max(0.0, min(1.0, confidence + (0.05 if agree else -0.05)))
         return {"post": post, "opinion": STANCE_LABELS[new_stance], "confidence": round(confidence, 2),
                 "reason": reason}
 
@@ -167,11 +175,17 @@ class ImitateProvider:
             side = lexicon.infer_side(match.group(3))
             if rng.random() < self.vote_noise or side == 0 or stance == 0:
                 votes.append(0)
-            elif side == np.sign(stance):
+            elif side == ((stance > 0) - (stance < 0)):
                 votes.append(1)
             else:
                 votes.append(-1 if abs(stance) >= 2 else 0)
         return {"votes": votes}
+
+
+def _pick(words, k: int, rng: np.random.Generator) -> list[str]:
+    """Up to ``k`` distinct entries of ``words`` in random order."""
+    k = min(k, len(words))
+    return [words[i] for i in rng.choice(len(words), size=k, replace=False)]
 
 
 def _fields(prompt: str) -> dict[str, str]:

@@ -1,0 +1,71 @@
+"""Issue 3, acceptance 5: engine cost per agent-round under `scripted/imitate` stays flat with size.
+
+Each size runs in its own process (so peak memory is that size's own), on a Barabasi-Albert follow
+graph (m=3) with followee feeds. Prints agent-rounds per second, the time per agent-round relative to
+the smallest size, and peak RSS. Asserts correctness only (every call ok, every agent posted every round).
+
+Default sizes keep `make test` short: 1,000 / 3,000 / 10,000 agents x 2 rounds. The issue's sizes
+(1,000 / 10,000 / 100,000 agents x 5 rounds, about 30 minutes on 2 busy cores) run with
+``PVSST_BENCH_FULL=1`` (``make bench``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import pytest
+
+FULL = os.environ.get("PVSST_BENCH_FULL") == "1"
+SIZES = (1_000, 10_000, 100_000) if FULL else (1_000, 3_000, 10_000)
+ROUNDS = 5 if FULL else 2
+
+
+def measure(n_agents: int, n_rounds: int) -> dict:
+    from sim.llm.gateway import Gateway
+    from sim.network import NetworkSpec
+    from sim.topics import get_topic
+    from sim.trial import run_trial
+    from sim.trial_config import TrialConfig
+
+    config = TrialConfig(trial_id=f"bench{n_agents}", model="scripted/imitate", topic=get_topic("ai_labels"),
+                         condition="likes", seed=1, n_agents=n_agents, n_rounds=n_rounds,
+                         network=NetworkSpec(kind="barabasi_albert", m=3), feed_candidates="followees",
+                         request_seed_formula="hashed")
+    gateway = Gateway(max_concurrency=64)
+    started = time.perf_counter()
+    result = run_trial(config, gateway)
+    elapsed = time.perf_counter() - started
+    return {"n_agents": n_agents, "rounds": n_rounds, "seconds": elapsed,
+            "posts": len(result.posts), "ok_calls": int((result.llm_calls["status"] == "ok").sum()),
+            "calls": len(result.llm_calls), "exposures": len(result.exposures),
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+@pytest.mark.benchmark
+@pytest.mark.slow
+def test_cost_per_agent_round_is_flat_across_sizes(capsys):
+    rows = []
+    for n in SIZES:
+        done = subprocess.run([sys.executable, __file__, str(n), str(ROUNDS)], capture_output=True, text=True,
+                              timeout=7200)
+        assert done.returncode == 0, done.stderr[-2000:]
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        assert row["posts"] == n * ROUNDS and row["ok_calls"] == row["calls"] == 2 * n * ROUNDS
+        rows.append(row)
+    base = rows[0]["seconds"] / (rows[0]["n_agents"] * ROUNDS)
+    with capsys.disabled():
+        print(f"\nengine scaling, scripted/imitate, Barabasi-Albert m=3, {ROUNDS} rounds"
+              f"{' (full sizes)' if FULL else ' (quick sizes; PVSST_BENCH_FULL=1 for 1k/10k/100k x 5)'}")
+        for row in rows:
+            per = row["seconds"] / (row["n_agents"] * ROUNDS)
+            print(f"  {row['n_agents']:>7} agents: {row['seconds']:8.1f} s, "
+                  f"{row['n_agents'] * ROUNDS / row['seconds']:8.0f} agent-rounds/s, "
+                  f"time per agent-round x{per / base:.2f} of the smallest, peak RSS {row['peak_rss_mib']:.0f} MiB")
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(int(sys.argv[1]), int(sys.argv[2]))))
