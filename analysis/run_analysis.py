@@ -15,7 +15,6 @@ excluded_blocks.csv         blocks left out of a contrast, with the reason
 """
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import warnings
@@ -27,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.contrast_table import PairedContrastAnalysis, paired_contrast_table
+from analysis.atomic import swap_in_directory
 from analysis.errors import InputError
 from analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
 from analysis.network_dynamics import follow_graph_at
@@ -201,13 +201,7 @@ def _write_atomically(out_dir: Path, tables: dict[str, pd.DataFrame]) -> None:
     try:
         for name, frame in tables.items():
             frame.to_csv(staging / name, index=False)
-        if out_dir.exists():
-            retired = Path(tempfile.mkdtemp(prefix=".analysis-old-", dir=out_dir.parent))
-            os.replace(out_dir, retired / "analysis")
-            os.replace(staging, out_dir)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.replace(staging, out_dir)
+        swap_in_directory(staging, out_dir)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

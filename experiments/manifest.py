@@ -8,30 +8,23 @@ from __future__ import annotations
 import json
 import os
 import platform
-import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from experiments.prereg import package_versions
+
 MANIFEST = "manifest.json"
-KEY_PACKAGES = ("pvsst", "mesa", "litellm", "numpy", "pandas", "networkx", "statsmodels", "scipy",
-                "scikit-learn", "pyarrow", "llama-cpp-python", "ray")
 
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def package_versions() -> dict[str, str]:
-    versions = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for name in KEY_PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
+def environment() -> dict[str, str]:
+    """The lock's package versions plus the platform this run executed on."""
+    return {**package_versions(), "platform": platform.platform()}
 
 
 @dataclass

@@ -21,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from experiments.design import Design, expand
 from experiments.errors import InputError
 from experiments.executors import BlockTask, GatewaySettings, make_executor
-from experiments.manifest import RunManifest, package_versions, utc_now
+from experiments.manifest import RunManifest, environment, utc_now
 from experiments.persona_source import resolve_personas
 from experiments.prereg import read_lock, verify
 from experiments.spec import StudySpec, canonical_spec, load_spec, spec_sha256
@@ -125,7 +125,7 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
         max_concurrency=execution.max_concurrency, requests_per_minute=execution.requests_per_minute,
         max_attempts=spec.trial.max_attempts, timeout_s=execution.request_timeout_s, api_base=execution.api_base)
     manifest.data["runs"].append({"started_at": utc_now(), "executor": kind, "workers": n_workers,
-                                  "replay_only": replay_only, "budget_usd": cap_usd, "versions": package_versions()})
+                                  "replay_only": replay_only, "budget_usd": cap_usd, "versions": environment()})
     manifest.save()
 
     summary = RunSummary(total=len(design.trials))

@@ -13,7 +13,6 @@ Output (``RUN/report/`` or ``--out``), built in a temporary folder and renamed i
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 import warnings
@@ -24,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.contrast_table import PVSST_CONTRASTS, PVSST_METRICS, PVSST_STRATA, paired_contrast_table
+from analysis.atomic import swap_in_directory
 from analysis.errors import InputError
 from analysis.figures.style import FIGURE_FORMATS, PaperFigure
 from analysis.paired import PVSST_BLOCK, IncompleteBlocksWarning
@@ -345,13 +345,7 @@ def write_report(out_dir: Path, markdown: str, figures: Sequence[tuple[str, Pape
             (staging / "report.html").write_text(markdown_to_html(markdown, images, title=title), encoding="utf-8")
         for name, frame in (extra_tables or {}).items():
             frame.to_csv(staging / name, index=False)
-        if out_dir.exists():
-            retired = Path(tempfile.mkdtemp(prefix=".report-old-", dir=out_dir.parent))
-            os.replace(out_dir, retired / "report")
-            os.replace(staging, out_dir)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.replace(staging, out_dir)
+        swap_in_directory(staging, out_dir)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
