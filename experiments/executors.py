@@ -1,24 +1,30 @@
-"""Executors: run block tasks in this process, in a local process pool, or as Ray tasks.
+"""Executors: run picklable tasks in this process, in a local process pool, or as Ray tasks.
 
 The unit of parallel work is a block (the trials of one model x topic x seed, one per arm): its trials
 share their first-round requests, so running them one after another in one worker replays those from
 the cache instead of racing two workers to the same call. Every executor runs the same picklable
-:func:`run_block`, so results do not depend on where a trial ran. Each worker process keeps one gateway
+:func:`run_block`, so results do not depend on where a trial ran (the survey runner maps its units
+through the same executors). Each worker process keeps one gateway
 per settings (the embedded model is loaded once per process, the SQLite connection is reused).
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
+import itertools
 import multiprocessing
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 
 from experiments.design import TrialPlan
 from experiments.errors import InputError
 from experiments.trial_pipeline import TrialOutcome, execute_trial
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -92,14 +98,13 @@ def run_block(task: BlockTask) -> list[TrialOutcome]:
 
 
 class InlineExecutor:
-    """Blocks one after another in this process (``--workers 1``)."""
+    """Tasks one after another in this process (``--workers 1``)."""
 
     name = "local"
 
-    def map(self, tasks: Iterable[BlockTask]) -> Iterator[list[TrialOutcome]]:
+    def map(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
         for task in tasks:
-            for plan in task.plans:  # one trial at a time, so the progress bar moves per trial
-                yield run_block(BlockTask(**{**task.__dict__, "plans": (plan,)}))
+            yield fn(task)
 
     def close(self) -> None:
         pass
@@ -114,22 +119,18 @@ class LocalExecutor:
         self.pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
         self.workers = workers
 
-    def map(self, tasks: Iterable[BlockTask]) -> Iterator[list[TrialOutcome]]:
-        """Keep ``workers`` blocks in flight; yield each block's outcomes as it completes. The caller
-        may stop iterating (budget) and no further task is submitted."""
-        pending: set[cf.Future] = set()
+    def map(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
+        """Keep ``workers`` tasks in flight; yield results as they complete. The caller may stop
+        iterating (budget) and no further task is submitted. ``fn`` must be importable (picklable)."""
         tasks = iter(tasks)
-        for task in tasks:
-            pending.add(self.pool.submit(run_block, task))
-            if len(pending) >= self.workers:
-                break
+        pending = {self.pool.submit(fn, task) for task in itertools.islice(tasks, self.workers)}
         while pending:
             done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
             for future in done:
                 yield future.result()
                 nxt = next(tasks, None)
                 if nxt is not None:
-                    pending.add(self.pool.submit(run_block, nxt))
+                    pending.add(self.pool.submit(fn, nxt))
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -149,18 +150,18 @@ class RayExecutor:
         if not ray.is_initialized():
             ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
                      log_to_driver=False, ignore_reinit_error=True)
-        self.remote = ray.remote(num_cpus=1)(run_block)
         self.workers = workers
 
-    def map(self, tasks: Iterable[BlockTask]) -> Iterator[list[TrialOutcome]]:
+    def map(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
+        remote = self.ray.remote(num_cpus=1)(fn)
         tasks = iter(tasks)
-        pending = [self.remote.remote(t) for _, t in zip(range(self.workers), tasks)]
+        pending = [remote.remote(task) for task in itertools.islice(tasks, self.workers)]
         while pending:
             done, pending = self.ray.wait(pending, num_returns=1)
             yield self.ray.get(done[0])
             nxt = next(tasks, None)
             if nxt is not None:
-                pending.append(self.remote.remote(nxt))
+                pending.append(remote.remote(nxt))
 
     def close(self) -> None:
         self.ray.shutdown()

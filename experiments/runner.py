@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from experiments.design import Design, expand
 from experiments.errors import InputError
-from experiments.executors import BlockTask, GatewaySettings, make_executor
+from experiments.executors import BlockTask, GatewaySettings, InlineExecutor, make_executor, run_block
 from experiments.manifest import RunManifest, environment, utc_now
 from experiments.persona_source import resolve_personas
 from experiments.prereg import read_lock, verify
@@ -138,12 +138,13 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
             pending.append(plan)
     spent = {"usd": 0.0, "tokens": 0}
 
-    def tasks():
+    def tasks(one_trial_each: bool):
         canonical = canonical_spec(spec)
         blocks: dict[str, list] = {}
         for plan in pending:  # blocks in run order; a block's pending trials in run order
             blocks.setdefault(plan.block_id, []).append(plan)
-        for plans in blocks.values():
+        groups = [[p] for plans in blocks.values() for p in plans] if one_trial_each else blocks.values()
+        for plans in groups:
             yield BlockTask(
                 spec=canonical, spec_dir=str(spec_path.parent.resolve()), plans=tuple(plans),
                 run_dir=str(run_dir.resolve()),
@@ -157,7 +158,8 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
     try:
         with bar:
             task_id = bar.add_task(f"{spec.id}", total=len(design.trials), completed=summary.skipped, last="")
-            for outcomes in runner.map(tasks()):
+            # In-process, a task per trial moves the progress bar per trial; same order, same cache.
+            for outcomes in runner.map(run_block, tasks(isinstance(runner, InlineExecutor))):
                 for outcome in outcomes:
                     _account(summary, outcome, spent)
                     manifest.set_trial(outcome.trial_id, status=outcome.status, error=outcome.error,

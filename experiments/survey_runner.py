@@ -25,14 +25,10 @@ Examples
 """
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
-import multiprocessing
 import os
-import shutil
 import time
 import uuid
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,15 +36,15 @@ import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from experiments.errors import InputError
-from experiments.executors import GatewaySettings, _gateway
-from experiments.manifest import RunManifest, package_versions, utc_now
+from experiments.executors import GatewaySettings, _gateway, make_executor
+from experiments.manifest import RunManifest, environment, utc_now
 from experiments.survey_personas import REFERENCE_PREFIX, answer_columns, human_table, persona_table
 from experiments.survey_prompts import answer_schema, question_prompt, survey_request_seed, system_prompt
 from experiments.survey_spec import (ConditionSpec, SurveySpec, canonical_survey, load_survey, survey_from_canonical,
                                      survey_sha256, with_overrides)
 from sim.llm.providers.survey_controls import reference_line
 from sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
-from sim.trial_store import DONE, is_complete, write_table
+from sim.trial_store import is_complete, write_table, write_table_directory
 
 CACHE_FILE = "cache.sqlite"
 SURVEY_FILE = "survey.json"
@@ -164,20 +160,7 @@ def _personas(run_dir: str) -> pd.DataFrame:
 
 
 def _write_unit(run_dir: Path, unit_id: str, tables: dict[str, pd.DataFrame]) -> None:
-    root = run_dir / "units"
-    root.mkdir(parents=True, exist_ok=True)
-    final, tmp = root / unit_id, root / f".tmp-{unit_id}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
-        for name, frame in tables.items():
-            write_table(frame, tmp / f"{name}.parquet")
-        if final.exists():  # a stale, incomplete attempt (no DONE)
-            shutil.rmtree(final)
-        os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    (final / DONE).write_text("ok\n")
+    write_table_directory(run_dir / "units", unit_id, tables)
 
 
 def run_unit(task: SurveyUnitTask) -> UnitOutcome:
@@ -211,22 +194,6 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
     _write_unit(Path(task.run_dir), unit.unit_id, {"responses": responses, "llm_calls": calls})
     return UnitOutcome(unit.unit_id, "done", calls=len(results), cache_hits=int(calls["cached"].sum()),
                        parse_failures=int((~responses["parse_ok"]).sum()), elapsed_s=time.perf_counter() - started)
-
-
-def _map_units(tasks: Iterable[SurveyUnitTask], workers: int) -> Iterator[UnitOutcome]:
-    """Units in this process (``workers == 1``) or in a spawned process pool, as they complete."""
-    if workers <= 1:
-        for task in tasks:
-            yield _guarded(task)
-        return
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_guarded, task) for task in tasks]
-        try:
-            for future in cf.as_completed(futures):
-                yield future.result()
-        finally:
-            for future in futures:
-                future.cancel()
 
 
 def _guarded(task: SurveyUnitTask) -> UnitOutcome:
@@ -294,7 +261,7 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | None 
                                                                 survey_path=str(spec_path))
     manifest.data["survey_sha256"] = survey_sha256(spec)
     manifest.data["runs"].append({"started_at": utc_now(), "workers": workers or spec.execution.workers,
-                                  "replay_only": replay_only, "versions": package_versions()})
+                                  "replay_only": replay_only, "versions": environment()})
     units_status = manifest.data.setdefault("units", {})
     settings = GatewaySettings(
         cache_path=str((run_dir / CACHE_FILE).resolve()), replay_only=replay_only,
@@ -313,19 +280,23 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | None 
     tasks = (SurveyUnitTask(canonical, str(run_dir.resolve()), unit, settings) for unit in pending)
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.fields[last]}"), disable=not progress)
-    with bar:
-        bar_id = bar.add_task(spec.id, total=len(units), completed=summary.skipped, last="")
-        for outcome in _map_units(tasks, workers or spec.execution.workers):
-            _account(summary, outcome)
-            units_status[outcome.unit_id] = {"status": outcome.status, "error": outcome.error, "calls": outcome.calls,
-                                             "cache_hits": outcome.cache_hits,
-                                             "parse_failures": outcome.parse_failures,
-                                             "elapsed_s": round(outcome.elapsed_s, 3), "finished_at": utc_now()}
-            manifest.save()
-            bar.update(bar_id, advance=1, last=f"{outcome.unit_id}: {outcome.status}")
-            if outcome.status == "replay_miss":
-                summary.stopped, summary.exit_code = outcome.error, EXIT_REPLAY_MISS
-                break
+    executor = make_executor("local", workers or spec.execution.workers)
+    try:
+        with bar:
+            bar_id = bar.add_task(spec.id, total=len(units), completed=summary.skipped, last="")
+            for outcome in executor.map(_guarded, tasks):
+                _account(summary, outcome)
+                units_status[outcome.unit_id] = {"status": outcome.status, "error": outcome.error, "calls": outcome.calls,
+                                                 "cache_hits": outcome.cache_hits,
+                                                 "parse_failures": outcome.parse_failures,
+                                                 "elapsed_s": round(outcome.elapsed_s, 3), "finished_at": utc_now()}
+                manifest.save()
+                bar.update(bar_id, advance=1, last=f"{outcome.unit_id}: {outcome.status}")
+                if outcome.status == "replay_miss":
+                    summary.stopped, summary.exit_code = outcome.error, EXIT_REPLAY_MISS
+                    break
+    finally:
+        executor.close()
     manifest.data["runs"][-1].update(finished_at=utc_now(), summary=summary.line())
     manifest.save()
     return summary

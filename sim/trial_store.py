@@ -31,17 +31,30 @@ def write_table(frame: pd.DataFrame, path: Path) -> None:
     frame.to_parquet(path, index=False, engine="pyarrow", compression="zstd")
 
 
-def write_trial(result: TrialResult, trials_root: str | Path, metrics: dict) -> Path:
-    """Write ``result`` and its ``metrics`` to ``trials_root/<trial_id>``; return that directory."""
-    trials_root = Path(trials_root)
-    trials_root.mkdir(parents=True, exist_ok=True)
-    final = trials_root / result.config.trial_id
-    tmp = trials_root / f".tmp-{result.config.trial_id}-{uuid.uuid4().hex[:8]}"
+def write_table_directory(root: str | Path, name: str, tables: dict[str, pd.DataFrame],
+                          files: dict[str, str] | None = None) -> Path:
+    """Write ``tables`` (as Parquet) and ``files`` (text) to ``root/name`` atomically, DONE last.
+
+    The directory is filled under a temporary name and renamed into place; a stale directory of the
+    same name without DONE (an interrupted earlier write) is replaced.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> out = write_table_directory(tempfile.mkdtemp(), "t1", {"posts": pd.DataFrame({"x": [1]})})
+    >>> sorted(p.name for p in out.iterdir()), is_complete(out)
+    (['DONE', 'posts.parquet'], True)
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / name
+    tmp = root / f".tmp-{name}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
-        for name, frame in result.tables().items():
-            write_table(frame, tmp / f"{name}.parquet")
-        (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True, default=str) + "\n")
+        for table, frame in tables.items():
+            write_table(frame, tmp / f"{table}.parquet")
+        for filename, text in (files or {}).items():
+            (tmp / filename).write_text(text)
         if final.exists():  # a stale, incomplete attempt (no DONE): replace it
             shutil.rmtree(final)
         os.replace(tmp, final)
@@ -50,3 +63,9 @@ def write_trial(result: TrialResult, trials_root: str | Path, metrics: dict) -> 
         raise
     (final / DONE).write_text("ok\n")
     return final
+
+
+def write_trial(result: TrialResult, trials_root: str | Path, metrics: dict) -> Path:
+    """Write ``result`` and its ``metrics`` to ``trials_root/<trial_id>``; return that directory."""
+    metrics_json = json.dumps(metrics, indent=2, sort_keys=True, default=str) + "\n"
+    return write_table_directory(trials_root, result.config.trial_id, result.tables(), {"metrics.json": metrics_json})
