@@ -1,6 +1,6 @@
 """Spec sections that set up one trial: the protocol parameters, the network and the persona source.
 
-Defaults reproduce PV-SST (``/work/shared/reference/pvsst_confirmatory_v1.yaml``): 12 honest agents,
+Defaults reproduce PV-SST (``shared/reference/pvsst_confirmatory_v1.yaml`` of the PV-SST study): 12 honest agents,
 6 rounds, a feed of 5, 5 votes per voter, 3 rounds of memory, 4 distributed adversaries, temperature
 0.8, 120 / 70 completion tokens for posts / votes, 180-character posts, 3 attempts per call.
 """

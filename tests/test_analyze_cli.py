@@ -7,6 +7,7 @@ import pytest
 from analysis.run_analysis import ANALYSIS_FILES, analyze_run
 from experiments.cli import main
 from analysis_synthetic_run import write_run
+from reference_paths import PUBLISHED_ANALYSIS
 
 PLANTED = {"likes": 0.8, "single_source": 0.8, "distributed_sources": 0.8}
 
@@ -24,7 +25,7 @@ def test_analyze_writes_every_table_and_prints_the_headline(tmp_path, capsys):
     per_round = pd.read_csv(run / "analysis" / "per_round.csv")
     assert len(per_round) == 32 * 3 and set(per_round["round"]) == {0, 1, 2}
     contrasts = pd.read_csv(run / "analysis" / "contrasts.csv")
-    published = pd.read_csv("/work/shared/reference/pvsst_v1_core_confirmatory_analysis.csv", nrows=1)
+    published = pd.read_csv(PUBLISHED_ANALYSIS, nrows=1)
     assert list(contrasts.columns) == list(published.columns)
     assert len(contrasts) == 4 * 6 * (1 + 2 + 2)  # contrasts x metrics x (overall, 2 models, 2 topics)
     engagement = contrasts[(contrasts["contrast"] == "engagement_likes_minus_control")

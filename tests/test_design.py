@@ -10,9 +10,10 @@ import pytest
 
 from experiments.design import expand, trial_id
 from experiments.spec import StudySpec, load_spec
+from reference_paths import PUBLISHED_RESULTS
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
-PUBLISHED = Path("/work/shared/reference/pvsst_v1_core_results.csv")
+PUBLISHED = PUBLISHED_RESULTS
 ARMS = ["control", "likes", "single_source", "distributed_sources"]
 
 

@@ -14,9 +14,10 @@ from experiments.estimate import (SERVED_CALL_LATENCY_S, calls_per_trial, estima
                                   prompt_tokens_per_call)
 from experiments.spec import StudySpec, load_spec
 from experiments.spec_trial import TrialParams
+from reference_paths import PUBLISHED_RESULTS
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
-PUBLISHED = Path("/work/shared/reference/pvsst_v1_core_results.csv")
+PUBLISHED = PUBLISHED_RESULTS
 
 
 def spec_data(**changes) -> dict:

@@ -17,8 +17,8 @@ from analysis.figures.style import COLUMN_WIDTH_IN, OKABE_ITO, STANCE_CMAP
 from analysis.run_analysis import analyze_run
 from analysis.store import load_run
 from analysis_synthetic_run import write_run
+from reference_paths import PUBLISHED_ANALYSIS
 
-PUBLISHED_ANALYSIS = "/work/shared/reference/pvsst_v1_core_confirmatory_analysis.csv"
 DRAWS = 500
 
 

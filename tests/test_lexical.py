@@ -18,8 +18,9 @@ from sklearn.metrics.pairwise import cosine_similarity
 
 from analysis.lexical import pairwise_tfidf_similarity, pairwise_tfidf_similarity_dense, similarity_by_round
 from analysis.text_diversity import compression_ratio, distinct_n, self_bleu, tokenize
+from reference_paths import PUBLISHED_CONFIG
 
-TOPICS_YAML = "/work/shared/reference/pvsst_confirmatory_v1.yaml"
+TOPICS_YAML = PUBLISHED_CONFIG
 WORDS = ("labels protect users creators burden feeds ranking verification identity platforms reach "
          "accountability chronological algorithmic targeting political ads outreach campaigns the of and "
          "is it this that we should must not").split()

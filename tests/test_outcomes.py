@@ -12,8 +12,9 @@ import pytest
 
 from analysis.errors import InputError
 from analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, stance_outcomes, trial_outcomes
+from reference_paths import PUBLISHED_RESULTS
 
-RESULTS = "/work/shared/reference/pvsst_v1_core_results.csv"
+RESULTS = PUBLISHED_RESULTS
 
 
 def tiny_trial():

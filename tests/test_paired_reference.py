@@ -19,10 +19,8 @@ from analysis.errors import InputError
 from analysis.paired import (PUBLISHED_COLUMNS, Contrast, IncompleteBlocksWarning, paired_block_contrast)
 from analysis.preregistered_checks import benjamini_hochberg, consistency_check, mixed_model_contrast
 from experiments.cli import main
+from reference_paths import REFERENCE
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
-if not REFERENCE.exists():
-    REFERENCE = Path("/work/shared/reference")
 RESULTS = REFERENCE / "pvsst_v1_core_results.csv"
 PUBLISHED = REFERENCE / "pvsst_v1_core_confirmatory_analysis.csv"
 COUNT_COLUMNS = ["n_blocks", "positive", "negative", "ties"]

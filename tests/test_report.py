@@ -14,8 +14,8 @@ import pytest
 from analysis.report import build_run_report, build_table_report
 from analysis_synthetic_run import write_run
 from experiments.cli import main
+from reference_paths import REFERENCE
 
-REFERENCE = Path("/work/shared/reference")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SPEC = {
     "title": "Synthetic report study",

@@ -14,9 +14,10 @@ from experiments.spec import (StudySpec, canonical_spec, describe_validation_err
                               spec_from_canonical, spec_sha256)
 from experiments.spec_trial import TrialParams
 from sim.topics import builtin_topics
+from reference_paths import PUBLISHED_CONFIG
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
-REFERENCE = Path("/work/shared/reference/pvsst_confirmatory_v1.yaml")
+REFERENCE = PUBLISHED_CONFIG
 SHIPPED = ("pvsst_confirmatory", "pvsst_unranked_extension", "quickstart", "scripted_smoke")
 
 MINIMAL = {

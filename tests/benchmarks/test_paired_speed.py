@@ -11,9 +11,10 @@ import pytest
 
 from analysis.block_tests import bootstrap_mean_ci, sign_flip_p
 from analysis.contrast_table import PVSST_CONTRASTS, PVSST_METRICS, paired_contrast_table
+from reference_paths import PUBLISHED_ANALYSIS, PUBLISHED_RESULTS
 
-RESULTS = "/work/shared/reference/pvsst_v1_core_results.csv"
-PUBLISHED = "/work/shared/reference/pvsst_v1_core_confirmatory_analysis.csv"
+RESULTS = PUBLISHED_RESULTS
+PUBLISHED = PUBLISHED_ANALYSIS
 
 
 @pytest.mark.benchmark
