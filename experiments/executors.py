@@ -48,8 +48,10 @@ class BlockTask:
     run_dir: str
     gateway: GatewaySettings
     personas_path: str | None = None
-    budget_usd_left: float | None = None
-    budget_tokens_left: int | None = None
+    budget_usd: float | None = None      # the run's caps ...
+    budget_tokens: int | None = None
+    spent_usd: float = 0.0               # ... and what finished trials already spent against them
+    spent_tokens: int = 0
 
 
 _GATEWAYS: dict[GatewaySettings, object] = {}
@@ -77,8 +79,9 @@ def run_block(task: BlockTask) -> list[TrialOutcome]:
 
     spec = spec_from_canonical(task.spec)
     gateway = _gateway(task.gateway)
-    capped = task.budget_usd_left is not None or task.budget_tokens_left is not None
-    gateway.budget = Budget(max_usd=task.budget_usd_left, max_tokens=task.budget_tokens_left) if capped else None
+    capped = task.budget_usd is not None or task.budget_tokens is not None
+    gateway.budget = Budget(max_usd=task.budget_usd, max_tokens=task.budget_tokens, spent_usd=task.spent_usd,
+                            spent_tokens=task.spent_tokens) if capped else None
     personas = None
     if task.personas_path is not None:
         if task.personas_path not in _PERSONAS:

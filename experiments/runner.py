@@ -149,8 +149,7 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
                 spec=canonical, spec_dir=str(spec_path.parent.resolve()), plans=tuple(plans),
                 run_dir=str(run_dir.resolve()),
                 gateway=settings, personas_path=personas_path,
-                budget_usd_left=None if cap_usd is None else max(0.0, cap_usd - spent["usd"]),
-                budget_tokens_left=None if cap_tokens is None else max(0, cap_tokens - spent["tokens"]))
+                budget_usd=cap_usd, budget_tokens=cap_tokens, spent_usd=spent["usd"], spent_tokens=spent["tokens"])
 
     runner = make_executor(kind, n_workers, ray_address or execution.ray_address)
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

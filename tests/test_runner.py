@@ -80,3 +80,29 @@ def test_replay_only_rerun_of_a_finished_study_makes_no_provider_call(tmp_path, 
     for trial in trial_dirs(second).values():
         calls = pd.read_parquet(trial / "llm_calls.parquet")
         assert calls["cached"].all()
+
+
+def test_budget_cap_stops_the_run_cleanly_with_exit_3(tmp_path, capfd):
+    """Issue 2, acceptance 4: a cap below what the job needs stops it with one line and exit code 3;
+    the spend exceeds the cap by at most one in-flight batch; finished trials stay finished."""
+    import re
+
+    from experiments.prereg import freeze
+
+    cap = 60_000  # a scripted trial of this spec spends ~40,000 tokens (whitespace words)
+    spec = frozen_copy(tmp_path, edit=("execution:\n", f"budget:\n  max_tokens: {cap}\n\nexecution:\n"))
+    freeze(spec, force=True)
+    run = tmp_path / "run"
+    code = main(["run", str(spec), "--out", str(run)])
+    out = capfd.readouterr().out
+    assert code == 3, out
+    (line,) = [l for l in out.splitlines() if "stopped:" in l]
+    spent = int(re.search(r"spent (\d+) tokens of a (\d+)-token cap", line).group(1))
+    max_concurrency, biggest_call = 16, 1_000
+    assert cap <= spent <= cap + max_concurrency * biggest_call
+    done = trial_dirs(run)
+    assert 0 < len(done) < 32
+    manifest = json.loads((run / "manifest.json").read_text())
+    statuses = [t["status"] for t in manifest["trials"].values()]
+    assert statuses.count("budget_exceeded") == 1 and statuses.count("done") == len(done)
+    assert manifest["finished_at"] is None  # the run is not complete: rerunning with a larger cap resumes

@@ -33,12 +33,14 @@ def test_there_are_at_least_thirty_malformed_specs():
 
 
 @pytest.mark.parametrize("fixture", CASES, ids=[p.stem for p in CASES])
-@pytest.mark.parametrize("command", [["prereg", "freeze"], ["estimate"], ["prereg", "verify"], ["prereg", "show"]],
-                         ids=["freeze", "estimate", "verify", "show"])
+@pytest.mark.parametrize("command", [["prereg", "freeze"], ["estimate"], ["prereg", "verify"], ["prereg", "show"],
+                                     ["run", "--out", "RUN"]],
+                         ids=["freeze", "estimate", "verify", "show", "run"])
 def test_malformed_spec_exits_2_with_one_line_naming_the_field(fixture, command, tmp_path, capsys):
     spec = tmp_path / fixture.name
     shutil.copy(fixture, spec)
     before = snapshot(tmp_path)
+    command = [str(tmp_path / "run") if part == "RUN" else part for part in command]
     code = main([*command, str(spec)])
     captured = capsys.readouterr()
     field, text = expectations(fixture)
@@ -49,3 +51,4 @@ def test_malformed_spec_exits_2_with_one_line_naming_the_field(fixture, command,
     assert text in lines[0]
     assert captured.out == ""
     assert snapshot(tmp_path) == before  # no lock, no temp file, nothing else
+    assert not (tmp_path / "run").exists()
