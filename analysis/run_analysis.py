@@ -8,8 +8,11 @@ per_round.csv               one row per trial x round: alignment, pushed-side sh
 contrasts.csv               the published PV-SST columns for every planned contrast x metric x stratum
 headline.csv                per contrast, the primary metric overall: statistics, consistency
                             criterion, BH q across the plan's metrics, mixed-model coefficient
-homophily.csv               per trial with follow edges: assortativity of the follow and like graphs
-                            against both nulls, same-group tie share (empty when no edges)
+homophily.csv               per trial: assortativity of the like graph (voter -> author) and, where
+                            the network is stored, of the final follow graph, against both nulls,
+                            with the same-group tie share
+network_dynamics.csv        per trial whose follow graph changed: selection (logit of new follows
+                            on stance-side distance) and influence (lagged stance on followees')
 excluded_blocks.csv         blocks left out of a contrast, with the reason
 ==========================  ========================================================================
 """
@@ -29,7 +32,7 @@ from analysis.contrast_table import PairedContrastAnalysis, paired_contrast_tabl
 from analysis.atomic import swap_in_directory
 from analysis.errors import InputError
 from analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
-from analysis.network_dynamics import follow_graph_at
+from analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
 from analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, trial_outcomes
 from analysis.paired import IncompleteBlocksWarning
 from analysis.plan import AnalysisPlan, plan_from_spec
@@ -39,7 +42,9 @@ from analysis.store import TRIAL_FACTOR_COLUMNS, RunData, load_run
 ADVERSARY_ROLE = "adversary"
 HOMOPHILY_REPLICATES = 200
 ANALYSIS_FILES = ("trial_outcomes.csv", "per_round.csv", "contrasts.csv", "headline.csv", "homophily.csv",
-                  "excluded_blocks.csv")
+                  "network_dynamics.csv", "excluded_blocks.csv")
+DYNAMICS_COLUMNS = ["trial_id", "analysis", "term", "coefficient", "std_error", "p_value", "n_observations",
+                    "note"]
 
 
 @dataclass(frozen=True)
@@ -93,22 +98,56 @@ def collect_trial_outcomes(data: RunData, progress: Callable[[], None] | None = 
 
 
 def homophily_table(data: RunData, *, replicates: int = HOMOPHILY_REPLICATES, seed: int = 0) -> pd.DataFrame:
-    """Per trial with follow edges: assortativity of the final follow graph and of the like graph.
+    """Per trial: assortativity of the like graph and (where edges are stored) of the final follow graph.
 
     Attributes: the agents' initial side (sign of the initial stance, categorical) and initial stance
     (numeric), plus every categorical persona column with 2-20 levels.
     """
     columns = ["trial_id", "graph", "measure", "null", "observed", "null_mean", "null_sd", "z", "p_value",
                "replicates", "same_group_observed", "same_group_expected"]
-    if data.edges.empty:
-        return pd.DataFrame(columns=columns)
+    trial_ids = sorted(set(data.edges.get("trial_id", [])) | set(data.votes.get("trial_id", [])))
     rows = []
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         # Degenerate graphs (one group only, constant values) have an undefined coefficient: nan.
         warnings.simplefilter("ignore", RuntimeWarning)
-        for trial_id, edges in data.edges.groupby("trial_id", sort=True):
+        for trial_id in trial_ids:
+            edges = data.edges[data.edges["trial_id"] == trial_id] if not data.edges.empty else data.edges
             rows += _trial_homophily(data, trial_id, edges, replicates, seed)
     return pd.DataFrame(rows, columns=columns)
+
+
+def network_dynamics_table(data: RunData) -> pd.DataFrame:
+    """Selection and influence for every trial whose follow graph changed during the trial.
+
+    Selection uses the distance between the two agents' stance sides at the previous round; influence
+    regresses each agent's stance on its own and its followees' mean stance one round earlier.
+    """
+    rows = []
+    if data.edges.empty:
+        return pd.DataFrame(columns=DYNAMICS_COLUMNS)
+    for trial_id, edges in data.edges.groupby("trial_id", sort=True):
+        if edges["round"].nunique() < 2:
+            continue
+        nodes = pd.unique(edges[["source", "target"]].to_numpy().ravel())
+        agents = data.agents[(data.agents["trial_id"] == trial_id) & data.agents["agent_id"].isin(nodes)]
+        posts = data.posts[(data.posts["trial_id"] == trial_id) & data.posts["agent_id"].isin(nodes)]
+        # Align with the edges table: the graph recorded at round r is the one in effect after round
+        # r - 1's votes, so round r carries the stance after round r - 1 (round 0: the initial stance).
+        stances = pd.concat([
+            agents.assign(round=0)[["round", "agent_id", "initial_stance"]].rename(columns={"initial_stance": "stance"}),
+            posts[["round", "agent_id", "stance"]].assign(round=posts["round"] + 1),
+        ], ignore_index=True)
+        stances["side"] = np.sign(stances["stance"])
+        for name, compute in (("selection", lambda: selection_effect(edges, stances, "side")),
+                              ("influence", lambda: influence_effect(edges, stances))):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    effect = compute()
+                rows.append({"trial_id": trial_id, **effect.__dict__, "note": ""})
+            except (InputError, ValueError, np.linalg.LinAlgError) as err:
+                rows.append({"trial_id": trial_id, "analysis": name, "note": str(err)})
+    return pd.DataFrame(rows, columns=DYNAMICS_COLUMNS)
 
 
 def _trial_homophily(data: RunData, trial_id: str, edges: pd.DataFrame, replicates: int,
@@ -120,8 +159,9 @@ def _trial_homophily(data: RunData, trial_id: str, edges: pd.DataFrame, replicat
         agents = agents[agents["role"] == "honest"]
     agents = agents.set_index("agent_id")
     attributes = _homophily_attributes(agents)
-    follow = follow_graph_at(edges, int(edges["round"].max()), attributes.index)
-    graphs = [("follow", follow)]
+    graphs = []
+    if not edges.empty:
+        graphs.append(("follow", follow_graph_at(edges, int(edges["round"].max()), attributes.index)))
     votes = data.votes[data.votes["trial_id"] == trial_id] if not data.votes.empty else data.votes
     if not votes.empty:
         graphs.append(("likes", like_graph(votes)))
@@ -189,10 +229,12 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
                                           source=str(Path(run_dir) / "trials"))
     headline = headline_table(contrasts, outcomes, plan)
     homophily = homophily_table(data, replicates=homophily_replicates, seed=plan.seed)
+    dynamics = network_dynamics_table(data)
     out_dir = Path(run_dir) / "analysis"
     _write_atomically(out_dir, {"trial_outcomes.csv": outcomes, "per_round.csv": per_round,
                                 "contrasts.csv": contrasts.frame, "headline.csv": headline,
-                                "homophily.csv": homophily, "excluded_blocks.csv": contrasts.excluded_blocks})
+                                "homophily.csv": homophily, "network_dynamics.csv": dynamics,
+                                "excluded_blocks.csv": contrasts.excluded_blocks})
     return RunAnalysis(out_dir, plan, outcomes, per_round, contrasts, headline, homophily)
 
 
