@@ -138,3 +138,18 @@ def test_cli_same_call_in_two_processes_is_identical_and_cached(tmp_path, model)
     assert one["provenance"]["request_seed"] == 7 and one["provenance"]["call_id"] == two["provenance"]["call_id"]
     for key in ("status", "prompt_tokens", "completion_tokens", "latency_s"):
         assert key in two["provenance"]
+
+
+def test_imitate_answers_any_schema_identically_across_processes(tmp_path):
+    import jsonschema
+
+    schema_file = tmp_path / "schema.json"
+    schema_file.write_text(json.dumps(SCHEMA))
+    args = ("llm", "complete", "--model", "scripted/imitate", "--schema", str(schema_file), "--seed", "7", "--json",
+            "--prompt", "Describe provenance labels for synthetic media")
+    first, second = run_cli(*args, cache=tmp_path / "c.sqlite"), run_cli(*args, cache=tmp_path / "c.sqlite")
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    one, two = json.loads(first.stdout), json.loads(second.stdout)
+    jsonschema.validate(one["parsed"], SCHEMA)
+    assert one["text"] == two["text"]
+    assert (one["provenance"]["cached"], two["provenance"]["cached"]) == (False, True)

@@ -121,6 +121,11 @@ class ImitateProvider:
             payload = self._vote(prompt, rng)
         elif "post" in properties:
             payload = self._post(prompt, rng)
+        elif request.schema is not None:
+            # Any other schema: a valid instance built from the prompt's own content words.
+            from sim.llm.providers.scripted import schema_instance
+
+            payload = schema_instance(request.schema, rng, content_words(prompt) or prompt.split())
         else:
             text = " ".join(content_words(prompt)[-12:])
             return ProviderReply(text, len(prompt.split()), len(text.split()))
