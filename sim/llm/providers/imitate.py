@@ -40,6 +40,7 @@ _FIELD = re.compile(r"^(TOPIC|YOUR CURRENT OPINION|YOUR OPINION|YOUR CURRENT CON
 _LIMIT = re.compile(r"at most (\d+) characters")
 _ANGLE = re.compile(r'framing in your own words: "(.*?)"')
 _WORD = re.compile(r"[a-z][a-z\-]{3,}")
+POST_FIELDS = {"post", "opinion", "confidence", "reason"}  # the simulation's post schema
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class ImitateProvider:
         properties = (request.schema or {}).get("properties", {})
         if "votes" in properties:
             payload = self._vote(prompt, rng)
-        elif "post" in properties:
+        elif POST_FIELDS <= set(properties):
             payload = self._post(prompt, rng)
         elif request.schema is not None:
             # Any other schema: a valid instance built from the prompt's own content words.
