@@ -65,6 +65,7 @@ class SocialModel(mesa.Model):
         self.adversaries = self._create_adversaries()
         self.accounts: list[SocialAgent] = [*self.honest, *self.adversaries]
         self.platform = Platform(self._initial_graph())
+        self._graph_changed = False
         self._record_edges(0)
 
     # -- population -----------------------------------------------------------------------------
@@ -190,7 +191,7 @@ class SocialModel(mesa.Model):
 
     def update_network(self, round: int) -> None:
         """Follow / unfollow (off by default): a like follows the author, a downvote unfollows."""
-        if self.config.follow_dynamics and getattr(self, "_graph_changed", False):
+        if self.config.follow_dynamics and self._graph_changed:
             self._record_edges(round + 1)
             self._graph_changed = False
 
