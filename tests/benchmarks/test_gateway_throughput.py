@@ -71,7 +71,7 @@ def run_gateway(concurrency: int, tag: str, cache: ResponseCache | None = None) 
     return elapsed[0], elapsed[1], sum(r.ok for r in results), gateway
 
 
-def test_gateway_throughput_and_overhead(tmp_path):
+def test_gateway_throughput_and_overhead(tmp_path, show):
     litellm = register_sleep_stub()
     run_bare(litellm, 16, "warmup")  # first litellm calls pay one-off setup
     rows = []
@@ -102,10 +102,10 @@ def test_gateway_throughput_and_overhead(tmp_path):
     assert replay.provider_tries == 0 and all(r.record.cached for r in replayed)
     replay.close()
 
-    print(f"\n{N_CALLS} calls, stub latency {LATENCY_S * 1000:.0f} ms")
-    print(f"{'conc':>4} {'path':<14} {'calls/s':>8} {'ideal':>7} {'of ideal':>8} {'CPU ms/call':>11} {'CPU vs bare':>11}")
+    show(f"\n{N_CALLS} calls, stub latency {LATENCY_S * 1000:.0f} ms")
+    show(f"{'conc':>4} {'path':<14} {'calls/s':>8} {'ideal':>7} {'of ideal':>8} {'CPU ms/call':>11} {'CPU vs bare':>11}")
     for concurrency, path, rate, ideal, cpu_per_call, cpu_ratio in rows:
-        print(f"{concurrency:>4} {path:<14} {rate:>8.0f} {ideal:>7.0f} {rate / ideal:>8.0%} "
+        show(f"{concurrency:>4} {path:<14} {rate:>8.0f} {ideal:>7.0f} {rate / ideal:>8.0%} "
               f"{cpu_per_call * 1000:>11.2f} {cpu_ratio:>11.2f}")
     scripted = [LLMRequest(model="scripted/echo", messages=({"role": "user", "content": f"scripted {i}"},), seed=i)
                 for i in range(8 * N_CALLS)]
@@ -114,14 +114,14 @@ def test_gateway_throughput_and_overhead(tmp_path):
         cpu = time.process_time()
         assert all(r.ok for r in in_process.run(scripted))
         scripted_cpu = time.process_time() - cpu
-    print(f"gateway's own cost (scripted/echo, in-process, no litellm): "
+    show(f"gateway's own cost (scripted/echo, in-process, no litellm): "
           f"{scripted_cpu / len(scripted) * 1000:.3f} ms CPU/call")
-    print(f"fully cached rerun: {N_CALLS / replay_wall:.0f} calls/s, {replay_cpu / N_CALLS * 1000:.2f} ms CPU/call, "
+    show(f"fully cached rerun: {N_CALLS / replay_wall:.0f} calls/s, {replay_cpu / N_CALLS * 1000:.2f} ms CPU/call, "
           f"0 provider calls")
 
 
 @pytest.mark.embedded
-def test_embedded_tokens_per_second():
+def test_embedded_tokens_per_second(show):
     from sim.llm.providers import embedded
 
     embedded.load_model()
@@ -131,5 +131,5 @@ def test_embedded_tokens_per_second():
                                 temperature=0.7, max_tokens=48, seed=seed, schema=None)
         assert out["completion_tokens"] > 0 and out["text"]
         rates.append(out["completion_tokens"] / out["latency_s"])
-    print(f"\nembedded/smollm2-135m: {', '.join(f'{r:.1f}' for r in rates)} tokens/s "
+    show(f"\nembedded/smollm2-135m: {', '.join(f'{r:.1f}' for r in rates)} tokens/s "
           f"(prompt + generation, {embedded.N_THREADS} threads)")

@@ -40,16 +40,16 @@ def peak_memory(function, *args) -> int:
 
 @pytest.mark.benchmark
 @pytest.mark.slow
-def test_linear_similarity_scaling_at_20000_posts():
+def test_linear_similarity_scaling_at_20000_posts(show):
     texts = generated_posts(20_000)
     x, t_fit = timed(tfidf_matrix, texts)
     linear, t_linear = timed(mean_offdiagonal_cosine, x)
     dense, t_dense = timed(mean_offdiagonal_cosine_dense, x)
     m_linear, m_dense = peak_memory(mean_offdiagonal_cosine, x), peak_memory(mean_offdiagonal_cosine_dense, x)
-    print(f"\n20,000 posts ({x.nnz} nonzeros): similarity linear {linear:.15f}, n x n {dense:.15f}")
-    print(f"  metric only   linear {t_linear:9.4f} s   n x n {t_dense:9.3f} s   ratio {t_dense / t_linear:9.0f}x")
-    print(f"  end to end    linear {t_fit + t_linear:9.4f} s   n x n {t_fit + t_dense:9.3f} s   ratio "
+    show(f"\n20,000 posts ({x.nnz} nonzeros): similarity linear {linear:.15f}, n x n {dense:.15f}")
+    show(f"  metric only   linear {t_linear:9.4f} s   n x n {t_dense:9.3f} s   ratio {t_dense / t_linear:9.0f}x")
+    show(f"  end to end    linear {t_fit + t_linear:9.4f} s   n x n {t_fit + t_dense:9.3f} s   ratio "
           f"{(t_fit + t_dense) / (t_fit + t_linear):9.1f}x   (shared TF-IDF fit {t_fit:.3f} s)")
-    print(f"  peak memory   linear {m_linear / 2**20:9.2f} MiB n x n {m_dense / 2**20:9.1f} MiB ratio "
+    show(f"  peak memory   linear {m_linear / 2**20:9.2f} MiB n x n {m_dense / 2**20:9.1f} MiB ratio "
           f"{m_dense / m_linear:9.0f}x")
     assert abs(linear - dense) <= 1e-12

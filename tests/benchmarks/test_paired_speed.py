@@ -19,7 +19,7 @@ PUBLISHED = PUBLISHED_ANALYSIS
 
 @pytest.mark.benchmark
 @pytest.mark.slow
-def test_full_pvsst_table_speed():
+def test_full_pvsst_table_speed(show):
     table, published = pd.read_csv(RESULTS), pd.read_csv(PUBLISHED)
     start = time.perf_counter()
     analysis = paired_contrast_table(table, PVSST_CONTRASTS, PVSST_METRICS)
@@ -37,5 +37,5 @@ def test_full_pvsst_table_speed():
         bootstrap_mean_ci(r.differences)
         sign_flip_p(r.differences[r.differences != 0])
     per_row = time.perf_counter() - start
-    print(f"\nfull 216-row table, batched: {batched:.2f} s; the 24 overall rows one at a time: {per_row:.2f} s "
+    show(f"\nfull 216-row table, batched: {batched:.2f} s; the 24 overall rows one at a time: {per_row:.2f} s "
           f"(batched table / per-row overall rows = {batched / per_row:.2f})")
