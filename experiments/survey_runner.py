@@ -29,7 +29,7 @@ import json
 import os
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -38,6 +38,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from experiments.errors import InputError
 from experiments.executors import GatewaySettings, _gateway, make_executor
 from experiments.manifest import RunManifest, environment, utc_now
+from experiments.runner import RunSummary
 from experiments.survey_personas import REFERENCE_PREFIX, answer_columns, human_table, persona_table
 from experiments.survey_prompts import answer_schema, question_prompt, survey_request_seed, system_prompt
 from experiments.survey_spec import (ConditionSpec, SurveySpec, canonical_survey, load_survey, survey_from_canonical,
@@ -86,17 +87,10 @@ class UnitOutcome:
 
 
 @dataclass
-class SurveyRunSummary:
-    total: int
-    done: int = 0
-    failed: int = 0
-    skipped: int = 0
-    calls: int = 0
-    cache_hits: int = 0
+class SurveyRunSummary(RunSummary):
+    """The experiment runner's summary, counted in units, plus parse failures."""
+
     parse_failures: int = 0
-    stopped: str = ""
-    exit_code: int = 0
-    failures: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         text = (f"{self.total} units: {self.done} done, {self.failed} failed, {self.skipped} skipped; "
