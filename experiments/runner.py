@@ -47,6 +47,16 @@ class RunSummary:
     exit_code: int = 0
     failures: list[str] = field(default_factory=list)
 
+    def count(self, name: str, status: str, error: str, calls: int, cache_hits: int) -> None:
+        """Add one finished trial (or survey unit) to the tallies."""
+        if status == "done":
+            self.done += 1
+        elif status == "failed":
+            self.failed += 1
+            self.failures.append(f"{name}: {error}")
+        self.calls += calls
+        self.cache_hits += cache_hits
+
     def line(self) -> str:
         text = (f"{self.total} trials: {self.done} done, {self.failed} failed, {self.skipped} skipped; "
                 f"{self.calls} calls, {self.cache_hits} cache hits, ${self.cost_usd:.4f}")
@@ -181,13 +191,7 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
 
 
 def _account(summary: RunSummary, outcome: TrialOutcome, spent: dict) -> None:
-    if outcome.status == "done":
-        summary.done += 1
-    elif outcome.status == "failed":
-        summary.failed += 1
-        summary.failures.append(f"{outcome.trial_id}: {outcome.error}")
-    summary.calls += outcome.calls
-    summary.cache_hits += outcome.cache_hits
+    summary.count(outcome.trial_id, outcome.status, outcome.error, outcome.calls, outcome.cache_hits)
     summary.cost_usd += outcome.cost_usd
     summary.tokens += outcome.prompt_tokens + outcome.completion_tokens
     spent["usd"] += outcome.cost_usd

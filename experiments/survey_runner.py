@@ -297,11 +297,5 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | None 
 
 
 def _account(summary: SurveyRunSummary, outcome: UnitOutcome) -> None:
-    if outcome.status == "done":
-        summary.done += 1
-    elif outcome.status == "failed":
-        summary.failed += 1
-        summary.failures.append(f"{outcome.unit_id}: {outcome.error}")
-    summary.calls += outcome.calls
-    summary.cache_hits += outcome.cache_hits
+    summary.count(outcome.unit_id, outcome.status, outcome.error, outcome.calls, outcome.cache_hits)
     summary.parse_failures += outcome.parse_failures
