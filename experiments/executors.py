@@ -37,6 +37,12 @@ class GatewaySettings:
     timeout_s: float = 240.0
     api_base: str | None = None
 
+    def create_cache(self) -> None:
+        """Create the cache file (WAL mode, schema) in the parent, before any worker opens it."""
+        from sim.llm.cache import ResponseCache
+
+        ResponseCache(self.cache_path).close()
+
 
 @dataclass(frozen=True)
 class BlockTask:

@@ -161,6 +161,7 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
                 gateway=settings, personas_path=personas_path,
                 budget_usd=cap_usd, budget_tokens=cap_tokens, spent_usd=spent["usd"], spent_tokens=spent["tokens"])
 
+    settings.create_cache()
     runner = make_executor(kind, n_workers, ray_address or execution.ray_address)
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.fields[last]}"), disable=not progress, transient=False)

@@ -274,6 +274,7 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | None 
     tasks = (SurveyUnitTask(canonical, str(run_dir.resolve()), unit, settings) for unit in pending)
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.fields[last]}"), disable=not progress)
+    settings.create_cache()
     executor = make_executor("local", workers or spec.execution.workers)
     try:
         with bar:

@@ -11,10 +11,26 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import tenacity
+
 from sim.errors import InputError
+
+
+def _is_lock_error(err: BaseException) -> bool:
+    return isinstance(err, sqlite3.OperationalError) and ("locked" in str(err) or "busy" in str(err))
+
+
+def _retry_while_locked(fn: Callable[[], None], timeout_s: float) -> None:
+    """Call ``fn`` again (with jittered back-off) while another process holds the lock, up to ``timeout_s``."""
+    for attempt in tenacity.Retrying(
+            retry=tenacity.retry_if_exception(_is_lock_error), reraise=True,
+            stop=tenacity.stop_after_delay(timeout_s), wait=tenacity.wait_random_exponential(0.01, 1.0)):
+        with attempt:
+            fn()
 
 
 class ReplayMiss(RuntimeError):
@@ -69,16 +85,23 @@ class ResponseCache:
             self._conn = sqlite3.connect(self.path, timeout=busy_timeout_s, check_same_thread=False,
                                          isolation_level=None)
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            # WAL + NORMAL: durable across application crashes, no fsync per commit.
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.execute(_SCHEMA)
+            _retry_while_locked(self._set_up, busy_timeout_s)
         except sqlite3.DatabaseError as err:
             raise InputError(self.path, "cache", f"not a usable SQLite cache: {err}") from err
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
         self.writes = 0
+
+    def _set_up(self) -> None:
+        # Switching to WAL takes an exclusive lock and SQLite does not call the busy handler for it,
+        # so workers opening a fresh file at the same moment see "database is locked" at once; the
+        # mode is persistent, so it is only switched when the file is not in WAL already.
+        if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            self._conn.execute("PRAGMA journal_mode = WAL")
+        # WAL + NORMAL: durable across application crashes, no fsync per commit.
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute(_SCHEMA)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored record for ``key`` (text, parsed JSON, tokens, model, created) or ``None``."""
