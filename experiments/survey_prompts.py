@@ -21,6 +21,8 @@ from functools import lru_cache
 from importlib import resources
 from string import Template
 
+import numpy as np
+
 from experiments.survey_spec import ConditionSpec, QuestionSpec, SurveySpec
 
 DIVERSITY_REQUEST = ("People in the United States hold very different views on this. Give the answer of "
@@ -47,10 +49,39 @@ def answer_schema(codes: tuple[str, ...]) -> dict:
             "required": ["answer"], "additionalProperties": False}
 
 
+def option_order(spec: SurveySpec, question: QuestionSpec, persona_id: str) -> tuple[str, ...]:
+    """The option codes in the order ``persona_id`` is shown them (``sampling.option_order``).
+
+    ``shuffled`` draws a permutation from the run seed, persona and question (not the condition, so
+    every condition shows a persona the same order); the non-substantive option, when offered, stays last.
+
+    Examples
+    --------
+    >>> from experiments.survey_spec import load_survey
+    >>> spec = load_survey("experiments/surveys/gss2018_spending.yaml")
+    >>> option_order(spec, spec.questions[0], "p1")
+    ('too_little', 'about_right', 'too_much')
+    >>> shuffled = spec.model_copy(update={"sampling": spec.sampling.model_copy(update={"option_order": "shuffled"})})
+    >>> sorted(option_order(shuffled, spec.questions[0], "p1")) == sorted(spec.questions[0].codes)
+    True
+    >>> option_order(shuffled, spec.questions[0], "p1") == option_order(shuffled, spec.questions[0], "p1")
+    True
+    """
+    codes = tuple(question.codes)
+    if spec.sampling.option_order == "reversed":
+        return codes[::-1]
+    if spec.sampling.option_order == "shuffled":
+        rng = np.random.default_rng(survey_request_seed(spec.seed, "option_order", persona_id, question.id, 0))
+        return tuple(codes[i] for i in rng.permutation(len(codes)))
+    return codes
+
+
 def question_prompt(spec: SurveySpec, question: QuestionSpec, condition: ConditionSpec, card: str | None,
-                    reference: str | None = None) -> str:
-    """The user message asking ``question`` under ``condition`` (``card``: the persona card, if any)."""
-    lines = [f"- {o.code}: {o.label}" for o in question.options]
+                    reference: str | None = None, order: tuple[str, ...] | None = None) -> str:
+    """The user message asking ``question`` under ``condition`` (``card``: the persona card, if any;
+    ``order``: the option codes in display order, default as the instrument lists them)."""
+    labels = {o.code: o.label for o in question.options}
+    lines = [f"- {code}: {labels[code]}" for code in (order or question.codes)]
     if spec.non_substantive.policy == "offered":
         lines.append(f"- {spec.non_substantive.code}: {spec.non_substantive.label}")
     return _render(

@@ -40,7 +40,8 @@ from experiments.executors import GatewaySettings, _gateway, make_executor
 from experiments.manifest import RunManifest, environment, utc_now
 from experiments.runner import RunSummary
 from experiments.survey_personas import REFERENCE_PREFIX, answer_columns, human_table, persona_table
-from experiments.survey_prompts import answer_schema, question_prompt, survey_request_seed, system_prompt
+from experiments.survey_prompts import (answer_schema, option_order, question_prompt, survey_request_seed,
+                                        system_prompt)
 from experiments.survey_spec import (ConditionSpec, SurveySpec, canonical_survey, load_survey, survey_from_canonical,
                                      survey_sha256, with_overrides)
 from sim.llm.providers.survey_controls import reference_line
@@ -54,7 +55,7 @@ REFERENCE_CONDITION = "reference"
 EXIT_REPLAY_MISS = 4
 RESPONSE_COLUMNS = ("unit_id", "provider", "condition", "persona_id", "reference_respondent_id", "question",
                     "sample", "answer", "parse_ok", "status", "call_id", "request_seed", "cached", "attempts",
-                    "latency_s")
+                    "latency_s", "option_order")
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,8 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame) ->
                 reference = reference_line(spec.data.source, spec.data.respondent_id,
                                            str(row[REFERENCE_PREFIX + question.id]), question.column,
                                            values[question.id], spec.data.weight)
-            user = {"role": "user", "content": question_prompt(spec, question, condition, card, reference)}
+            order = option_order(spec, question, persona_id)
+            user = {"role": "user", "content": question_prompt(spec, question, condition, card, reference, order)}
             for sample in range(spec.sampling.samples_per_persona):
                 requests.append(LLMRequest(
                     model=unit.provider, messages=(system, user), schema=answer_schema(spec.reply_codes(question)),
@@ -173,6 +175,7 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
         return UnitOutcome(unit.unit_id, "replay_miss", str(err))
     gateway.drain_records()
     references = personas.set_index("persona_id")
+    question_by_id = {q.id: q for q in spec.questions}
     rows = []
     for request, result in zip(requests, results):
         answer = result.parsed.get("answer") if result.ok and isinstance(result.parsed, dict) else None
@@ -182,7 +185,8 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
                      "question": request.phase, "sample": request.round, "answer": answer,
                      "parse_ok": answer is not None, "status": record.status, "call_id": record.call_id,
                      "request_seed": request.seed, "cached": record.cached, "attempts": record.attempts,
-                     "latency_s": record.latency_s})
+                     "latency_s": record.latency_s,
+                     "option_order": "|".join(option_order(spec, question_by_id[request.phase], request.agent_id))})
     responses = pd.DataFrame(rows, columns=list(RESPONSE_COLUMNS))
     calls = pd.DataFrame([r.record.to_dict() for r in results], columns=list(CALL_RECORD_FIELDS))
     _write_unit(Path(task.run_dir), unit.unit_id, {"responses": responses, "llm_calls": calls})

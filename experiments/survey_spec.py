@@ -126,6 +126,10 @@ class SamplingSpec(StrictModel):
     samples_per_persona: int = Field(default=1, ge=1, le=100)
     max_tokens: int = Field(default=24, ge=4)
     max_attempts: int = Field(default=3, ge=1)
+    # The order the options are shown in: as the instrument lists them, reversed, or shuffled per
+    # persona x question (the same order in every condition, so conditions stay paired). Codes stay
+    # attached to their labels; only the listing order changes (a control for response-order effects).
+    option_order: Literal["as_asked", "reversed", "shuffled"] = "as_asked"
 
 
 class SurveyAnalysisSpec(StrictModel):
@@ -239,8 +243,15 @@ def survey_from_canonical(data: dict) -> SurveySpec:
 
 
 def canonical_survey(spec: SurveySpec) -> dict:
-    """The fully-defaulted JSON form of ``spec`` (what :func:`survey_sha256` hashes)."""
-    return spec.model_dump(mode="json")
+    """The fully-defaulted JSON form of ``spec`` (what :func:`survey_sha256` hashes).
+
+    ``sampling.option_order`` is left out when it is ``as_asked``: instruments that do not reorder
+    options hash as they did before the setting existed, so their earlier runs still resume and replay.
+    """
+    data = spec.model_dump(mode="json")
+    if data["sampling"]["option_order"] == "as_asked":
+        del data["sampling"]["option_order"]
+    return data
 
 
 def survey_sha256(spec: SurveySpec) -> str:

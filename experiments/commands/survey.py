@@ -37,8 +37,8 @@ def run(
                          replay_only=replay_only)
     console = Console()
     for failure in summary.failures[:10]:
-        console.print(f"[red]failed[/red] {failure}", highlight=False)
-    console.print(summary.line(), highlight=False)
+        console.print(f"[red]failed[/red] {failure}", highlight=False, soft_wrap=True)
+    console.print(summary.line(), highlight=False, soft_wrap=True)
     code = summary.exit_code or (1 if summary.failed else 0)
     if code:
         raise typer.Exit(code)
