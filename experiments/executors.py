@@ -64,7 +64,8 @@ _GATEWAYS: dict[GatewaySettings, object] = {}
 _PERSONAS: dict[str, pd.DataFrame] = {}
 
 
-def _gateway(settings: GatewaySettings):
+def worker_gateway(settings: GatewaySettings):
+    """This process's gateway for ``settings`` (made once per process: one model load, one connection)."""
     from sim.llm.cache import ResponseCache
     from sim.llm.gateway import Gateway
 
@@ -84,7 +85,7 @@ def run_block(task: BlockTask) -> list[TrialOutcome]:
     from sim.llm.cache import ReplayMiss
 
     spec = spec_from_canonical(task.spec)
-    gateway = _gateway(task.gateway)
+    gateway = worker_gateway(task.gateway)
     capped = task.budget_usd is not None or task.budget_tokens is not None
     gateway.budget = Budget(max_usd=task.budget_usd, max_tokens=task.budget_tokens, spent_usd=task.spent_usd,
                             spent_tokens=task.spent_tokens) if capped else None

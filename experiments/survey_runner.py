@@ -36,7 +36,7 @@ import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from experiments.errors import InputError
-from experiments.executors import GatewaySettings, _gateway, make_executor
+from experiments.executors import GatewaySettings, make_executor, worker_gateway
 from experiments.manifest import RunManifest, environment, utc_now
 from experiments.runner import RunSummary
 from experiments.survey_personas import REFERENCE_PREFIX, answer_columns, human_table, persona_table
@@ -168,7 +168,7 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
     unit = task.unit
     personas = _personas(task.run_dir)
     requests = unit_requests(spec, unit, personas)
-    gateway = _gateway(task.gateway)
+    gateway = worker_gateway(task.gateway)
     try:
         results = gateway.run(requests)
     except ReplayMiss as err:
