@@ -110,9 +110,10 @@ def homophily_table(data: RunData, *, replicates: int = HOMOPHILY_REPLICATES, se
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         # Degenerate graphs (one group only, constant values) have an undefined coefficient: nan.
         warnings.simplefilter("ignore", RuntimeWarning)
+        edges_by_trial = dict(tuple(data.edges.groupby("trial_id"))) if not data.edges.empty else {}
+        no_edges = data.edges.iloc[0:0]
         for trial_id in trial_ids:
-            edges = data.edges[data.edges["trial_id"] == trial_id] if not data.edges.empty else data.edges
-            rows += _trial_homophily(data, trial_id, edges, replicates, seed)
+            rows += _trial_homophily(data, trial_id, edges_by_trial.get(trial_id, no_edges), replicates, seed)
     return pd.DataFrame(rows, columns=columns)
 
 

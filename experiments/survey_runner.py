@@ -116,8 +116,10 @@ def plan_units(spec: SurveySpec, persona_ids: list[str]) -> list[SurveyUnit]:
             for provider, condition in provider_conditions(spec) for index, chunk in enumerate(chunks)]
 
 
-def unit_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame) -> list[LLMRequest]:
-    """Every request of a unit: persona x question x sample, in that order."""
+def unit_requests(spec: SurveySpec, unit: SurveyUnit,
+                  personas: pd.DataFrame) -> list[tuple[LLMRequest, tuple[str, ...]]]:
+    """Every request of a unit (persona x question x sample, in that order) with the option codes in
+    the order its prompt lists them."""
     condition = ({c.id: c for c in spec.conditions}.get(unit.condition) or ConditionSpec(id=unit.condition))
     scripted = unit.provider.startswith("scripted/")
     temperature = condition.temperature if condition.temperature is not None else spec.sampling.temperature
@@ -137,11 +139,11 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame) ->
             order = option_order(spec, question, persona_id)
             user = {"role": "user", "content": question_prompt(spec, question, condition, card, reference, order)}
             for sample in range(spec.sampling.samples_per_persona):
-                requests.append(LLMRequest(
+                requests.append((LLMRequest(
                     model=unit.provider, messages=(system, user), schema=answer_schema(spec.reply_codes(question)),
                     temperature=temperature, max_tokens=spec.sampling.max_tokens,
                     seed=survey_request_seed(spec.seed, unit.condition, persona_id, question.id, sample),
-                    trial_id=unit.unit_id, round=sample, agent_id=persona_id, phase=question.id))
+                    trial_id=unit.unit_id, round=sample, agent_id=persona_id, phase=question.id), order))
     return requests
 
 
@@ -167,7 +169,7 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
     spec = survey_from_canonical(task.spec)
     unit = task.unit
     personas = _personas(task.run_dir)
-    requests = unit_requests(spec, unit, personas)
+    requests, orders = zip(*unit_requests(spec, unit, personas))
     gateway = worker_gateway(task.gateway)
     try:
         results = gateway.run(requests)
@@ -175,9 +177,8 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
         return UnitOutcome(unit.unit_id, "replay_miss", str(err))
     gateway.drain_records()
     references = personas.set_index("persona_id")
-    question_by_id = {q.id: q for q in spec.questions}
     rows = []
-    for request, result in zip(requests, results):
+    for request, order, result in zip(requests, orders, results):
         answer = result.parsed.get("answer") if result.ok and isinstance(result.parsed, dict) else None
         record = result.record
         rows.append({"unit_id": unit.unit_id, "provider": unit.provider, "condition": unit.condition,
@@ -186,7 +187,7 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
                      "parse_ok": answer is not None, "status": record.status, "call_id": record.call_id,
                      "request_seed": request.seed, "cached": record.cached, "attempts": record.attempts,
                      "latency_s": record.latency_s,
-                     "option_order": "|".join(option_order(spec, question_by_id[request.phase], request.agent_id))})
+                     "option_order": "|".join(order)})
     responses = pd.DataFrame(rows, columns=list(RESPONSE_COLUMNS))
     calls = pd.DataFrame([r.record.to_dict() for r in results], columns=list(CALL_RECORD_FIELDS))
     _write_unit(Path(task.run_dir), unit.unit_id, {"responses": responses, "llm_calls": calls})
