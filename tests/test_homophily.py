@@ -114,3 +114,37 @@ def test_selection_and_influence_recover_planted_mechanisms():
     assert selection.coefficient < 0 and selection.p_value < 0.001
     influence = influence_effect(edges, stances)
     assert influence.coefficient > 0.2 and influence.p_value < 0.001
+
+
+HASH_SEED_SCRIPT = """
+import networkx as nx, numpy as np
+from analysis.homophily import assortativity_against_nulls
+g = nx.gnm_random_graph(60, 240, seed=3, directed=True)
+rng = np.random.default_rng(1)
+nx.set_node_attributes(g, {n: str(rng.choice(["left", "right", "centre", "none"])) for n in g}, "side")
+print(repr([(c.observed, c.z, c.p_value) for c in assortativity_against_nulls(g, "side", replicates=50)]))
+"""
+
+
+def test_observed_and_p_do_not_depend_on_the_hash_seed():
+    # networkx's coefficient sums over a set of string labels, so its last bits followed PYTHONHASHSEED
+    # (seeds 0 and 3 gave -0.0704476630906829 and ...282 here, and the rewiring p moved from 0.216 to
+    # 0.235). Each process gets a different hash seed; every result must be the same.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    outputs = {subprocess.run([sys.executable, "-c", HASH_SEED_SCRIPT], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": str(h),
+                                   "PYTHONPATH": str(Path(__file__).resolve().parents[1])}).stdout
+               for h in range(6)}
+    assert len(outputs) == 1, outputs
+
+
+def test_observed_against_nulls_equals_networkx():
+    graph = labelled_sbm(4, 0.3, 0.05, directed=True)
+    attribute, numeric = (assortativity_against_nulls(graph, a, kind=k, replicates=5)[0].observed
+                          for a, k in (("group", "attribute"), ("score", "numeric")))
+    assert attribute == pytest.approx(nx.attribute_assortativity_coefficient(graph, "group"), abs=1e-12)
+    assert numeric == pytest.approx(nx.numeric_assortativity_coefficient(graph, "score"), abs=1e-12)
