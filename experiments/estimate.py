@@ -20,7 +20,6 @@ Examples
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from experiments.spec import StudySpec
@@ -115,7 +114,6 @@ def model_price(model: str) -> ModelPrice:
     prefix, _, name = model.partition("/")
     if prefix in LOCAL_PROVIDERS:
         return ModelPrice(0.0, 0.0, "local")
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from sim.llm.providers.registry import import_litellm
 
     table = import_litellm().model_cost

@@ -47,9 +47,7 @@ def import_litellm() -> ModuleType:
         return _LITELLM
     with _SETUP_LOCK:
         if _LITELLM is None:
-            # Without this the import fetches the cost map from GitHub (~10 s offline).
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            import litellm
+            import litellm  # sim.llm (the parent package) has pointed it at its packaged cost map
 
             from sim.llm.providers.litellm_adapters import EmbeddedHandler, ScriptedHandler
 
