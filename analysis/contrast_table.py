@@ -27,7 +27,7 @@ import pandas as pd
 
 from analysis.block_tests import (BOOTSTRAP_DRAWS, PVSST_SEED, bootstrap_mean_ci_batch, sign_counts,
                                   sign_flip_p_batch, sign_test_p)
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.paired import (PUBLISHED_COLUMNS, PVSST_BLOCK, BlockDifferences, Contrast,
                              PairedContrastResult, block_differences, require_columns, warn_excluded)
 

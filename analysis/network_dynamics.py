@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 
-from analysis.errors import InputError
+from personas.errors import InputError
 
 
 @dataclass(frozen=True)

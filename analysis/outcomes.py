@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.lexical import pairwise_tfidf_similarity
 
 PUSH_SIGN = {"support": 1, "oppose": -1}

@@ -28,7 +28,7 @@ import pandas as pd
 
 from analysis.block_tests import (BOOTSTRAP_DRAWS, PVSST_SEED, bootstrap_mean_ci, sign_counts,
                                   sign_flip_p, sign_test_p)
-from analysis.errors import InputError
+from personas.errors import InputError
 
 PVSST_BLOCK = ("model", "topic_id", "seed")
 PUBLISHED_COLUMNS = ("contrast", "metric", "stratum_type", "stratum", "n_blocks", "mean_difference",

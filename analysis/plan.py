@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from analysis.block_tests import BOOTSTRAP_DRAWS, PVSST_SEED
 from analysis.contrast_table import PVSST_CONTRASTS, PVSST_METRICS, PVSST_STRATA
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.paired import PVSST_BLOCK, Contrast
 
 

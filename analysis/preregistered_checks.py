@@ -24,7 +24,7 @@ import pandas as pd
 from statsmodels.stats.multitest import multipletests
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
-from analysis.errors import InputError
+from personas.errors import InputError
 
 
 @dataclass(frozen=True)

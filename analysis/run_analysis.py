@@ -30,7 +30,7 @@ import pandas as pd
 
 from analysis.contrast_table import PairedContrastAnalysis, paired_contrast_table
 from analysis.atomic import swap_in_directory
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
 from analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
 from analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, trial_outcomes

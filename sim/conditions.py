@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.errors import InputError
+from personas.errors import InputError
 
 
 @dataclass(frozen=True)

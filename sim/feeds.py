@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.errors import InputError
+from personas.errors import InputError
 from sim.platform_state import Platform, Post
 
 

@@ -6,7 +6,7 @@ concurrently through the gateway; replies are applied in agent ordinal order.
 Examples
 --------
 >>> from sim.topics import get_topic
->>> from sim.trial_config import TrialConfig
+>>> from sim.trial.config import TrialConfig
 >>> from sim.llm.gateway import Gateway
 >>> cfg = TrialConfig(trial_id="demo", model="scripted/imitate", topic=get_topic("ai_labels"),
 ...                   condition="likes", seed=101, n_agents=6, n_rounds=2)
@@ -35,7 +35,7 @@ from sim.prompts.render import CONTROL_NOTE, FIRST_ROUND_NOTE
 from sim.recorder import TrialRecorder
 from sim.seeds import RandomStreams
 from sim.stance import balanced_initial_stances, extreme_stance
-from sim.trial_config import TrialConfig
+from sim.trial.config import TrialConfig
 
 # Requests are sent to the gateway in chunks so huge populations never hold every task at once.
 CALL_CHUNK = 4096

@@ -31,7 +31,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from sim.errors import InputError
+from personas.errors import InputError
 
 NETWORK_KINDS = ("complete", "erdos_renyi", "barabasi_albert", "watts_strogatz", "sbm", "edgelist")
 

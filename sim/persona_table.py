@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sim.errors import InputError
+from personas.errors import InputError
 
 REQUIRED_COLUMNS = ("persona_id", "label", "posting_style")
 

@@ -23,7 +23,7 @@ import hashlib
 
 import numpy as np
 
-from sim.errors import InputError
+from personas.errors import InputError
 
 PHASE_POST = 1
 PHASE_VOTE = 2

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from sim.errors import InputError
+from personas.errors import InputError
 
 TOPIC_FIELDS = ("id", "question", "support_angle", "oppose_angle")
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from sim.llm.gateway import Gateway
 from sim.topics import get_topic
-from sim.trial import TrialResult, run_trial
-from sim.trial_config import TrialConfig
+from sim.trial.run import TrialResult, run_trial
+from sim.trial.config import TrialConfig
 
 
 def scripted_trial(condition: str, seed: int = 101, topic: str = "ai_labels", **overrides) -> TrialResult:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.prereg import freeze
+from experiments.spec.prereg import freeze
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
 COMPARED_TABLES = ("agents", "posts", "votes", "exposures", "edges")

@@ -7,7 +7,7 @@ import importlib
 import pandas as pd
 import pytest
 
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.store import load_run, load_trial_table
 from analysis_synthetic_run import write_run
 

@@ -10,8 +10,8 @@ from sim.conditions import CONDITIONS
 from sim.llm.cache import ResponseCache
 from sim.llm.gateway import Gateway
 from sim.topics import get_topic
-from sim.trial import run_trial
-from sim.trial_config import TrialConfig
+from sim.trial.run import run_trial
+from sim.trial.config import TrialConfig
 
 pytestmark = [
     pytest.mark.slow,

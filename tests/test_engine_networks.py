@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from engine_helpers import scripted_trial
-from sim.errors import InputError
+from personas.errors import InputError
 from sim.network import NetworkSpec, build_follow_graph, parse_network_spec
 from sim.seeds import request_seed
 
@@ -92,7 +92,7 @@ def test_mesa_model_step_is_the_round():
     from sim.llm.gateway import Gateway
     from sim.model import SocialModel
     from sim.topics import get_topic
-    from sim.trial_config import TrialConfig
+    from sim.trial.config import TrialConfig
 
     model = SocialModel(TrialConfig(trial_id="m", model="scripted/imitate", topic=get_topic("ai_labels"),
                                     condition="likes", seed=3, n_agents=6, n_rounds=2), Gateway())

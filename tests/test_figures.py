@@ -9,7 +9,7 @@ from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.container import BarContainer, ErrorbarContainer
 
 from analysis.block_tests import bootstrap_mean_ci
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.figures import (contrast_forest_figure, contrasts_overview_figure, distribution_by_group_figure,
                               fidelity_by_question_figure, homophily_null_figure, network_figure,
                               similarity_by_round_figure, stance_trajectories_figure, survival_by_arm_figure)

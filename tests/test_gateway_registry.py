@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from sim.errors import InputError
+from personas.errors import InputError
 from sim.llm.gateway import Gateway
 from sim.llm.providers.registry import (
     available_providers,

@@ -7,7 +7,7 @@ import jsonschema
 import numpy as np
 import pytest
 
-from sim.errors import InputError
+from personas.errors import InputError
 from sim.llm.gateway import Gateway, call_id_for
 from sim.llm.pacing import RatePacer
 from sim.llm.providers.embedded import grammar_schema

@@ -10,7 +10,7 @@ from analysis.run_analysis import homophily_table, network_dynamics_table
 from analysis.store import load_run
 from engine_helpers import scripted_trial
 from sim.network import parse_network_spec
-from sim.trial_store import write_trial
+from experiments.run.store import write_trial
 
 
 def test_selection_builds_stance_homophily_into_the_follow_graph(tmp_path):

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, stance_outcomes, trial_outcomes
 from reference_paths import PUBLISHED_RESULTS
 

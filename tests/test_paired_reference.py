@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from analysis.contrast_table import PVSST_CONTRASTS, PVSST_METRICS, paired_contrast_table
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.paired import (PUBLISHED_COLUMNS, Contrast, IncompleteBlocksWarning, paired_block_contrast)
 from analysis.preregistered_checks import benjamini_hochberg, consistency_check, mixed_model_contrast
 from experiments.cli import main

@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from experiments.cli import main
-from experiments.errors import InputError
-from experiments.prereg import freeze, lock_path, read_lock, verify
-from experiments.spec import canonical_spec, load_spec, spec_sha256
+from personas.errors import InputError
+from experiments.spec.prereg import freeze, lock_path, read_lock, verify
+from experiments.spec.study import canonical_spec, load_spec, spec_sha256
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
 SHIPPED = ("pvsst_confirmatory", "pvsst_unranked_extension", "quickstart", "scripted_smoke")

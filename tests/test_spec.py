@@ -9,10 +9,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from experiments.errors import InputError
-from experiments.spec import (StudySpec, canonical_spec, describe_validation_error, load_spec, model_slug,
+from personas.errors import InputError
+from experiments.spec.study import (StudySpec, canonical_spec, describe_validation_error, load_spec, model_slug,
                               spec_from_canonical, spec_sha256)
-from experiments.spec_trial import TrialParams
+from experiments.spec.trial import TrialParams
 from sim.topics import builtin_topics
 from reference_paths import PUBLISHED_CONFIG
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from experiments.cli import main
-from experiments.survey_spec import load_survey
+from experiments.survey.spec import load_survey
 
 GSS = "experiments/surveys/gss2018_spending.yaml"
 CCES = "experiments/surveys/cces2016_racial_attitudes.yaml"

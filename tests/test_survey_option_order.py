@@ -10,9 +10,9 @@ import re
 import pandas as pd
 import pytest
 
-from analysis.survey_scoring import read_responses
+from analysis.survey.scoring import read_responses
 from experiments.cli import main
-from experiments.survey_spec import canonical_survey, load_survey, survey_sha256
+from experiments.survey.spec import canonical_survey, load_survey, survey_sha256
 from sim.llm.providers.registry import register_scripted_provider
 from sim.llm.types import LLMRequest, ProviderReply
 from test_survey_cli import GSS, small_spec, write

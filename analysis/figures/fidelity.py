@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.figures.style import LINE_COLORS, MARKERS, OKABE_ITO, PaperFigure, in_style, new_figure, pretty_label
 
 CONTROL_KEYWORDS = ("oracle", "marginal", "uniform")

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.block_tests import BOOTSTRAP_DRAWS, PVSST_SEED
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.figures.style import OKABE_ITO, PaperFigure, in_style, metric_unit, new_figure, pretty_label
 
 STRATUM_ORDER = ("overall", "model", "topic")

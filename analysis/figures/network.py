@@ -26,7 +26,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.figures.style import OKABE_ITO, STANCE_CMAP, PaperFigure, in_style, legend_above, new_figure
 from analysis.homophily import like_graph
 from analysis.network_dynamics import follow_graph_at

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.block_tests import BOOTSTRAP_DRAWS, PVSST_SEED
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.figures.similarity import draw_round_lines
 from analysis.figures.style import PaperFigure, color_for, in_style, legend_above, new_figure, ordered_arms
 from analysis.figures.summaries import CI_METHOD, mean_ci_by, n_phrase

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.block_tests import BOOTSTRAP_DRAWS, PVSST_SEED, bootstrap_mean_ci_batch
-from analysis.errors import InputError
+from personas.errors import InputError
 
 BLOCK_COLUMNS = ("model", "topic_id", "seed")
 SUMMARY_COLUMNS = ("n_blocks", "mean", "ci_low", "ci_high")

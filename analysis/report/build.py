@@ -24,7 +24,7 @@ import pandas as pd
 
 from analysis.contrast_table import PVSST_CONTRASTS, PVSST_METRICS, PVSST_STRATA, paired_contrast_table
 from analysis.atomic import swap_in_directory
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.figures.style import FIGURE_FORMATS, PaperFigure
 from analysis.paired import PVSST_BLOCK, IncompleteBlocksWarning
 from analysis.plan import AnalysisPlan, plan_from_spec

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.errors import InputError
+from personas.errors import InputError
 from analysis.figures.fidelity import distribution_by_group_figure, fidelity_by_question_figure
 from analysis.figures.forest import contrast_forest_figure, contrasts_overview_figure
 from analysis.figures.network import MAX_NETWORK_NODES, homophily_null_figure, network_figure

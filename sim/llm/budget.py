@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from sim.errors import InputError
+from personas.errors import InputError
 
 
 class BudgetExceeded(RuntimeError):

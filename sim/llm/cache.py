@@ -17,7 +17,7 @@ from typing import Any
 
 import tenacity
 
-from sim.errors import InputError
+from personas.errors import InputError
 
 
 def _is_lock_error(err: BaseException) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from sim.errors import InputError
+from personas.errors import InputError
 from sim.llm.budget import Budget, BudgetExceeded
 from sim.llm.cache import ReplayMiss, ResponseCache
 from sim.llm.dispatch import call_provider

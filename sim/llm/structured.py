@@ -9,7 +9,7 @@ from typing import Any
 import fastjsonschema
 import jsonschema
 
-from sim.errors import InputError
+from personas.errors import InputError
 from sim.llm.types import STATUS_EMPTY, STATUS_OK, STATUS_PARSE_ERROR, canonical_json
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)

@@ -18,7 +18,7 @@ from functools import lru_cache
 from importlib import resources
 from string import Template
 
-from sim.errors import InputError
+from personas.errors import InputError
 from sim.stance import OPINION_CHOICES
 
 TEMPLATE_KINDS = ("post_system", "post", "vote_system", "vote", "agenda")

@@ -28,8 +28,8 @@ def measure(n_agents: int, n_rounds: int) -> dict:
     from sim.llm.gateway import Gateway
     from sim.network import NetworkSpec
     from sim.topics import get_topic
-    from sim.trial import run_trial
-    from sim.trial_config import TrialConfig
+    from sim.trial.run import run_trial
+    from sim.trial.config import TrialConfig
 
     config = TrialConfig(trial_id=f"bench{n_agents}", model="scripted/imitate", topic=get_topic("ai_labels"),
                          condition="likes", seed=1, n_agents=n_agents, n_rounds=n_rounds,

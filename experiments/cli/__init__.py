@@ -1,0 +1,54 @@
+"""The ``pvsst`` command: thin wrappers over functions of the four packages.
+
+Every command module in ``experiments/cli`` adds its commands to :data:`app`. Bad input anywhere
+raises an ``InputError``; :func:`main` prints it as one line and exits with code 2.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+import typer
+
+from personas.errors import InputError
+
+EXIT_INPUT_ERROR = 2
+
+app = typer.Typer(
+    name="pvsst",
+    help="Preregistered LLM-agent social simulation: run, analyse, report.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register_commands() -> None:
+    from experiments.cli.commands import register_all
+
+    register_all(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return (and exit with) its exit code."""
+    _register_commands()
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except InputError as err:
+        print(f"pvsst: error: {err}", file=sys.stderr)
+        code = EXIT_INPUT_ERROR
+    except click.exceptions.UsageError as err:
+        hint = f" (in {err.ctx.command_path})" if err.ctx is not None else ""
+        print(f"pvsst: error: {err.format_message()}{hint}", file=sys.stderr)
+        code = EXIT_INPUT_ERROR
+    except click.exceptions.Abort:
+        print("pvsst: aborted", file=sys.stderr)
+        code = 130
+    code = int(code or 0) if isinstance(code, int) or code is None else 0
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,4 @@
+"""``python -m experiments.cli``: the ``pvsst`` command."""
+from experiments.cli import main
+
+main()

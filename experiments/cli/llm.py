@@ -1,0 +1,111 @@
+"""`pvsst llm complete`: one model call through the gateway (cache, retries, schema, provenance)."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from personas.errors import InputError
+from sim.llm.budget import Budget, BudgetExceeded
+from sim.llm.cache import ReplayMiss, ResponseCache
+from sim.llm.gateway import Gateway
+from sim.llm.providers.registry import ensure_runnable
+from sim.llm.structured import check_schema
+from sim.llm.types import LLMRequest
+
+EXIT_CALL_FAILED = 1
+EXIT_BUDGET_EXCEEDED = 3
+EXIT_REPLAY_MISS = 4
+DEFAULT_CACHE = "~/.cache/pvsst/llm_cache.sqlite"
+
+llm_app = typer.Typer(help="Talk to a model through the pvsst gateway.", no_args_is_help=True)
+
+
+def default_cache_path() -> Path:
+    """``$PVSST_CACHE`` if set, else ``~/.cache/pvsst/llm_cache.sqlite``."""
+    return Path(os.environ.get("PVSST_CACHE") or DEFAULT_CACHE).expanduser()
+
+
+def read_schema(path: Path) -> dict[str, Any]:
+    """A JSON schema from ``path``; ``InputError`` if unreadable, not JSON or not a valid schema."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError(str(path), "schema", f"cannot read the schema file: {err.strerror or err}") from err
+    try:
+        schema = json.loads(text)
+    except ValueError as err:
+        raise InputError(str(path), "schema", f"not valid JSON: {err}") from err
+    check_schema(schema, source=str(path))
+    return schema
+
+
+def _check_sampling(temperature: float, max_tokens: int) -> None:
+    if not 0.0 <= temperature <= 2.0:
+        raise InputError("llm complete", "--temperature", f"must be between 0 and 2, got {temperature}")
+    if max_tokens < 1:
+        raise InputError("llm complete", "--max-tokens", f"must be >= 1, got {max_tokens}")
+
+
+@llm_app.command("complete")
+def complete(
+    model: str = typer.Option(..., "--model", help="e.g. embedded/smollm2-135m, scripted/echo, openai/gpt-4o-mini"),
+    prompt: str = typer.Option(..., "--prompt", help="The user message."),
+    system: Optional[str] = typer.Option(None, "--system", help="A system message."),
+    schema_file: Optional[Path] = typer.Option(None, "--schema", help="JSON schema file the reply must satisfy."),
+    seed: int = typer.Option(0, "--seed", help="Request seed (schema retries use seed+1, seed+2, ...)."),
+    temperature: float = typer.Option(0.8, "--temperature", help="Sampling temperature, 0..2."),
+    max_tokens: int = typer.Option(120, "--max-tokens", help="Most tokens in the reply, >= 1."),
+    cache_file: Optional[Path] = typer.Option(
+        None, "--cache", help=f"Response cache (SQLite). Default: $PVSST_CACHE or {DEFAULT_CACHE}."),
+    replay_only: bool = typer.Option(False, "--replay-only", help="Answer only from the cache; a miss exits 4."),
+    as_json: bool = typer.Option(False, "--json", help='Print one JSON object {"text", "parsed", "provenance"}.'),
+    api_base: Optional[str] = typer.Option(None, "--api-base", help="Endpoint for litellm models (vLLM, Ollama)."),
+    timeout_s: float = typer.Option(240.0, "--timeout", help="Per-try timeout in seconds."),
+    budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="Refuse to call once this USD is spent."),
+    budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Refuse to call once this many tokens are spent."),
+) -> None:
+    """Make one model call through the gateway and print the reply.
+
+    Exit codes: 0 the call succeeded; 1 the call ended in a recorded failure (parse_error, empty,
+    refusal, timeout, rate_limited, server_error, error: the reply is still printed); 2 bad input
+    (unknown provider, unreadable or invalid schema file, temperature outside 0..2, max tokens < 1);
+    3 the budget cap is reached (no call is made); 4 --replay-only and the request is not cached.
+    """
+    ensure_runnable(model)
+    _check_sampling(temperature, max_tokens)
+    schema = read_schema(schema_file) if schema_file is not None else None
+    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+    request = LLMRequest(model=model, messages=tuple(messages), schema=schema, temperature=temperature,
+                         max_tokens=max_tokens, seed=seed)
+    budget = Budget(max_usd=budget_usd, max_tokens=budget_tokens) if (budget_usd, budget_tokens) != (None, None) else None
+    cache = ResponseCache(cache_file if cache_file is not None else default_cache_path())
+    with Gateway(cache=cache, replay_only=replay_only, budget=budget, api_base=api_base, timeout_s=timeout_s) as gateway:
+        try:
+            result = gateway.run([request])[0]
+        except BudgetExceeded as err:
+            print(f"pvsst: error: {err}", file=sys.stderr)
+            raise typer.Exit(EXIT_BUDGET_EXCEEDED) from None
+        except ReplayMiss as err:
+            print(f"pvsst: error: {err}", file=sys.stderr)
+            raise typer.Exit(EXIT_REPLAY_MISS) from None
+    record = result.record
+    if as_json:
+        typer.echo(json.dumps({"text": result.text, "parsed": result.parsed, "provenance": record.to_dict()},
+                              ensure_ascii=False))
+    else:
+        typer.echo(result.text or "")
+        print(f"[{record.status}] cached={record.cached} attempts={record.attempts} seed={record.request_seed} "
+              f"tokens={record.prompt_tokens}+{record.completion_tokens} latency={record.latency_s:.3f}s",
+              file=sys.stderr)
+    if not result.ok:
+        print(f"pvsst: error: the call ended with status {record.status}: {record.error}", file=sys.stderr)
+        raise typer.Exit(EXIT_CALL_FAILED)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(llm_app, name="llm")

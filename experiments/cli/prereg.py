@@ -1,0 +1,73 @@
+"""`pvsst prereg freeze|verify|show SPEC`: preregister a spec by hash and check it later.
+
+Exit codes of ``verify``: 0 the spec matches its lock; 1 it does not (the changed fields and a
+unified diff of the canonical spec are printed); 2 no lock, a corrupt lock, or an invalid spec.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+EXIT_MISMATCH = 1
+
+prereg_app = typer.Typer(help="Preregister a study spec: freeze it by hash, verify it, show it.",
+                         no_args_is_help=True)
+
+
+@prereg_app.command("freeze")
+def freeze_command(
+    spec: Path = typer.Argument(..., help="The study spec (YAML)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite a lock that belongs to a different spec."),
+) -> None:
+    """Validate SPEC and write SPEC.lock.json (sha256 of the canonical spec, UTC time, versions)."""
+    from experiments.spec.prereg import freeze, lock_path
+
+    lock = freeze(spec, force=force)
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"sha256 {lock.spec_sha256}", markup=False)
+    console.print(f"lock   {lock_path(spec)} (frozen {lock.frozen_at})", markup=False)
+
+
+@prereg_app.command("verify")
+def verify_command(spec: Path = typer.Argument(..., help="The study spec (YAML).")) -> None:
+    """Exit 0 when SPEC matches its lock, 1 (printing what changed) when it does not."""
+    from experiments.spec.prereg import verify
+
+    result = verify(spec)
+    console = Console(highlight=False, soft_wrap=True)
+    for change in result.version_changes:
+        console.print(f"note: package version changed since freezing: {change}", markup=False)
+    if result.ok:
+        console.print(f"OK: {spec} matches its lock (sha256 {result.current_sha256}, "
+                      f"frozen {result.lock.frozen_at})", markup=False)
+        return
+    console.print(f"MISMATCH: {spec} hashes to {result.current_sha256}, but its lock froze "
+                  f"{result.frozen_sha256} ({result.lock.frozen_at})", markup=False)
+    for change in result.changed_fields:
+        console.print(f"changed: {change}", markup=False)
+    console.print("\n".join(result.diff), markup=False)
+    raise typer.Exit(EXIT_MISMATCH)
+
+
+@prereg_app.command("show")
+def show_command(
+    spec: Path = typer.Argument(..., help="The study spec (YAML)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the canonical spec as JSON instead of YAML."),
+) -> None:
+    """Print the canonical spec (fully defaulted, built-in topics resolved) and its sha256."""
+    from experiments.spec.prereg import canonical_yaml
+    from experiments.spec.study import canonical_spec, load_spec, spec_sha256
+
+    study = load_spec(spec)
+    data = canonical_spec(study)
+    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if as_json else canonical_yaml(data)
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(text.rstrip("\n"), markup=False)
+    console.print(f"# sha256 {spec_sha256(study)}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(prereg_app, name="prereg")

@@ -1,0 +1,71 @@
+"""`pvsst survey run` and `pvsst survey score`: simulate a survey, then measure its distributional fidelity."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+survey_app = typer.Typer(help="Simulate survey answers and score them against real survey data.",
+                         no_args_is_help=True)
+
+
+@survey_app.command("run")
+def run(
+    survey: Path = typer.Argument(..., help="Survey instrument (YAML), e.g. experiments/surveys/gss2018_spending.yaml."),
+    out: Path = typer.Option(..., "--out", help="Run directory (created; an existing one is resumed)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model to ask; overrides the instrument's."),
+    personas: Optional[str] = typer.Option(None, "--personas", help="respondents (matched to real respondents) or census."),
+    n: Optional[int] = typer.Option(None, "--n", help="Number of personas; overrides the instrument's."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (request seeds derive from it)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Units in parallel (processes)."),
+    replay_only: bool = typer.Option(False, "--replay-only", help="Serve every call from the run's cache; a miss stops the run (exit 4)."),
+) -> None:
+    """Ask every persona every question under every condition, plus the reference controls.
+
+    Exit codes: 0 done; 1 some units failed; 2 bad input; 4 replay-only cache miss.
+    """
+    from experiments.survey.runner import run_survey
+
+    if personas is not None and personas not in ("respondents", "census"):
+        from personas.errors import InputError
+
+        raise InputError("--personas", personas, "must be respondents or census")
+    summary = run_survey(survey, out, model=model, personas=personas, n=n, seed=seed, workers=workers,
+                         replay_only=replay_only)
+    console = Console()
+    for failure in summary.failures[:10]:
+        console.print(f"[red]failed[/red] {failure}", highlight=False, soft_wrap=True)
+    console.print(summary.line(), highlight=False, soft_wrap=True)
+    code = summary.exit_code or (1 if summary.failed else 0)
+    if code:
+        raise typer.Exit(code)
+
+
+def _cell(value: float) -> str:
+    return "" if value != value else f"{value:.3f}"
+
+
+@survey_app.command("score")
+def score(
+    run_dir: Path = typer.Argument(..., help="A survey run directory written by `pvsst survey run`."),
+    draws: Optional[int] = typer.Option(None, "--draws", help="Bootstrap draws; default: the instrument's."),
+) -> None:
+    """Write RUN/analysis/fidelity.csv and print a per-question table (model beside the controls)."""
+    from analysis.survey.scoring import question_summary, score_survey_run, write_fidelity
+
+    table = score_survey_run(run_dir, draws=draws)
+    path = write_fidelity(table, run_dir)
+    summary = question_summary(table)
+    view = Table(title=f"Distributional fidelity (KL with smoothing; noise = 95% band of a perfect simulator) -> {path}")
+    for column in summary.columns:
+        view.add_column(column, justify="left" if column in ("question", "provider", "condition") else "right")
+    for row in summary.itertuples(index=False):
+        view.add_row(*[str(v) if isinstance(v, str) else _cell(float(v)) for v in row])
+    Console(width=200).print(view)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(survey_app, name="survey")

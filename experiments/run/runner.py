@@ -1,0 +1,199 @@
+"""The study runner: frozen spec -> design -> trials (resumable) -> run store.
+
+``run_study`` refuses a spec that is not frozen or has changed since it was frozen unless a deviation
+is given (recorded in the manifest with both hashes). It skips trials whose directory has DONE, so a
+killed run resumes where it stopped; one response cache per run directory means a resumed trial replays
+its finished calls instead of repeating them.
+
+Examples
+--------
+>>> summary = run_study("experiments/specs/scripted_smoke.yaml", "/tmp/pvsst-doctest-run", progress=False)  # doctest: +SKIP
+>>> summary.line()  # doctest: +SKIP
+'32 trials: 32 done, 0 failed, 0 skipped; 10176 calls, 0 cache hits, $0.0000'
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from experiments.spec.design import Design, expand
+from personas.errors import InputError
+from experiments.run.executors import BlockTask, GatewaySettings, InlineExecutor, make_executor, run_block
+from experiments.run.manifest import RunManifest, environment, utc_now
+from experiments.run.persona_source import resolve_personas
+from experiments.spec.prereg import read_lock, verify
+from experiments.spec.study import StudySpec, canonical_spec, load_spec, spec_sha256
+from experiments.run.trial_pipeline import TrialOutcome
+from experiments.run.store import is_complete
+
+CACHE_FILE = "cache.sqlite"
+EXIT_BUDGET = 3
+EXIT_REPLAY_MISS = 4
+
+
+@dataclass
+class RunSummary:
+    total: int
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    cost_usd: float = 0.0
+    tokens: int = 0
+    stopped: str = ""
+    exit_code: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def count(self, name: str, status: str, error: str, calls: int, cache_hits: int) -> None:
+        """Add one finished trial (or survey unit) to the tallies."""
+        if status == "done":
+            self.done += 1
+        elif status == "failed":
+            self.failed += 1
+            self.failures.append(f"{name}: {error}")
+        self.calls += calls
+        self.cache_hits += cache_hits
+
+    def line(self) -> str:
+        text = (f"{self.total} trials: {self.done} done, {self.failed} failed, {self.skipped} skipped; "
+                f"{self.calls} calls, {self.cache_hits} cache hits, ${self.cost_usd:.4f}")
+        return f"{text}; stopped: {self.stopped}" if self.stopped else text
+
+
+def check_frozen(spec_path: Path, deviation: str | None) -> tuple[str, dict | None]:
+    """Return (current sha256, deviation record or None); refuse an unfrozen or changed spec."""
+    lock = read_lock(spec_path)
+    if lock is None:
+        if deviation is None:
+            raise InputError(spec_path, "lock", f"spec is not frozen: run `pvsst prereg freeze {spec_path}` "
+                             "first, or pass --deviation TEXT")
+        current = spec_sha256(load_spec(spec_path))
+        return current, {"text": deviation, "frozen_sha256": None, "current_sha256": current, "at": utc_now()}
+    check = verify(spec_path)
+    if check.ok:
+        return check.current_sha256, ({"text": deviation, "frozen_sha256": check.frozen_sha256,
+                                       "current_sha256": check.current_sha256, "at": utc_now()}
+                                      if deviation else None)
+    if deviation is None:
+        raise InputError(spec_path, "spec_sha256", f"hash mismatch: spec changed since it was frozen (frozen "
+                         f"{check.frozen_sha256[:12]}, now {check.current_sha256[:12]}; changed: "
+                         f"{'; '.join(check.changed_fields[:3])}); re-freeze or pass --deviation TEXT")
+    return check.current_sha256, {"text": deviation, "frozen_sha256": check.frozen_sha256,
+                                  "current_sha256": check.current_sha256, "changed_fields": check.changed_fields,
+                                  "at": utc_now()}
+
+
+def _open_manifest(run_dir: Path, spec_path: Path, spec: StudySpec, digest: str, design: Design,
+                   deviation: dict | None) -> RunManifest:
+    manifest = RunManifest.load(run_dir)
+    if manifest is not None and manifest.data.get("spec_sha256") != digest and deviation is None:
+        raise InputError(run_dir / "manifest.json", "spec_sha256", "this run directory holds a run of a different "
+                         "spec; use a new --out, or pass --deviation TEXT to continue it with this spec")
+    lock = read_lock(spec_path)
+    if manifest is None:
+        manifest = RunManifest.create(run_dir)
+    manifest.data.update({
+        "spec_id": spec.id, "spec_path": str(spec_path), "spec_sha256": digest, "spec": canonical_spec(spec),
+        "frozen_sha256": lock.spec_sha256 if lock else None, "frozen_at": lock.frozen_at if lock else None,
+        "blocks": {b: list(t) for b, t in design.blocks.items()},
+    })
+    if deviation is not None:
+        manifest.data["deviations"].append(deviation)
+    for plan in design.trials:
+        manifest.trials.setdefault(plan.trial_id, {"status": "pending"}).update(
+            block_id=plan.block_id, model=plan.model, topic_id=plan.topic_id, seed=plan.seed,
+            condition=plan.condition, push_direction=plan.push_direction, stage=plan.stage, order=plan.order)
+    return manifest
+
+
+def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | None = None,
+              workers: int | None = None, replay_only: bool = False, deviation: str | None = None,
+              budget_usd: float | None = None, ray_address: str | None = None, progress: bool = True) -> RunSummary:
+    """Run (or resume) every trial of a frozen spec into ``run_dir``; see the module docstring."""
+    spec_path, run_dir = Path(spec_path), Path(run_dir)
+    spec = load_spec(spec_path)
+    digest, deviation_record = check_frozen(spec_path, deviation)
+    if workers is not None and workers < 1:
+        raise InputError("--workers", str(workers), "must be >= 1")
+    if budget_usd is not None and budget_usd <= 0:
+        raise InputError("--budget", str(budget_usd), "must be > 0")
+    design = expand(spec)
+    manifest = _open_manifest(run_dir, spec_path, spec, digest, design, deviation_record)
+
+    execution = spec.execution
+    kind = executor or execution.executor
+    n_workers = workers or execution.workers
+    cap_usd = budget_usd if budget_usd is not None else spec.budget.max_usd
+    cap_tokens = spec.budget.max_tokens
+    run_dir.mkdir(parents=True, exist_ok=True)
+    personas_path = resolve_personas(spec, spec_path.parent.resolve(), run_dir)
+    settings = GatewaySettings(
+        cache_path=str((run_dir / CACHE_FILE).resolve()), replay_only=replay_only,
+        max_concurrency=execution.max_concurrency, requests_per_minute=execution.requests_per_minute,
+        max_attempts=spec.trial.max_attempts, timeout_s=execution.request_timeout_s, api_base=execution.api_base)
+    manifest.data["runs"].append({"started_at": utc_now(), "executor": kind, "workers": n_workers,
+                                  "replay_only": replay_only, "budget_usd": cap_usd, "versions": environment()})
+    manifest.save()
+
+    summary = RunSummary(total=len(design.trials))
+    pending = []
+    for plan in design.trials:
+        if is_complete(run_dir / "trials" / plan.trial_id):
+            summary.skipped += 1
+            manifest.set_trial(plan.trial_id, status="done")
+        else:
+            pending.append(plan)
+    spent = {"usd": 0.0, "tokens": 0}
+
+    def tasks(one_trial_each: bool):
+        canonical = canonical_spec(spec)
+        blocks: dict[str, list] = {}
+        for plan in pending:  # blocks in run order; a block's pending trials in run order
+            blocks.setdefault(plan.block_id, []).append(plan)
+        groups = [[p] for plans in blocks.values() for p in plans] if one_trial_each else blocks.values()
+        for plans in groups:
+            yield BlockTask(
+                spec=canonical, spec_dir=str(spec_path.parent.resolve()), plans=tuple(plans),
+                run_dir=str(run_dir.resolve()),
+                gateway=settings, personas_path=personas_path,
+                budget_usd=cap_usd, budget_tokens=cap_tokens, spent_usd=spent["usd"], spent_tokens=spent["tokens"])
+
+    settings.create_cache()
+    runner = make_executor(kind, n_workers, ray_address or execution.ray_address)
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.fields[last]}"), disable=not progress, transient=False)
+    try:
+        with bar:
+            task_id = bar.add_task(f"{spec.id}", total=len(design.trials), completed=summary.skipped, last="")
+            # In-process, a task per trial moves the progress bar per trial; same order, same cache.
+            for outcomes in runner.map(run_block, tasks(isinstance(runner, InlineExecutor))):
+                for outcome in outcomes:
+                    _account(summary, outcome, spent)
+                    manifest.set_trial(outcome.trial_id, status=outcome.status, error=outcome.error,
+                                       calls=outcome.calls, cache_hits=outcome.cache_hits,
+                                       elapsed_s=round(outcome.elapsed_s, 3), finished_at=utc_now())
+                    bar.update(task_id, advance=1, last=f"{outcome.trial_id}: {outcome.status}")
+                    if outcome.status in ("budget_exceeded", "replay_miss"):
+                        summary.stopped = outcome.error
+                        summary.exit_code = EXIT_BUDGET if outcome.status == "budget_exceeded" else EXIT_REPLAY_MISS
+                manifest.save()
+                if summary.stopped:
+                    break
+    finally:
+        runner.close()
+    manifest.data["runs"][-1]["finished_at"] = utc_now()
+    manifest.data["runs"][-1]["summary"] = summary.line()
+    manifest.data["finished_at"] = utc_now() if summary.done + summary.skipped == summary.total else None
+    manifest.save()
+    return summary
+
+
+def _account(summary: RunSummary, outcome: TrialOutcome, spent: dict) -> None:
+    summary.count(outcome.trial_id, outcome.status, outcome.error, outcome.calls, outcome.cache_hits)
+    summary.cost_usd += outcome.cost_usd
+    summary.tokens += outcome.prompt_tokens + outcome.completion_tokens
+    spent["usd"] += outcome.cost_usd
+    spent["tokens"] += outcome.prompt_tokens + outcome.completion_tokens

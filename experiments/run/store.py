@@ -1,0 +1,71 @@
+"""Write a trial directory atomically: tables into a temporary directory, renamed, DONE marker last.
+
+Layout (DESIGN.md "Run store")::
+
+    TRIALS/<trial_id>/agents.parquet posts.parquet votes.parquet exposures.parquet edges.parquet
+                      llm_calls.parquet metrics.json DONE
+
+A directory without DONE is an interrupted write: :func:`is_complete` says no and the runner redoes it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import pandas as pd
+
+from sim.trial.run import TrialResult
+
+DONE = "DONE"
+
+
+def is_complete(trial_dir: Path) -> bool:
+    return (Path(trial_dir) / DONE).is_file()
+
+
+def write_table(frame: pd.DataFrame, path: Path) -> None:
+    """Parquet without the pandas index, so the same frame always gives the same bytes."""
+    frame.to_parquet(path, index=False, engine="pyarrow", compression="zstd")
+
+
+def write_table_directory(root: str | Path, name: str, tables: dict[str, pd.DataFrame],
+                          files: dict[str, str] | None = None) -> Path:
+    """Write ``tables`` (as Parquet) and ``files`` (text) to ``root/name`` atomically, DONE last.
+
+    The directory is filled under a temporary name and renamed into place; a stale directory of the
+    same name without DONE (an interrupted earlier write) is replaced.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> out = write_table_directory(tempfile.mkdtemp(), "t1", {"posts": pd.DataFrame({"x": [1]})})
+    >>> sorted(p.name for p in out.iterdir()), is_complete(out)
+    (['DONE', 'posts.parquet'], True)
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / name
+    tmp = root / f".tmp-{name}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        for table, frame in tables.items():
+            write_table(frame, tmp / f"{table}.parquet")
+        for filename, text in (files or {}).items():
+            (tmp / filename).write_text(text)
+        if final.exists():  # a stale, incomplete attempt (no DONE): replace it
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    (final / DONE).write_text("ok\n")
+    return final
+
+
+def write_trial(result: TrialResult, trials_root: str | Path, metrics: dict) -> Path:
+    """Write ``result`` and its ``metrics`` to ``trials_root/<trial_id>``; return that directory."""
+    metrics_json = json.dumps(metrics, indent=2, sort_keys=True, default=str) + "\n"
+    return write_table_directory(trials_root, result.config.trial_id, result.tables(), {"metrics.json": metrics_json})

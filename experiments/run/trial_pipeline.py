@@ -1,0 +1,101 @@
+"""One trial of a study, end to end: spec + plan -> engine -> outcome metrics -> atomic trial directory.
+
+This is the only place that joins ``sim`` (the engine) and ``analysis`` (the outcome definitions), so
+``metrics.json`` uses exactly the definitions the statistics use.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.outcomes import trial_outcomes
+from experiments.spec.design import TrialPlan
+from experiments.spec.study import StudySpec
+from sim.network import NetworkSpec
+from sim.trial.run import TrialResult, run_trial
+from sim.trial.config import TrialConfig
+from experiments.run.store import write_trial
+
+
+@dataclass(frozen=True)
+class TrialOutcome:
+    """What the runner learns about one executed trial."""
+
+    trial_id: str
+    status: str  # done | failed | budget_exceeded
+    error: str = ""
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    elapsed_s: float = 0.0
+
+
+def trial_config(spec: StudySpec, plan: TrialPlan, spec_dir: Path | None = None) -> TrialConfig:
+    """The engine configuration of one planned trial."""
+    params = spec.trial
+    network = params.network
+    path = network.path
+    if path is not None and spec_dir is not None and not Path(path).is_absolute():
+        path = str(spec_dir / path)
+    return TrialConfig(
+        trial_id=plan.trial_id, block_id=plan.block_id, model=plan.model, topic=spec.topic(plan.topic_id).to_topic(),
+        condition=plan.condition, seed=plan.seed, push_direction=plan.push_direction,
+        n_agents=params.n_agents, n_rounds=params.n_rounds, feed_size=params.feed_size,
+        votes_per_voter=params.votes_per_voter, memory_rounds=params.memory_rounds,
+        n_distributed_sources=params.n_distributed_sources, temperature=params.temperature,
+        vote_temperature=params.vote_temperature, max_tokens=params.max_tokens,
+        vote_max_tokens=params.vote_max_tokens, post_char_limit=params.post_char_limit,
+        initial_confidence=params.initial_confidence, adversary_confidence=params.adversary_confidence,
+        request_seed_formula=params.request_seed_formula,
+        network=NetworkSpec(kind=network.kind, p=network.p if network.p is not None else 0.1,
+                            m=network.m or 3, k=network.k or 4, homophily=network.homophily or 0.0,
+                            attribute=network.attribute, path=path),
+        feed_candidates=params.feed_candidates, follow_dynamics=params.follow_dynamics,
+        prompt_version=params.prompt_version,
+    )
+
+
+def trial_metrics(result: TrialResult) -> dict:
+    """metrics.json of a trial: its factors, PV-SST's outcome columns and its call accounting."""
+    cfg = result.config
+    outcomes = trial_outcomes(result.agents, result.posts, result.votes, result.exposures,
+                              push_direction=cfg.push_direction, adversarial=cfg.arm.adversarial,
+                              n_rounds=cfg.n_rounds)
+    calls = result.llm_calls
+    factors = {"trial_id": cfg.trial_id, "block_id": cfg.block_id, "model": cfg.model, "topic_id": cfg.topic.id,
+               "seed": cfg.seed, "condition": cfg.condition, "push_direction": cfg.push_direction}
+    accounting = {
+        "n_calls": int(len(calls)),
+        "cache_hits": int(calls["cached"].sum()) if len(calls) else 0,
+        "prompt_tokens": int(calls["prompt_tokens"].sum()) if len(calls) else 0,
+        "completion_tokens": int(calls["completion_tokens"].sum()) if len(calls) else 0,
+        "cost_usd": float(calls["cost_usd"].sum()) if len(calls) else 0.0,
+        "elapsed_seconds": round(result.elapsed_s, 3),
+    }
+    return {**factors, **outcomes, **accounting}
+
+
+def execute_trial(spec: StudySpec, plan: TrialPlan, run_dir: Path, gateway, personas: pd.DataFrame | None,
+                  spec_dir: Path | None = None) -> TrialOutcome:
+    """Run one trial and write ``run_dir/trials/<trial_id>``; failures come back as a status, not raised
+    (except a budget stop, which must end the whole run)."""
+    from sim.llm.budget import BudgetExceeded
+
+    started = time.perf_counter()
+    try:
+        result = run_trial(trial_config(spec, plan, spec_dir), gateway, personas)
+        metrics = trial_metrics(result)
+        write_trial(result, Path(run_dir) / "trials", metrics)
+    except BudgetExceeded:
+        raise
+    except Exception as err:  # noqa: BLE001 - a failed trial is recorded, the others go on
+        return TrialOutcome(plan.trial_id, "failed", f"{type(err).__name__}: {err}",
+                            elapsed_s=time.perf_counter() - started)
+    return TrialOutcome(plan.trial_id, "done", calls=metrics["n_calls"], cache_hits=metrics["cache_hits"],
+                        prompt_tokens=metrics["prompt_tokens"], completion_tokens=metrics["completion_tokens"],
+                        cost_usd=metrics["cost_usd"], elapsed_s=time.perf_counter() - started)

@@ -1,0 +1,249 @@
+"""Preregistration: freeze a spec by hash into ``SPEC.lock.json`` and verify a spec against its lock.
+
+The lock holds the sha256 of the canonical spec (:func:`experiments.spec.study.spec_sha256`), the UTC time
+of freezing, the versions of pvsst, Python and the key packages, and a copy of the canonical spec, so a
+later edit can be shown as a diff against exactly what was frozen. Freezing again an unchanged spec
+keeps the existing lock (and its time); overwriting a lock of a different spec needs ``force``.
+
+Examples
+--------
+>>> result = verify("experiments/specs/quickstart.yaml")
+>>> result.ok, result.lock.spec_id
+(True, 'quickstart')
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import platform
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from personas.errors import InputError
+from experiments.spec.study import canonical_spec, load_spec, spec_sha256
+from sim.llm.types import canonical_json
+
+LOCK_SUFFIX = ".lock.json"
+VERSIONED_PACKAGES = ("pvsst", "mesa", "litellm", "numpy", "pandas", "pydantic", "networkx", "scipy",
+                      "statsmodels", "scikit-learn", "pyarrow", "llama-cpp-python")
+"""Distributions whose versions a lock records (besides Python itself)."""
+
+
+class Lock(BaseModel):
+    """The content of ``SPEC.lock.json``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    lock_version: Literal[1] = 1
+    spec_id: str
+    spec_file: str
+    spec_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    frozen_at: str
+    versions: dict[str, str]
+    spec: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The result of comparing a spec with its lock.
+
+    ``diff`` holds unified-diff lines (frozen -> current) of the canonical spec as YAML;
+    ``changed_fields`` names each changed value as ``"dotted.path: old -> new"``;
+    ``version_changes`` lists packages whose version differs from the one recorded at freezing
+    (informative only: it does not make the verification fail).
+    """
+
+    ok: bool
+    frozen_sha256: str
+    current_sha256: str
+    lock: Lock
+    diff: list[str] = field(default_factory=list)
+    changed_fields: list[str] = field(default_factory=list)
+    version_changes: list[str] = field(default_factory=list)
+
+
+def lock_path(spec_path: str | Path) -> Path:
+    """The lock file beside a spec: ``quickstart.yaml -> quickstart.yaml.lock.json``.
+
+    Examples
+    --------
+    >>> lock_path("experiments/specs/quickstart.yaml").as_posix()
+    'experiments/specs/quickstart.yaml.lock.json'
+    """
+    spec_path = Path(spec_path)
+    return spec_path.with_name(spec_path.name + LOCK_SUFFIX)
+
+
+def package_versions() -> dict[str, str]:
+    """Python's version and the installed version of each of :data:`VERSIONED_PACKAGES`.
+
+    Examples
+    --------
+    >>> import platform
+    >>> package_versions()["python"] == platform.python_version()
+    True
+    """
+    versions = {"python": platform.python_version()}
+    for name in VERSIONED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def read_lock(spec_path: str | Path) -> Lock | None:
+    """The lock of ``spec_path``, or ``None`` when there is none; a corrupt lock is an ``InputError``.
+
+    Examples
+    --------
+    >>> read_lock("experiments/specs/quickstart.yaml").spec_id, read_lock("no/such/spec.yaml")
+    ('quickstart', None)
+    """
+    path = lock_path(spec_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise InputError(str(path), "lock", f"cannot read ({err.strerror})") from None
+    try:
+        lock = Lock.model_validate_json(text)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "lock"
+        raise InputError(str(path), where, f"corrupt lock file: {first['msg']}") from None
+    recomputed = hashlib.sha256(canonical_json(lock.spec).encode("utf-8")).hexdigest()
+    if recomputed != lock.spec_sha256:
+        raise InputError(str(path), "spec_sha256", f"corrupt lock file: its spec copy hashes to "
+                                                   f"{recomputed[:12]}..., not {lock.spec_sha256[:12]}...")
+    return lock
+
+
+def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
+    """Validate the spec and write its lock atomically; return the lock now on disk.
+
+    An existing lock with the same hash is kept as it is (idempotent). A lock of a different spec is
+    an ``InputError`` unless ``force``; so is an unreadable lock.
+    """
+    spec = load_spec(spec_path)
+    digest = spec_sha256(spec)
+    path = lock_path(spec_path)
+    if path.exists():
+        try:
+            existing = read_lock(spec_path)
+        except InputError:
+            if not force:
+                raise
+            existing = None
+        if existing is not None and existing.spec_sha256 == digest:
+            return existing
+        if existing is not None and not force:
+            raise InputError(str(path), "spec_sha256", f"a lock of a different spec exists (frozen "
+                             f"{existing.frozen_at}, sha256 {existing.spec_sha256[:12]}...; this spec "
+                             f"{digest[:12]}...); pass --force to re-freeze")
+    lock = Lock(spec_id=spec.id, spec_file=Path(spec_path).name, spec_sha256=digest,
+                frozen_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                versions=package_versions(), spec=canonical_spec(spec))
+    _write_atomically(path, json.dumps(lock.model_dump(mode="json"), indent=2, sort_keys=True,
+                                       ensure_ascii=False) + "\n")
+    return lock
+
+
+def verify(spec_path: str | Path) -> Verification:
+    """Compare the spec with its lock; no lock (or an invalid spec) is an ``InputError``."""
+    spec = load_spec(spec_path)
+    lock = read_lock(spec_path)
+    if lock is None:
+        raise InputError(str(lock_path(spec_path)), "lock",
+                         f"no lock file: run `pvsst prereg freeze {spec_path}` first")
+    current = canonical_spec(spec)
+    digest = spec_sha256(spec)
+    versions = package_versions()
+    version_changes = [f"{name}: {lock.versions[name]} -> {versions.get(name, 'not installed')}"
+                       for name in sorted(lock.versions) if lock.versions[name] != versions.get(name, "not installed")]
+    if digest == lock.spec_sha256:
+        return Verification(True, lock.spec_sha256, digest, lock, version_changes=version_changes)
+    diff = list(difflib.unified_diff(canonical_yaml(lock.spec).splitlines(), canonical_yaml(current).splitlines(),
+                                     fromfile=f"{lock_path(spec_path).name} (frozen)",
+                                     tofile=f"{Path(spec_path).name} (current)", lineterm=""))
+    return Verification(False, lock.spec_sha256, digest, lock, diff=diff,
+                        changed_fields=changed_fields(lock.spec, current), version_changes=version_changes)
+
+
+def canonical_yaml(data: dict) -> str:
+    """A canonical spec as key-sorted block YAML (the form diffs are shown in).
+
+    Examples
+    --------
+    >>> print(canonical_yaml({"trial": {"n_rounds": 6, "n_agents": 12}}), end="")
+    trial:
+      n_agents: 12
+      n_rounds: 6
+    """
+    return yaml.safe_dump(data, sort_keys=True, default_flow_style=False, allow_unicode=True, width=120)
+
+
+def changed_fields(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Every leaf that differs between two JSON-like values, as ``"path: old -> new"``.
+
+    Examples
+    --------
+    >>> changed_fields({"trial": {"n_agents": 12, "n_rounds": 6}}, {"trial": {"n_agents": 10, "n_rounds": 6}})
+    ['trial.n_agents: 12 -> 10']
+    >>> changed_fields({"seeds": [1, 2]}, {"seeds": [1, 3, 4]})
+    ['seeds[1]: 2 -> 3', 'seeds[2]: (absent) -> 4']
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        changes = []
+        for key in sorted(set(old) | set(new), key=str):
+            path = f"{prefix}.{key}" if prefix else str(key)
+            changes += changed_fields(old.get(key, _ABSENT), new.get(key, _ABSENT), path)
+        return changes
+    if isinstance(old, list) and isinstance(new, list):
+        changes = []
+        for index in range(max(len(old), len(new))):
+            changes += changed_fields(old[index] if index < len(old) else _ABSENT,
+                                      new[index] if index < len(new) else _ABSENT, f"{prefix}[{index}]")
+        return changes
+    if old == new and type(old) is type(new):
+        return []
+    return [f"{prefix}: {_show(old)} -> {_show(new)}"]
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_ABSENT = _Absent()
+
+
+def _show(value: Any) -> str:
+    text = value if isinstance(value, _Absent) else json.dumps(value, ensure_ascii=False)
+    text = str(text)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temp file in the same directory and an atomic rename."""
+    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
+                                         suffix=".tmp", delete=False)
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise

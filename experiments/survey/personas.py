@@ -1,0 +1,119 @@
+"""The two tables a survey run is scored from: the real answers and the personas who are asked.
+
+- :func:`human_table`: the real answers of the instrument's survey (``analysis.survey.data``), coded
+  to option codes, with the grouping levels of every respondent.
+- :func:`persona_table`: respondent-matched personas (one per real respondent, sampled down to ``n``
+  with the persona seed) or census personas; with a card column per persona card style used, the
+  grouping levels, and per question ``reference:<question>``: the respondent the ``oracle`` control
+  answers as (the persona's own respondent, or for a census persona a donor drawn from the
+  respondents of the same group cell who answered that question, backing off one axis at a time from
+  the last when the cell has none).
+
+Examples
+--------
+>>> from experiments.survey.spec import load_survey, with_overrides
+>>> spec = with_overrides(load_survey("experiments/surveys/gss2018_spending.yaml"), personas="respondents", n=5)
+>>> human = human_table(spec)
+>>> personas = persona_table(spec, human)
+>>> len(personas), personas["reference:natenvir"].isin(human["respondent_id"]).all()
+(5, np.True_)
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.survey.data import GROUP_PREFIX, AnswerColumn, GroupColumn, canonical_value, human_answers
+from personas.errors import InputError
+from experiments.survey.spec import SurveySpec
+
+REFERENCE_PREFIX = "reference:"
+
+
+def answer_columns(spec: SurveySpec) -> list[AnswerColumn]:
+    return [AnswerColumn(q.id, q.column, {canonical_value(v): o.code for o in q.options for v in o.values},
+                         tuple(canonical_value(v) for v in q.nonsubstantive_values)) for q in spec.questions]
+
+
+def group_columns(spec: SurveySpec) -> list[GroupColumn]:
+    return [GroupColumn(g.axis, g.data_column, {canonical_value(v): level for level, values in g.data_values.items()
+                                                for v in values}, g.data_missing) for g in spec.grouping]
+
+
+def human_table(spec: SurveySpec, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The real answers (see :func:`analysis.survey.data.human_answers`)."""
+    return human_answers(spec.data.source, spec.data.respondent_id, answer_columns(spec), group_columns(spec),
+                         spec.data.weight, frame=frame)
+
+
+def _base_personas(spec: SurveySpec) -> pd.DataFrame:
+    source = spec.personas
+    if source.source == "respondents":
+        from personas.respondents import respondent_personas
+
+        frame = respondent_personas(spec.data.source)
+        if source.n is not None and source.n < len(frame):
+            rows = np.sort(np.random.default_rng(source.seed).choice(len(frame), size=source.n, replace=False))
+            frame = frame.iloc[rows]
+        frame = frame.reset_index(drop=True)
+        frame["reference_respondent_id"] = [canonical_value(v) for v in frame["respondent_id"]]
+        return frame
+    from personas.synthesis import synthesize
+
+    frame = synthesize(source.n or 200, geography=source.geography, seed=source.seed).personas
+    return frame.reset_index(drop=True)
+
+
+def _persona_levels(spec: SurveySpec, frame: pd.DataFrame) -> None:
+    for axis in spec.grouping:
+        if axis.persona_column not in frame.columns:
+            raise InputError(f"grouping[{axis.axis}]", "persona_column",
+                             f"personas have no column {axis.persona_column!r}")
+        values = frame[axis.persona_column].astype(object).where(frame[axis.persona_column].notna(), None)
+        if axis.persona_values is None:
+            frame[GROUP_PREFIX + axis.axis] = [None if v is None else str(v) for v in values]
+            continue
+        lookup = {str(v): level for level, vs in axis.persona_values.items() for v in vs}
+        unmapped = sorted({str(v) for v in values if v is not None} - set(lookup))
+        if unmapped:
+            raise InputError(f"grouping[{axis.axis}]", "persona_values",
+                             f"persona values {', '.join(unmapped[:6])} of {axis.persona_column!r} map to no level")
+        frame[GROUP_PREFIX + axis.axis] = [None if v is None else lookup[str(v)] for v in values]
+
+
+def _donors(spec: SurveySpec, frame: pd.DataFrame, human: pd.DataFrame, index: int) -> list[str]:
+    """A cell-matched donor per census persona among the respondents who answered question ``index``."""
+    question = spec.questions[index].id
+    human = human[human[question].notna()].reset_index(drop=True)
+    rng = np.random.default_rng(np.random.SeedSequence(spec.personas.seed, spawn_key=(1, index)))
+    axes = [GROUP_PREFIX + g.axis for g in spec.grouping]
+    pools = [human.groupby(axes[:depth], dropna=False).indices if depth else None for depth in range(len(axes) + 1)]
+    donors = []
+    for row in frame[axes].itertuples(index=False, name=None):
+        for depth in range(len(axes), -1, -1):
+            if depth == 0:
+                members = np.arange(len(human))
+                break
+            key = row[:depth] if depth > 1 else row[0]
+            members = pools[depth].get(key)
+            if members is not None and len(members):
+                break
+        donors.append(human["respondent_id"].iat[int(members[rng.integers(len(members))])])
+    return donors
+
+
+def persona_table(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
+    """The personas of the run (see the module docstring); cards are in ``card_<style>`` columns."""
+    from personas.cards import personas_for_simulation
+
+    frame = _base_personas(spec)
+    if frame["persona_id"].duplicated().any():
+        raise InputError("personas", "persona_id", "persona ids must be unique")
+    _persona_levels(spec, frame)
+    for style in sorted({c.persona_card for c in spec.conditions if c.persona_card}):
+        frame[f"card_{style}"] = personas_for_simulation(frame, card_style=style)["card"].to_numpy()
+    for index, question in enumerate(spec.questions):
+        frame[REFERENCE_PREFIX + question.id] = (frame["reference_respondent_id"] if "reference_respondent_id" in frame
+                                                 else _donors(spec, frame, human, index))
+    frame["persona_id"] = frame["persona_id"].astype(str)
+    return frame

@@ -1,0 +1,307 @@
+"""The survey runner: instrument -> personas x questions x conditions through the gateway -> run store.
+
+A survey run is split into units, one per provider x condition x chunk of personas (the model under
+each conditioning style; each reference control under the ``reference`` condition). A unit's
+responses and provenance are written atomically (temp dir, rename, DONE last)::
+
+    RUN/survey.json            the effective instrument (command-line overrides applied) and its sha256
+    RUN/scoring.json           what ``analysis.survey.scoring`` needs to score the run
+    RUN/manifest.json          versions, runs, unit statuses (experiments.run.manifest.RunManifest)
+    RUN/human.parquet          the real answers, coded; RUN/personas.parquet  the personas asked
+    RUN/cache.sqlite           the response cache (resumes replay finished calls)
+    RUN/units/<unit_id>/responses.parquet llm_calls.parquet DONE
+
+A rerun into the same directory skips units with DONE; a different instrument there is refused.
+Every call is seeded (:func:`experiments.survey.prompts.survey_request_seed`) and schema-constrained
+to the option codes; a reply that fails the schema after the allowed attempts is kept with
+``parse_ok = false`` and no answer.
+
+Examples
+--------
+>>> summary = run_survey("experiments/surveys/gss2018_spending.yaml", "/tmp/survey-run",
+...                      model="scripted/uniform", n=20, progress=False)  # doctest: +SKIP
+>>> summary.line()  # doctest: +SKIP
+'16 units: 16 done, 0 failed, 0 skipped; 3200 calls, 0 cache hits, 0 parse failures'
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from personas.errors import InputError
+from experiments.run.executors import GatewaySettings, make_executor, worker_gateway
+from experiments.run.manifest import RunManifest, environment, utc_now
+from experiments.run.runner import RunSummary
+from experiments.survey.personas import REFERENCE_PREFIX, answer_columns, human_table, persona_table
+from experiments.survey.prompts import (answer_schema, option_order, question_prompt, survey_request_seed,
+                                        system_prompt)
+from experiments.survey.spec import (ConditionSpec, SurveySpec, canonical_survey, load_survey, survey_from_canonical,
+                                     survey_sha256, with_overrides)
+from experiments.survey.controls import reference_line
+from sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
+from experiments.run.store import is_complete, write_table, write_table_directory
+
+CACHE_FILE = "cache.sqlite"
+SURVEY_FILE = "survey.json"
+SCORING_FILE = "scoring.json"
+REFERENCE_CONDITION = "reference"
+EXIT_REPLAY_MISS = 4
+RESPONSE_COLUMNS = ("unit_id", "provider", "condition", "persona_id", "reference_respondent_id", "question",
+                    "sample", "answer", "parse_ok", "status", "call_id", "request_seed", "cached", "attempts",
+                    "latency_s", "option_order")
+
+
+@dataclass(frozen=True)
+class SurveyUnit:
+    unit_id: str
+    provider: str
+    condition: str
+    persona_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SurveyUnitTask:
+    """Everything a worker needs to run one unit (plain data, picklable)."""
+
+    spec: dict
+    run_dir: str
+    unit: SurveyUnit
+    gateway: GatewaySettings
+
+
+@dataclass
+class UnitOutcome:
+    unit_id: str
+    status: str
+    error: str = ""
+    calls: int = 0
+    cache_hits: int = 0
+    parse_failures: int = 0
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class SurveyRunSummary(RunSummary):
+    """The experiment runner's summary, counted in units, plus parse failures."""
+
+    parse_failures: int = 0
+
+    def line(self) -> str:
+        text = (f"{self.total} units: {self.done} done, {self.failed} failed, {self.skipped} skipped; "
+                f"{self.calls} calls, {self.cache_hits} cache hits, {self.parse_failures} parse failures")
+        return f"{text}; stopped: {self.stopped}" if self.stopped else text
+
+
+# -- units ---------------------------------------------------------------------------------------
+
+def provider_conditions(spec: SurveySpec) -> list[tuple[str, ConditionSpec]]:
+    """(model, condition) pairs: the model under every condition, then each control under ``reference``."""
+    pairs = [(spec.model, condition) for condition in spec.conditions]
+    pairs += [(f"scripted/{name}", ConditionSpec(id=REFERENCE_CONDITION)) for name in spec.controls
+              if f"scripted/{name}" != spec.model]
+    return pairs
+
+
+def plan_units(spec: SurveySpec, persona_ids: list[str]) -> list[SurveyUnit]:
+    size = spec.execution.chunk_size
+    chunks = [tuple(persona_ids[i:i + size]) for i in range(0, len(persona_ids), size)]
+    return [SurveyUnit(f"{provider.replace('/', '-')}__{condition.id}__{index:04d}", provider, condition.id, chunk)
+            for provider, condition in provider_conditions(spec) for index, chunk in enumerate(chunks)]
+
+
+def unit_requests(spec: SurveySpec, unit: SurveyUnit,
+                  personas: pd.DataFrame) -> list[tuple[LLMRequest, tuple[str, ...]]]:
+    """Every request of a unit (persona x question x sample, in that order) with the option codes in
+    the order its prompt lists them."""
+    condition = ({c.id: c for c in spec.conditions}.get(unit.condition) or ConditionSpec(id=unit.condition))
+    scripted = unit.provider.startswith("scripted/")
+    temperature = condition.temperature if condition.temperature is not None else spec.sampling.temperature
+    by_id = personas.set_index("persona_id")
+    values = {a.question: a.values for a in answer_columns(spec)}
+    system = {"role": "system", "content": system_prompt(spec)}
+    requests = []
+    for persona_id in unit.persona_ids:
+        row = by_id.loc[persona_id]
+        card = row[f"card_{condition.persona_card}"] if condition.persona_card else None
+        for question in spec.questions:
+            reference = None
+            if scripted:
+                reference = reference_line(spec.data.source, spec.data.respondent_id,
+                                           str(row[REFERENCE_PREFIX + question.id]), question.column,
+                                           values[question.id], spec.data.weight)
+            order = option_order(spec, question, persona_id)
+            user = {"role": "user", "content": question_prompt(spec, question, condition, card, reference, order)}
+            for sample in range(spec.sampling.samples_per_persona):
+                requests.append((LLMRequest(
+                    model=unit.provider, messages=(system, user), schema=answer_schema(spec.reply_codes(question)),
+                    temperature=temperature, max_tokens=spec.sampling.max_tokens,
+                    seed=survey_request_seed(spec.seed, unit.condition, persona_id, question.id, sample),
+                    trial_id=unit.unit_id, round=sample, agent_id=persona_id, phase=question.id), order))
+    return requests
+
+
+_PERSONAS: dict[str, pd.DataFrame] = {}
+
+
+def _personas(run_dir: str) -> pd.DataFrame:
+    path = str(Path(run_dir, "personas.parquet"))
+    if path not in _PERSONAS:
+        _PERSONAS[path] = pd.read_parquet(path)
+    return _PERSONAS[path]
+
+
+def _write_unit(run_dir: Path, unit_id: str, tables: dict[str, pd.DataFrame]) -> None:
+    write_table_directory(run_dir / "units", unit_id, tables)
+
+
+def run_unit(task: SurveyUnitTask) -> UnitOutcome:
+    """Run one unit in this process and write it; a replay miss comes back as a status."""
+    from sim.llm.cache import ReplayMiss
+
+    started = time.perf_counter()
+    spec = survey_from_canonical(task.spec)
+    unit = task.unit
+    personas = _personas(task.run_dir)
+    requests, orders = zip(*unit_requests(spec, unit, personas))
+    gateway = worker_gateway(task.gateway)
+    try:
+        results = gateway.run(requests)
+    except ReplayMiss as err:
+        return UnitOutcome(unit.unit_id, "replay_miss", str(err))
+    gateway.drain_records()
+    references = personas.set_index("persona_id")
+    rows = []
+    for request, order, result in zip(requests, orders, results):
+        answer = result.parsed.get("answer") if result.ok and isinstance(result.parsed, dict) else None
+        record = result.record
+        rows.append({"unit_id": unit.unit_id, "provider": unit.provider, "condition": unit.condition,
+                     "persona_id": request.agent_id, "reference_respondent_id": str(references.at[request.agent_id, REFERENCE_PREFIX + request.phase]),
+                     "question": request.phase, "sample": request.round, "answer": answer,
+                     "parse_ok": answer is not None, "status": record.status, "call_id": record.call_id,
+                     "request_seed": request.seed, "cached": record.cached, "attempts": record.attempts,
+                     "latency_s": record.latency_s,
+                     "option_order": "|".join(order)})
+    responses = pd.DataFrame(rows, columns=list(RESPONSE_COLUMNS))
+    calls = pd.DataFrame([r.record.to_dict() for r in results], columns=list(CALL_RECORD_FIELDS))
+    _write_unit(Path(task.run_dir), unit.unit_id, {"responses": responses, "llm_calls": calls})
+    return UnitOutcome(unit.unit_id, "done", calls=len(results), cache_hits=int(calls["cached"].sum()),
+                       parse_failures=int((~responses["parse_ok"]).sum()), elapsed_s=time.perf_counter() - started)
+
+
+def _guarded(task: SurveyUnitTask) -> UnitOutcome:
+    try:
+        return run_unit(task)
+    except (InputError, ValueError, KeyError) as err:
+        return UnitOutcome(task.unit.unit_id, "failed", f"{type(err).__name__}: {err}".splitlines()[0])
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+def _atomic_json(path: Path, data: dict) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _atomic_parquet(frame: pd.DataFrame, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    write_table(frame, tmp)
+    os.replace(tmp, path)
+
+
+def scoring_config(spec: SurveySpec) -> dict:
+    """The plain-data description of the instrument that ``analysis.survey.scoring`` reads."""
+    return {"questions": [{"id": q.id, "codes": list(q.codes), "ordinal": q.ordinal} for q in spec.questions],
+            "nonsubstantive_code": spec.non_substantive.code, "axes": [g.axis for g in spec.grouping],
+            "settings": spec.analysis.model_dump(mode="json")}
+
+
+def prepare_run(spec: SurveySpec, run_dir: Path) -> pd.DataFrame:
+    """Write (or check) the run's instrument, scoring config, real answers and personas; return personas."""
+    digest = survey_sha256(spec)
+    survey_path = run_dir / SURVEY_FILE
+    if survey_path.is_file():
+        stored = json.loads(survey_path.read_text(encoding="utf-8"))
+        if stored.get("sha256") != digest:
+            raise InputError(run_dir, SURVEY_FILE, "this run directory holds a run of a different instrument "
+                             f"(stored {str(stored.get('sha256'))[:12]}, now {digest[:12]}); use a new --out")
+        return pd.read_parquet(run_dir / "personas.parquet")
+    human = human_table(spec)  # validates the instrument against the data before anything is written
+    personas = persona_table(spec, human)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _atomic_parquet(human, run_dir / "human.parquet")
+    _atomic_parquet(personas, run_dir / "personas.parquet")
+    _atomic_json(run_dir / SCORING_FILE, scoring_config(spec))
+    _atomic_json(survey_path, {"sha256": digest, "spec": canonical_survey(spec)})
+    return personas
+
+
+def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | None = None,
+               personas: str | None = None, n: int | None = None, seed: int | None = None,
+               workers: int | None = None, replay_only: bool = False, progress: bool = True) -> SurveyRunSummary:
+    """Run (or resume) a survey instrument into ``run_dir``; see the module docstring."""
+    spec_path, run_dir = Path(spec_path), Path(run_dir)
+    spec = with_overrides(load_survey(spec_path), model=model, personas=personas, n=n, seed=seed)
+    from sim.llm.providers.registry import ensure_runnable
+
+    ensure_runnable(spec.model)
+    if workers is not None and workers < 1:
+        raise InputError("--workers", str(workers), "must be >= 1")
+    persona_frame = prepare_run(spec, run_dir)
+    units = plan_units(spec, persona_frame["persona_id"].astype(str).tolist())
+    manifest = RunManifest.load(run_dir) or RunManifest.create(run_dir, survey_id=spec.id,
+                                                                survey_path=str(spec_path))
+    manifest.data["survey_sha256"] = survey_sha256(spec)
+    manifest.data["runs"].append({"started_at": utc_now(), "workers": workers or spec.execution.workers,
+                                  "replay_only": replay_only, "versions": environment()})
+    units_status = manifest.data.setdefault("units", {})
+    settings = GatewaySettings(
+        cache_path=str((run_dir / CACHE_FILE).resolve()), replay_only=replay_only,
+        max_concurrency=spec.execution.max_concurrency, max_attempts=spec.sampling.max_attempts,
+        timeout_s=spec.execution.request_timeout_s, api_base=spec.execution.api_base)
+    summary = SurveyRunSummary(total=len(units))
+    pending = []
+    for unit in units:
+        if is_complete(run_dir / "units" / unit.unit_id):
+            summary.skipped += 1
+            units_status.setdefault(unit.unit_id, {})["status"] = "done"
+        else:
+            pending.append(unit)
+    manifest.save()
+    canonical = canonical_survey(spec)
+    tasks = (SurveyUnitTask(canonical, str(run_dir.resolve()), unit, settings) for unit in pending)
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.fields[last]}"), disable=not progress)
+    settings.create_cache()
+    executor = make_executor("local", workers or spec.execution.workers)
+    try:
+        with bar:
+            bar_id = bar.add_task(spec.id, total=len(units), completed=summary.skipped, last="")
+            for outcome in executor.map(_guarded, tasks):
+                _account(summary, outcome)
+                units_status[outcome.unit_id] = {"status": outcome.status, "error": outcome.error, "calls": outcome.calls,
+                                                 "cache_hits": outcome.cache_hits,
+                                                 "parse_failures": outcome.parse_failures,
+                                                 "elapsed_s": round(outcome.elapsed_s, 3), "finished_at": utc_now()}
+                manifest.save()
+                bar.update(bar_id, advance=1, last=f"{outcome.unit_id}: {outcome.status}")
+                if outcome.status == "replay_miss":
+                    summary.stopped, summary.exit_code = outcome.error, EXIT_REPLAY_MISS
+                    break
+    finally:
+        executor.close()
+    manifest.data["runs"][-1].update(finished_at=utc_now(), summary=summary.line())
+    manifest.save()
+    return summary
+
+
+def _account(summary: SurveyRunSummary, outcome: UnitOutcome) -> None:
+    summary.count(outcome.unit_id, outcome.status, outcome.error, outcome.calls, outcome.cache_hits)
+    summary.parse_failures += outcome.parse_failures

