@@ -13,15 +13,13 @@ import mesa
 from sim.llm.types import LLMRequest, LLMResult
 from sim.prompts import post_messages, post_schema, vote_messages, vote_schema
 from sim.prompts.render import ADVERSARY_NOTE
+from sim.replies import NO_POST, POST_HANDLERS
 from sim.seeds import PHASE_POST, PHASE_VOTE, request_seed
-from sim.stance import LABEL_TO_STANCE, STANCE_LABELS
+from sim.stance import STANCE_LABELS
 
 if TYPE_CHECKING:  # pragma: no cover
     from sim.feeds import FeedItem
     from sim.model import SocialModel
-
-NO_POST = "(no post)"
-
 
 class SocialAgent(mesa.Agent):
     """Common state of every account: id, ordinal, persona, stance and confidence."""
@@ -42,6 +40,7 @@ class SocialAgent(mesa.Agent):
         self.last_post = NO_POST
         self.last_parse_ok = True
         self.last_call_id = ""
+        self.last_reason = ""
 
     @property
     def label(self) -> str:
@@ -50,10 +49,13 @@ class SocialAgent(mesa.Agent):
     def _request(self, messages: tuple, schema: dict, round: int, phase: int, phase_name: str,
                  temperature: float, max_tokens: int) -> LLMRequest:
         cfg = self.model.config
+        protocol = cfg.protocol
         return LLMRequest(
             model=cfg.model, messages=messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
             seed=request_seed(cfg.seed, round, phase, self.ordinal, cfg.request_seed_formula),
             trial_id=cfg.trial_id, round=round, agent_id=self.agent_id, phase=phase_name,
+            json_mode=protocol.json_mode, parse="lenient" if protocol.reply_handling == "lenient" else "schema",
+            retry_seed=protocol.retry_seed, think=False if protocol.reasoning == "off" else None,
         )
 
     def post_request(self, round: int, feed: list["FeedItem"], feed_note: str | None) -> LLMRequest:
@@ -71,16 +73,18 @@ class SocialAgent(mesa.Agent):
         return None
 
     def apply_post(self, round: int, result: LLMResult) -> None:
-        """Take the reply: a valid one sets post, stance and confidence; a failed one keeps them."""
-        limit = self.model.config.post_char_limit
+        """Take the reply (``sim.replies``, by the protocol's ``reply_handling``): a usable one sets post,
+        stance and confidence; a failed one keeps the stance and confidence."""
+        cfg = self.model.config
+        handle = POST_HANDLERS[cfg.protocol.reply_handling]
+        reply = handle(result.parsed, result.record.status, result.text, prior_stance=self.stance,
+                       prior_confidence=self.confidence, char_limit=cfg.post_char_limit)
         self.last_call_id = result.record.call_id
-        self.last_parse_ok = result.ok
-        if result.ok:
-            reply = result.parsed
-            self.last_post = str(reply["post"]).strip()[:limit] or NO_POST
-            self.update_opinion(LABEL_TO_STANCE[reply["opinion"]], float(reply["confidence"]))
-        else:
-            self.last_post = (result.text or "").strip()[:limit] or NO_POST
+        self.last_parse_ok = reply.parse_ok
+        self.last_post = reply.post
+        self.last_reason = reply.reason
+        if reply.parse_ok:
+            self.update_opinion(reply.stance, reply.confidence)
         self.memory.append({"round": round, "post": self.last_post, "stance": self.stance,
                             "confidence": self.confidence})
 
@@ -117,4 +121,7 @@ class AdversaryAgent(SocialAgent):
         return super().post_request(round, [], ADVERSARY_NOTE)
 
     def update_opinion(self, stance: int, confidence: float) -> None:
-        """Adversaries hold their stance and confidence whatever they reply."""
+        """Adversaries hold their stance and confidence whatever they reply, unless the protocol's
+        ``adversary_opinion`` is ``drifts`` (the reference implementation: they update like anyone)."""
+        if self.model.config.protocol.adversary_opinion == "drifts":
+            super().update_opinion(stance, confidence)

@@ -24,17 +24,20 @@ import mesa
 import networkx as nx
 import pandas as pd
 
+from sim.accounts import adversary_ids, honest_ids, viewer_ordinal
 from sim.agents import AdversaryAgent, HonestAgent, SocialAgent
 from sim.feeds import FeedItem, Viewer, get_feed_policy, with_adversary_slot
 from sim.llm.types import LLMRequest, LLMResult
 from sim.network import build_follow_graph
-from sim.persona_table import draw_personas, load_persona_table
+from sim.persona_table import cycle_personas, draw_personas, load_persona_table
 from sim.platform_state import Platform, Post
 from sim.prompts import PromptTemplates
 from sim.prompts.render import CONTROL_NOTE, FIRST_ROUND_NOTE
 from sim.recorder import TrialRecorder
 from sim.seeds import RandomStreams
-from sim.stance import balanced_initial_stances, extreme_stance
+from sim.replies import VOTE_HANDLERS
+from sim.stance import balanced_initial_stances, extreme_stance, reference_initial_stances
+from sim.votes import reference_vote_samples
 from sim.trial.config import TrialConfig
 
 # Requests are sent to the gateway in chunks so huge populations never hold every task at once.
@@ -53,6 +56,7 @@ class SocialModel(mesa.Model):
         self.streams = RandomStreams(config.seed)
         super().__init__(rng=self.streams.generator("mesa"))
         self.config = config
+        self.protocol = config.protocol
         self.gateway = gateway
         self.topic = config.topic
         self.templates = PromptTemplates(config.prompt_version)
@@ -70,13 +74,19 @@ class SocialModel(mesa.Model):
 
     # -- population -----------------------------------------------------------------------------
     def _create_honest(self, table: pd.DataFrame) -> list[HonestAgent]:
-        cfg = self.config
-        personas = draw_personas(table, cfg.n_agents, self.streams.generator("personas"))
+        cfg, protocol = self.config, self.protocol
+        if protocol.persona_order == "cycle":
+            personas = cycle_personas(table, cfg.n_agents)
+        else:
+            personas = draw_personas(table, cfg.n_agents, self.streams.generator("personas"))
         self.persona_rows = personas
-        stances = balanced_initial_stances(cfg.n_agents, self.streams.generator("stances"))
-        width = max(2, len(str(cfg.n_agents - 1)))
+        if protocol.initial_stances == "reference":
+            stances = reference_initial_stances(cfg.n_agents, cfg.seed)
+        else:
+            stances = balanced_initial_stances(cfg.n_agents, self.streams.generator("stances"))
+        ids = honest_ids(cfg.n_agents, protocol.account_ids)
         return [
-            HonestAgent(self, f"a{i:0{width}d}", i, personas.iloc[i].to_dict(), stances[i], cfg.initial_confidence)
+            HonestAgent(self, ids[i], i, personas.iloc[i].to_dict(), stances[i], cfg.initial_confidence)
             for i in range(cfg.n_agents)
         ]
 
@@ -87,8 +97,9 @@ class SocialModel(mesa.Model):
         path = resources.files("sim.data").joinpath("adversary_personas.csv")
         blend_in = load_persona_table(str(path))
         angle = cfg.topic.support_angle if cfg.push_direction == "support" else cfg.topic.oppose_angle
+        ids = adversary_ids(cfg.condition, cfg.n_adversaries, self.protocol.account_ids)
         return [
-            AdversaryAgent(self, f"x{j:02d}", cfg.n_agents + j, blend_in.iloc[j % len(blend_in)].to_dict(),
+            AdversaryAgent(self, ids[j], cfg.n_agents + j, blend_in.iloc[j % len(blend_in)].to_dict(),
                            extreme_stance(cfg.push_direction), cfg.adversary_confidence, angle)
             for j in range(cfg.n_adversaries)
         ]
@@ -126,7 +137,7 @@ class SocialModel(mesa.Model):
         adversary_posts = self.platform.adversary_posts(round - 1) if round > 0 else []
         feeds: dict[str, tuple[list[FeedItem], str | None]] = {}
         for agent in self.honest:
-            viewer = Viewer(agent.agent_id, agent.ordinal)
+            viewer = Viewer(agent.agent_id, viewer_ordinal(agent.agent_id, agent.ordinal, self.protocol.viewer_ordinal))
             if round == 0:
                 feeds[agent.agent_id] = ([], FIRST_ROUND_NOTE)
                 continue
@@ -158,24 +169,41 @@ class SocialModel(mesa.Model):
         """Each honest agent votes +1 / 0 / -1 on up to k posts of this round other than its own."""
         cfg = self.config
         posts = self.platform.posts_of_round(round)
-        ballots: list[tuple[HonestAgent, list[Post]]] = []
-        for agent in self.honest:
-            k = min(cfg.votes_per_voter, len(posts) - 1)
-            if k <= 0:
-                continue
-            # Sample k of the other posts: draw from n - 1 slots and skip over the voter's own post.
-            picks = self.vote_rng.choice(len(posts) - 1, size=k, replace=False)
-            ballots.append((agent, [posts[i + (i >= agent.ordinal)] for i in picks]))
+        ballots = [(agent, [posts[i] for i in picks]) for agent, picks in self._vote_samples(round, posts)]
         requests = [agent.vote_request(round, [(p.agent_id, p.text) for p in targets]) for agent, targets in ballots]
+        take_votes = VOTE_HANDLERS[self.protocol.reply_handling]
         for (agent, targets), result in zip(ballots, self.call(requests), strict=True):
-            values = [int(v) for v in result.parsed["votes"]] if result.ok else [0] * len(targets)
-            for post, value in zip(targets, values, strict=True):
+            accepted = take_votes(result.parsed, result.record.status, len(targets))
+            if not result.ok:
+                # A failed ballot counts no vote; its rows (value 0) keep the failure on record.
+                accepted = [(position, 0) for position in range(len(targets))]
+            values = [0] * len(targets)
+            for position, value in accepted:
+                post = targets[position]
+                values[position] = value
                 post.likes += value > 0
                 post.downvotes += value < 0
                 self.recorder.votes.add(cfg.trial_id, round, agent.agent_id, post.agent_id, value, result.ok)
             if cfg.follow_dynamics:
                 self._follow_from_votes(agent, targets, values)
         self.platform.invalidate_rankings()
+
+    def _vote_samples(self, round: int, posts: Sequence[Post]) -> list[tuple[HonestAgent, list[int]]]:
+        """Each honest voter and the indices (into ``posts``) of the posts it votes on."""
+        k = self.config.votes_per_voter
+        if self.protocol.vote_sampling == "reference":
+            authors = [p.agent_id for p in posts]
+            samples = reference_vote_samples(authors, [a.agent_id for a in self.honest], k, self.config.seed, round)
+            return [(agent, picks) for agent, picks in zip(self.honest, samples) if picks]
+        out = []
+        for agent in self.honest:
+            n = min(k, len(posts) - 1)
+            if n <= 0:
+                continue
+            # Sample n of the other posts: draw from n - 1 slots and skip over the voter's own post.
+            picks = self.vote_rng.choice(len(posts) - 1, size=n, replace=False)
+            out.append((agent, [int(i + (i >= agent.ordinal)) for i in picks]))
+        return out
 
     def _follow_from_votes(self, agent: HonestAgent, targets: Sequence[Post], values: Sequence[int]) -> None:
         graph = self.platform.follow_graph

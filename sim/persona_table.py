@@ -65,3 +65,13 @@ def draw_personas(table: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.D
         reps = -(-n // len(table))
         rows = np.concatenate([rng.permutation(len(table)) for _ in range(reps)])[:n]
     return table.iloc[rows].reset_index(drop=True)
+
+
+def cycle_personas(table: pd.DataFrame, n: int) -> pd.DataFrame:
+    """``n`` personas in table order, wrapping around: agent ``i`` gets row ``i % len(table)`` (the
+    reference implementation's ``pool[i % len(pool)]``; no random draw).
+
+    >>> cycle_personas(pd.DataFrame({"persona_id": ["p", "q"]}), 3)["persona_id"].tolist()
+    ['p', 'q', 'p']
+    """
+    return table.iloc[[i % len(table) for i in range(n)]].reset_index(drop=True)

@@ -5,16 +5,39 @@ A study names its procedure in the spec's ``protocol`` section: ``pvsst`` (ours,
 setting that a preset fills and a spec may override; the wording of every prompt and the persona tables
 are study materials, a directory named by ``materials`` (``None``: the materials pvsst ships).
 
+=====================  ===========================  ==================================================
+setting                ``pvsst``                    ``pvsst_reference``
+=====================  ===========================  ==================================================
+render                 data (no post forges a line)  verbatim (posts pasted as written)
+persona_order          draw (seeded sample)         cycle (persona ``i`` = ``pool[i % len(pool)]``)
+initial_stances        streams (numpy permutation)  reference (``random.Random(seed + 1701).shuffle``)
+account_ids            pvsst (``a00``, ``x00``..)   reference (``a00``, ``c2000`` / ``c3000``..)
+viewer_ordinal         ordinal (account order)      from_id (``int(agent_id[1:])``)
+adversary_opinion      fixed (never moves)          drifts (updates from its own replies)
+vote_sampling          streams (numpy draw)         reference (``random.Random(seed + 9001 + r)``)
+reply_handling         strict (schema-validated)    lenient (snap, clamp, cut; see sim.replies)
+retry_seed             next (attempt i: seed + i)   same (every attempt repeats the seed)
+json_mode              schema (JSON schema)         json_object (Ollama ``format: json``)
+reasoning              default (model's own)        off (``think: false`` / ``reasoning_effort``)
+similarity_edge_cases  pvsst (nan, non-empty rows)  reference (0.0, divide by ``n (n - 1)``)
+=====================  ===========================  ==================================================
+
 Examples
 --------
 >>> protocol_from_preset("pvsst").render
 'data'
 >>> protocol_from_preset("pvsst_reference", render="data").preset
 'pvsst_reference'
+>>> reference = protocol_from_preset("pvsst_reference")
+>>> reference.vote_sampling, reference.retry_seed, reference.json_mode
+('reference', 'same', 'json_object')
+>>> protocol_settings(protocol_from_preset("pvsst"))["persona_order"]
+'draw'
 """
 from __future__ import annotations
 
 import dataclasses
+import typing
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,26 +54,112 @@ class Protocol:
     control characters folded, quotes escaped: no post can forge a feed line) or ``verbatim`` (pasted as
     written, as the reference implementation does). ``materials``: a materials directory (templates,
     persona tables, account ids); ``None`` for pvsst's own.
+
+    ``persona_order``: ``draw`` samples the trial's personas from the table with the trial seed;
+    ``cycle`` seats persona ``i % len(table)`` at agent ``i``, in table order (no random draw).
+    ``initial_stances``: ``streams`` permutes the balanced levels with the trial's numpy stream;
+    ``reference`` lays out strongly support .. strongly oppose, ``n / 6`` each, and shuffles that list
+    with Python's ``random.Random(seed + 1701)`` (needs ``n`` divisible by 6).
+    ``account_ids``: ``pvsst`` names adversaries ``x00``, ``x01``, ...; ``reference`` names the single
+    source ``c2000`` and distributed sources ``c3000``, ``c3001``, ... (honest agents ``a00``.. in both).
+    ``viewer_ordinal``: the number the adversary-slot rotation uses for a viewer: its account
+    ``ordinal`` or the integer ``from_id`` (the id without its first letter).
+    ``adversary_opinion``: ``fixed`` (adversaries keep the pushed extreme) or ``drifts`` (their opinion
+    and confidence update from their own replies, as honest agents' do).
+    ``vote_sampling``: ``streams`` (numpy draw from the trial's vote stream) or ``reference`` (one
+    ``random.Random(seed + 9001 + round)`` per round; per honest voter in id order
+    ``rng.sample(eligible, min(k, len(eligible)))`` over the indices of the round's other posts).
+    ``reply_handling``: ``strict`` (a reply must satisfy the JSON schema, else the call failed) or
+    ``lenient`` (any JSON object is taken and sanitised: :mod:`sim.replies`).
+    ``retry_seed``: attempt ``i`` of a call uses ``seed + i`` (``next``) or the same seed (``same``).
+    ``json_mode``: ask for JSON valid under the reply schema (``schema``) or any JSON object
+    (``json_object``: Ollama's ``format: json``). ``reasoning``: leave the model's default (``default``)
+    or switch reasoning off (``off``: Ollama ``think: false``).
+    ``similarity_edge_cases``: lexical similarity of fewer than two texts is ``nan`` and the diagonal
+    removed is the number of non-empty rows (``pvsst``), or 0.0 and ``n`` (``reference``).
     """
 
     preset: Literal["pvsst", "pvsst_reference"] = "pvsst"
     render: Literal["data", "verbatim"] = "data"
     materials: str | None = None
+    persona_order: Literal["draw", "cycle"] = "draw"
+    initial_stances: Literal["streams", "reference"] = "streams"
+    account_ids: Literal["pvsst", "reference"] = "pvsst"
+    viewer_ordinal: Literal["ordinal", "from_id"] = "ordinal"
+    adversary_opinion: Literal["fixed", "drifts"] = "fixed"
+    vote_sampling: Literal["streams", "reference"] = "streams"
+    reply_handling: Literal["strict", "lenient"] = "strict"
+    retry_seed: Literal["next", "same"] = "next"
+    json_mode: Literal["schema", "json_object"] = "schema"
+    reasoning: Literal["default", "off"] = "default"
+    similarity_edge_cases: Literal["pvsst", "reference"] = "pvsst"
 
+    def __post_init__(self) -> None:
+        for name, allowed in setting_choices().items():
+            value = getattr(self, name)
+            if allowed is not None and value not in allowed:
+                raise InputError("protocol", name, f"must be one of {', '.join(map(str, allowed))}, got {value!r}")
+
+
+REFERENCE_SETTINGS: dict[str, object] = {
+    "render": "verbatim",
+    "persona_order": "cycle",
+    "initial_stances": "reference",
+    "account_ids": "reference",
+    "viewer_ordinal": "from_id",
+    "adversary_opinion": "drifts",
+    "vote_sampling": "reference",
+    "reply_handling": "lenient",
+    "retry_seed": "same",
+    "json_mode": "json_object",
+    "reasoning": "off",
+    "similarity_edge_cases": "reference",
+}
 
 PRESETS: dict[str, dict[str, object]] = {
     "pvsst": {},
-    "pvsst_reference": {"render": "verbatim"},
+    "pvsst_reference": REFERENCE_SETTINGS,
 }
 """Preset name -> the settings it changes from the dataclass defaults (pvsst's own procedure)."""
+
+
+def setting_names() -> tuple[str, ...]:
+    """Every setting a spec may give besides ``preset`` (in declaration order)."""
+    return tuple(f.name for f in dataclasses.fields(Protocol) if f.name != "preset")
+
+
+def setting_choices() -> dict[str, tuple | None]:
+    """Setting -> its allowed values (``None``: free text, such as ``materials``)."""
+    hints = typing.get_type_hints(Protocol)
+    out: dict[str, tuple | None] = {}
+    for name in setting_names():
+        args = typing.get_args(hints[name])
+        out[name] = args if typing.get_origin(hints[name]) is Literal else None
+    return out
 
 
 def protocol_from_preset(preset: str = "pvsst", **overrides: object) -> Protocol:
     """The protocol of ``preset`` with ``overrides`` applied; unknown presets or settings are errors."""
     if preset not in PRESETS:
         raise InputError("protocol", "preset", f"unknown preset {preset!r} (known: {', '.join(PRESET_NAMES)})")
-    names = {f.name for f in dataclasses.fields(Protocol)} - {"preset"}
+    names = set(setting_names())
     unknown = sorted(set(overrides) - names)
     if unknown:
         raise InputError("protocol", unknown[0], f"unknown protocol setting (known: {', '.join(sorted(names))})")
     return Protocol(preset=preset, **{**PRESETS[preset], **overrides})
+
+
+def protocol_settings(protocol: Protocol) -> dict[str, object]:
+    """Every setting of ``protocol`` with its value, ``preset`` first (what manifests and metrics record)."""
+    return dataclasses.asdict(protocol)
+
+
+def differs_from_preset(protocol: Protocol) -> dict[str, object]:
+    """The settings where ``protocol`` departs from its own preset (overrides a spec made).
+
+    >>> differs_from_preset(protocol_from_preset("pvsst_reference", vote_sampling="streams"))
+    {'vote_sampling': 'streams'}
+    """
+    base = protocol_from_preset(protocol.preset)
+    return {name: getattr(protocol, name) for name in setting_names()
+            if name != "materials" and getattr(protocol, name) != getattr(base, name)}

@@ -7,10 +7,16 @@ Examples
 >>> import numpy as np
 >>> sorted(balanced_initial_stances(12, np.random.default_rng(0)))
 [-3, -3, -2, -2, -1, -1, 1, 1, 2, 2, 3, 3]
+>>> sorted(reference_initial_stances(6, 101))
+[-3, -2, -1, 1, 2, 3]
 """
 from __future__ import annotations
 
+import random
+
 import numpy as np
+
+from personas.errors import InputError
 
 STANCE_LABELS: dict[int, str] = {
     3: "strongly support",
@@ -40,6 +46,25 @@ def balanced_initial_stances(n: int, rng: np.random.Generator) -> list[int]:
     levels = [_FILL_ORDER[i % 6] for i in range(n)]
     order = rng.permutation(n)
     return [int(levels[i]) for i in order]
+
+
+# The reference implementation's layout before its shuffle: the six non-neutral levels, strongest
+# support first, each repeated n / 6 times.
+REFERENCE_LEVEL_ORDER = (3, 2, 1, -1, -2, -3)
+REFERENCE_STANCE_SEED_OFFSET = 1701
+
+
+def reference_initial_stances(n: int, seed: int) -> list[int]:
+    """PV-SST's reference assignment: the levels +3, +2, +1, -1, -2, -3, each ``n / 6`` times in that
+    order, shuffled by ``random.Random(seed + 1701).shuffle``; agent ``i`` (id order) takes item ``i``.
+
+    Needs ``n`` divisible by 6, as the reference does.
+    """
+    if n % 6:
+        raise InputError("trial", "n_agents", f"the reference stance assignment needs a multiple of 6 agents, got {n}")
+    levels = [level for level in REFERENCE_LEVEL_ORDER for _ in range(n // 6)]
+    random.Random(int(seed) + REFERENCE_STANCE_SEED_OFFSET).shuffle(levels)
+    return levels
 
 
 def push_sign(direction: str) -> int:

@@ -18,6 +18,24 @@ def response_format_for(schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
 
 
+OLLAMA_PREFIXES = ("ollama", "ollama_chat")
+
+
+def think_params(prefix: str, think: bool) -> dict[str, Any]:
+    """The litellm keyword that switches a model's reasoning on or off.
+
+    Ollama routes take Ollama's own top-level ``think`` field (litellm's Ollama transformations copy
+    it into the request body). Other providers have no common switch (vLLM wants a chat-template
+    argument, OpenAI a reasoning effort per model family), so nothing is sent to them.
+
+    >>> think_params("ollama_chat", False), think_params("openai", False)
+    ({'think': False}, {})
+    """
+    if prefix in OLLAMA_PREFIXES:
+        return {"think": bool(think)}
+    return {}
+
+
 def _reply_cost(litellm: Any, response: Any) -> float:
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost")
@@ -74,8 +92,13 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
     }
     if seed is not None:
         kwargs["seed"] = seed
-    if request.schema is not None:
+    if request.json_mode == "json_object":
+        # Any JSON object, no schema: Ollama's `format: "json"` (litellm maps json_object to it).
+        kwargs["response_format"] = {"type": "json_object"}
+    elif request.schema is not None:
         kwargs["response_format"] = response_format_for(request.schema)
+    if request.think is not None:
+        kwargs.update(think_params(prefix, request.think))
     if api_base is not None and prefix not in ("embedded",):
         kwargs["api_base"] = api_base
     response = await litellm.acompletion(**kwargs)

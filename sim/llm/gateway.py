@@ -21,7 +21,7 @@ from sim.llm.cache import ReplayMiss, ResponseCache
 from sim.llm.dispatch import call_provider
 from sim.llm.pacing import RatePacer
 from sim.llm.providers.registry import ensure_runnable
-from sim.llm.structured import parse_reply
+from sim.llm.structured import parse_lenient, parse_reply
 from sim.llm.transport_errors import is_retryable, one_line, retry_after_s, transport_status
 from sim.llm.types import (
     STATUS_OK,
@@ -77,7 +77,8 @@ class Gateway:
     requests_per_minute
         Pace provider calls (every transport try counts); ``None`` for no pacing.
     max_attempts
-        Schema attempts per request; attempt ``i`` uses seed ``request.seed + i``.
+        Schema attempts per request; attempt ``i`` uses seed ``request.seed + i`` (or ``request.seed``
+        again when the request's ``retry_seed`` is ``same``).
     max_retries
         Transport retries per attempt on timeouts, 429 and 5xx / connection errors.
     timeout_s
@@ -231,7 +232,8 @@ class Gateway:
         parsed: Any = None
         status, error = STATUS_OK, ""
         for attempt in range(self.max_attempts):
-            seed = None if request.seed is None else request.seed + attempt
+            step = attempt if request.retry_seed == "next" else 0
+            seed = None if request.seed is None else request.seed + step
             seeds.append(seed)
             try:
                 reply, attempt_tries = await self._call_with_retries(request, seed, starts_request=(attempt == 0))
@@ -250,6 +252,8 @@ class Gateway:
             text = reply.text
             if reply.refusal:
                 parsed, status, error = None, STATUS_REFUSAL, "the provider refused"
+            elif request.parse == "lenient":
+                parsed, status, error = parse_lenient(reply.text)
             else:
                 parsed, status, error = parse_reply(reply.text, request.schema)
             statuses.append(status)

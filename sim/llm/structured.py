@@ -111,3 +111,23 @@ def parse_reply(text: str | None, schema: dict[str, Any] | None) -> tuple[Any, s
     if error is not None:
         return None, STATUS_PARSE_ERROR, f"reply not valid under the schema: {error.message[:200]}"
     return value, STATUS_OK, ""
+
+
+def parse_lenient(text: str | None) -> tuple[Any, str, str]:
+    """The reference implementation's parse: any JSON object in the (stripped) reply, no schema.
+
+    Examples
+    --------
+    >>> parse_lenient('noise {"votes": [1, 0]} noise')
+    ({'votes': [1, 0]}, 'ok', '')
+    >>> parse_lenient('[1, 0]')[1], parse_lenient('  ')[1]
+    ('parse_error', 'empty')
+    """
+    from sim.replies import lenient_json_object
+
+    if text is None or not text.strip():
+        return None, STATUS_EMPTY, "empty reply"
+    value = lenient_json_object(text.strip())
+    if value is None:
+        return None, STATUS_PARSE_ERROR, "no JSON object in the reply"
+    return value, STATUS_OK, ""

@@ -26,6 +26,13 @@ STATUS_TIMEOUT = "timeout"            # transport retries exhausted on timeouts
 STATUS_RATE_LIMIT = "rate_limited"    # transport retries exhausted on 429
 STATUS_SERVER_ERROR = "server_error"  # transport retries exhausted on 5xx / connection errors
 STATUS_ERROR = "error"                # a non-retryable provider error (4xx other than 429, ...)
+TRANSPORT_STATUSES = frozenset({STATUS_TIMEOUT, STATUS_RATE_LIMIT, STATUS_SERVER_ERROR, STATUS_ERROR})
+"""Statuses of a call that never got a reply (the reference implementation's "generation failed")."""
+
+# How a request asks for, parses and retries its reply (``sim.protocol``); the defaults are pvsst's.
+JSON_MODES = ("schema", "json_object")
+PARSE_MODES = ("schema", "lenient")
+RETRY_SEEDS = ("next", "same")
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,12 @@ class LLMRequest:
     ``messages`` is a tuple of ``{"role": ..., "content": ...}`` dicts. ``schema`` is a JSON schema the
     reply must satisfy (``None`` for free text). The tags (``trial_id`` ... ``phase``) do not change the
     reply; they only label the provenance record.
+
+    ``json_mode``: send the schema as the ``response_format`` (``schema``) or ask for any JSON object
+    (``json_object``, Ollama's ``format: json``). ``parse``: validate against the schema (``schema``) or
+    take any JSON object in the reply (``lenient``, :func:`sim.replies.lenient_json_object`).
+    ``retry_seed``: attempt ``i`` uses ``seed + i`` (``next``) or ``seed`` again (``same``).
+    ``think``: ``False`` switches a reasoning model's thinking off; ``None`` leaves the default.
     """
 
     model: str
@@ -47,6 +60,10 @@ class LLMRequest:
     round: int = -1
     agent_id: str = ""
     phase: str = ""
+    json_mode: str = "schema"
+    parse: str = "schema"
+    retry_seed: str = "next"
+    think: bool | None = None
 
     def cache_key(self) -> str:
         """sha256 over everything that determines the reply (model, messages, schema, sampling, seed)."""
@@ -61,6 +78,10 @@ class LLMRequest:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
         }
+        # Non-default reply modes change what is sent or accepted; pvsst's defaults keep old keys valid.
+        for name, default in (("json_mode", "schema"), ("parse", "schema"), ("retry_seed", "next"), ("think", None)):
+            if getattr(self, name) != default:
+                payload[name] = getattr(self, name)
         key = hashlib.sha256(canonical_json(payload).encode()).hexdigest()
         self.__dict__["_cache_key"] = key  # memo: the request is frozen, so the key cannot go stale
         return key

@@ -81,6 +81,9 @@ class TrialConfig:
             ("feed_candidates", self.feed_candidates in FEED_CANDIDATES,
              f"must be one of {', '.join(FEED_CANDIDATES)}"),
         ]
+        if self.protocol.initial_stances == "reference" and self.n_agents % 6:
+            checks.append(("n_agents", False, "the reference stance assignment (protocol initial_stances: "
+                           "reference) needs a multiple of 6"))
         for name, ok, problem in checks:
             if not ok:
                 raise InputError("trial", name, f"{problem}, got {getattr(self, name)!r}")
