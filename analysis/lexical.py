@@ -12,6 +12,11 @@ non-empty rows (a post made only of stop words has an all-zero row), which equal
 every post has a content word. Fewer than two texts give ``nan``; texts with no content word at all
 give 0.
 
+``edge_cases="reference"`` reproduces PV-SST's reference code where the two differ: fewer than two
+texts give 0.0, and the diagonal removed is ``n`` for every text, so a post without a content word
+(an all-zero row, whose self-cosine is 0) pulls the mean below pvsst's value (the protocol setting
+``similarity_edge_cases``).
+
 Reference: Usman & Williamson, PV-SST (arXiv 2608.20438), "final honest pairwise similarity".
 
 Examples
@@ -19,8 +24,10 @@ Examples
 >>> texts = ["labels protect users", "labels protect creators", "chronological feeds help"]
 >>> round(pairwise_tfidf_similarity(texts), 12) == round(pairwise_tfidf_similarity_dense(texts), 12)
 True
->>> pairwise_tfidf_similarity(["only one"])
-nan
+>>> pairwise_tfidf_similarity(["only one"]), pairwise_tfidf_similarity(["only one"], edge_cases="reference")
+(nan, 0.0)
+>>> round(pairwise_tfidf_similarity(["labels protect", "the"], edge_cases="reference"), 12)
+-0.5
 """
 from __future__ import annotations
 
@@ -43,9 +50,26 @@ def tfidf_matrix(texts: Iterable[str]) -> sparse.csr_matrix:
         return sparse.csr_matrix((len(texts), 1))
 
 
-def pairwise_tfidf_similarity(texts: Iterable[str]) -> float:
-    """Mean off-diagonal TF-IDF cosine of ``texts`` in O(nnz) time, without the n x n matrix."""
-    return mean_offdiagonal_cosine(tfidf_matrix(list(texts)))
+EDGE_CASES = ("pvsst", "reference")
+
+
+def pairwise_tfidf_similarity(texts: Iterable[str], edge_cases: str = "pvsst") -> float:
+    """Mean off-diagonal TF-IDF cosine of ``texts`` in O(nnz) time, without the n x n matrix.
+
+    ``edge_cases``: ``pvsst`` (fewer than two texts: nan; diagonal = non-empty rows) or ``reference``
+    (fewer than two texts or an empty vocabulary: 0.0; diagonal = ``n``).
+    """
+    if edge_cases not in EDGE_CASES:
+        raise ValueError(f"edge_cases must be one of {EDGE_CASES}, got {edge_cases!r}")
+    texts = list(texts)
+    if edge_cases == "reference":
+        if len(texts) < 2:
+            return 0.0
+        rows = tfidf_matrix(texts)
+        if rows.nnz == 0:  # the reference's TfidfVectorizer raised "empty vocabulary": 0.0
+            return 0.0
+        return mean_offdiagonal_cosine(rows, diagonal="n")
+    return mean_offdiagonal_cosine(tfidf_matrix(texts))
 
 
 def pairwise_tfidf_similarity_dense(texts: Iterable[str]) -> float:
@@ -53,17 +77,20 @@ def pairwise_tfidf_similarity_dense(texts: Iterable[str]) -> float:
     return mean_offdiagonal_cosine_dense(tfidf_matrix(list(texts)))
 
 
-def mean_offdiagonal_cosine(rows: sparse.spmatrix) -> float:
+def mean_offdiagonal_cosine(rows: sparse.spmatrix, diagonal: str = "rows") -> float:
     """``(||sum_i x_i||^2 - sum_i ||x_i||^2) / (n (n - 1))`` for L2-normalised (or zero) rows ``x_i``.
 
-    >>> round(mean_offdiagonal_cosine(sparse.csr_matrix([[1.0, 0.0], [0.6, 0.8], [0.0, 0.0]])), 12)
-    0.2
+    ``diagonal="n"`` subtracts ``n`` instead of ``sum_i ||x_i||^2`` (the reference code's formula).
+
+    >>> rows = sparse.csr_matrix([[1.0, 0.0], [0.6, 0.8], [0.0, 0.0]])
+    >>> round(mean_offdiagonal_cosine(rows), 12), round(mean_offdiagonal_cosine(rows, diagonal="n"), 12)
+    (0.2, 0.033333333333)
     """
     n = rows.shape[0]
     if n < 2:
         return float("nan")
     column_sums = np.asarray(rows.sum(axis=0)).ravel()
-    diagonal = float(rows.multiply(rows).sum())
+    diagonal = float(n) if diagonal == "n" else float(rows.multiply(rows).sum())
     return float((column_sums @ column_sums - diagonal) / (n * (n - 1)))
 
 

@@ -108,7 +108,7 @@ def stance_outcomes(initial: np.ndarray, final: np.ndarray, push: int) -> dict:
 
 def trial_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFrame | None,
                    exposures: pd.DataFrame | None, *, push_direction: str, adversarial: bool,
-                   n_rounds: int) -> dict:
+                   n_rounds: int, similarity_edge_cases: str = "pvsst") -> dict:
     """One trial's outcome row (PV-SST's columns), as JSON-serialisable Python scalars.
 
     Parameters
@@ -120,6 +120,8 @@ def trial_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFram
     push_direction : "support" or "oppose".
     adversarial : whether the arm has adversary accounts.
     n_rounds : rounds the trial ran (expected attacker impressions = n_honest * (n_rounds - 1)).
+    similarity_edge_cases : "pvsst" or "reference" (the protocol setting; see
+        :func:`analysis.lexical.pairwise_tfidf_similarity`).
     """
     push = push_sign(push_direction)
     _require(posts, ["round", "agent_id", "text", "stance", "parse_ok"], "posts")
@@ -131,7 +133,7 @@ def trial_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFram
     honest_posts = posts[posts["agent_id"].isin(honest)]
     final_round = honest_posts["round"].max()
     row["final_honest_pairwise_similarity"] = pairwise_tfidf_similarity(
-        honest_posts.loc[honest_posts["round"] == final_round, "text"])
+        honest_posts.loc[honest_posts["round"] == final_round, "text"], edge_cases=similarity_edge_cases)
     row["parse_error_rate"] = _failure_share(posts["parse_ok"])
     row["honest_parse_error_rate"] = _failure_share(honest_posts["parse_ok"])
     row["vote_parse_error_rate"] = vote_call_failure_rate(votes, honest)

@@ -9,7 +9,7 @@ numpy vote stream instead: :meth:`sim.model.SocialModel.vote`.)
 Examples
 --------
 >>> reference_vote_samples(["a00", "a01", "a02", "x00"], ["a00", "a01", "a02"], k=2, seed=101, round=0)
-[[2, 3], [0, 3], [1, 3]]
+[[2, 1], [0, 3], [0, 1]]
 """
 from __future__ import annotations
 

@@ -99,6 +99,7 @@ def _open_manifest(run_dir: Path, spec_path: Path, spec: StudySpec, digest: str,
         "spec_id": spec.id, "spec_path": str(spec_path), "spec_sha256": digest, "spec": canonical_spec(spec),
         "frozen_sha256": lock.spec_sha256 if lock else None, "frozen_at": lock.frozen_at if lock else None,
         "blocks": {b: list(t) for b, t in design.blocks.items()},
+        "protocol": spec.protocol.model_dump(mode="json"),
     })
     if deviation is not None:
         manifest.data["deviations"].append(deviation)

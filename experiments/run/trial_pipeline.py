@@ -15,6 +15,7 @@ from analysis.outcomes import trial_outcomes
 from experiments.spec.design import TrialPlan
 from experiments.spec.study import StudySpec
 from sim.network import NetworkSpec
+from sim.protocol import differs_from_preset
 from sim.trial.run import TrialResult, run_trial
 from sim.trial.config import TrialConfig
 from experiments.run.store import write_trial
@@ -56,19 +57,23 @@ def trial_config(spec: StudySpec, plan: TrialPlan, spec_dir: Path | None = None)
                             m=network.m or 3, k=network.k or 4, homophily=network.homophily or 0.0,
                             attribute=network.attribute, path=path),
         feed_candidates=params.feed_candidates, follow_dynamics=params.follow_dynamics,
-        prompt_version=params.prompt_version,
+        prompt_version=params.prompt_version, protocol=spec.protocol.to_protocol(),
     )
 
 
 def trial_metrics(result: TrialResult) -> dict:
     """metrics.json of a trial: its factors, PV-SST's outcome columns and its call accounting."""
     cfg = result.config
+    protocol = cfg.protocol
     outcomes = trial_outcomes(result.agents, result.posts, result.votes, result.exposures,
                               push_direction=cfg.push_direction, adversarial=cfg.arm.adversarial,
-                              n_rounds=cfg.n_rounds)
+                              n_rounds=cfg.n_rounds, similarity_edge_cases=protocol.similarity_edge_cases)
     calls = result.llm_calls
     factors = {"trial_id": cfg.trial_id, "block_id": cfg.block_id, "model": cfg.model, "topic_id": cfg.topic.id,
-               "seed": cfg.seed, "condition": cfg.condition, "push_direction": cfg.push_direction}
+               "seed": cfg.seed, "condition": cfg.condition, "push_direction": cfg.push_direction,
+               "protocol": protocol.preset,
+               "protocol_overrides": ",".join(f"{k}={v}" for k, v in differs_from_preset(protocol).items()),
+               "similarity_edge_cases": protocol.similarity_edge_cases}
     accounting = {
         "n_calls": int(len(calls)),
         "cache_hits": int(calls["cached"].sum()) if len(calls) else 0,

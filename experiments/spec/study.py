@@ -32,6 +32,7 @@ from personas.errors import InputError
 from experiments.spec.analysis import AnalysisPlan, Hypothesis, Outcomes
 from experiments.spec.base import (FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel,
                                    first_duplicate, join_field)
+from experiments.spec.protocol import ProtocolSpec
 from experiments.spec.trial import PersonaSpec, TrialParams
 from experiments.spec.yaml_file import read_yaml_mapping
 from sim.conditions import CONDITIONS, get_condition
@@ -257,6 +258,7 @@ class StudySpec(StrictModel):
     blocks: BlockSpec = BlockSpec()
     push_direction: PushDirectionSpec = PushDirectionSpec(rule="alternate")
     trial: TrialParams = TrialParams()
+    protocol: ProtocolSpec = ProtocolSpec()
     personas: PersonaSpec = PersonaSpec()
     analysis: AnalysisPlan
     budget: Budget = Budget()
@@ -285,6 +287,9 @@ class StudySpec(StrictModel):
                                          f"is not among factors.conditions ({', '.join(conditions)})")
         self._check_hypotheses()
         self._check_push_direction()
+        if self.protocol.initial_stances == "reference" and self.trial.n_agents % 6:
+            raise SpecFieldError("trial.n_agents", f"protocol initial_stances 'reference' needs a multiple of 6 "
+                                 f"agents, got {self.trial.n_agents}")
         self.trial.check_request_seeds(self.factors.seeds, max(self.n_adversaries(c) for c in conditions))
         if self.personas.n is not None and self.personas.n < self.trial.n_agents:
             raise SpecFieldError("personas.n", f"a pool of {self.personas.n} personas cannot seat "
