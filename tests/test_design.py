@@ -52,9 +52,9 @@ def test_pvsst_gives_256_trials_in_64_blocks_of_one_trial_per_arm(confirmatory):
 
 def test_trial_ids_are_readable_and_fixed(confirmatory):
     first = confirmatory.trials[0]
-    assert first.trial_id == "ollama-qwen3.5-4b__ai_labels__101__control"
-    assert first.block_id == "ollama-qwen3.5-4b__ai_labels__101"
-    assert confirmatory.trial("ollama-granite4-3b__political_ad_targeting__419__distributed_sources").order == 255
+    assert first.trial_id == "ollama_chat-qwen3.5-4b__ai_labels__101__control"
+    assert first.block_id == "ollama_chat-qwen3.5-4b__ai_labels__101"
+    assert confirmatory.trial("ollama_chat-granite4-3b__political_ad_targeting__419__distributed_sources").order == 255
 
 
 def test_run_order_and_push_directions_equal_the_published_table(confirmatory):
@@ -62,7 +62,7 @@ def test_run_order_and_push_directions_equal_the_published_table(confirmatory):
     # published results table, whose push_direction column is the seed counterbalancing.
     with PUBLISHED.open() as handle:
         rows = list(csv.DictReader(handle))
-    published = [(f"ollama/{r['model']}", r["topic_id"], int(r["seed"]), r["condition"], r["push_direction"])
+    published = [(f"ollama_chat/{r['model']}", r["topic_id"], int(r["seed"]), r["condition"], r["push_direction"])
                  for r in rows]
     ours = [(t.model, t.topic_id, t.seed, t.condition, t.push_direction) for t in confirmatory.trials]
     assert ours == published

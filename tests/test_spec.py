@@ -62,7 +62,7 @@ def test_shipped_spec_loads_and_round_trips_through_its_canonical_form(name):
 def test_confirmatory_spec_reproduces_the_frozen_pvsst_configuration():
     reference = yaml.safe_load(REFERENCE.read_text())
     spec = load_spec(SPECS / "pvsst_confirmatory.yaml")
-    assert [m.removeprefix("ollama/") for m in spec.factors.models] == reference["models"]
+    assert [m.removeprefix("ollama_chat/") for m in spec.factors.models] == reference["models"]
     assert spec.factors.seeds == reference["seeds"]
     assert spec.factors.conditions == reference["conditions"]
     assert [t.model_dump() for t in spec.factors.topics] == reference["topics"]

@@ -9,7 +9,7 @@ Examples
 >>> from experiments.spec.study import load_spec
 >>> design = expand(load_spec("experiments/specs/pvsst_confirmatory.yaml"))
 >>> len(design.trials), len(design.blocks), design.trials[0].trial_id
-(256, 64, 'ollama-qwen3.5-4b__ai_labels__101__control')
+(256, 64, 'ollama_chat-qwen3.5-4b__ai_labels__101__control')
 """
 from __future__ import annotations
 

@@ -1,0 +1,75 @@
+"""The spec's ``protocol`` section: presets, overrides, the hash, and where the procedure is recorded."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from experiments.run.runner import run_study
+from experiments.run.trial_pipeline import trial_config
+from experiments.spec.design import expand
+from experiments.spec.study import StudySpec, canonical_spec, load_spec, spec_from_canonical, spec_sha256
+from runner_helpers import frozen_copy
+from sim.protocol import protocol_from_preset, setting_names
+from test_spec import with_changes
+
+
+def test_default_is_pvsst_with_every_setting_resolved_in_the_canonical_form():
+    spec = load_spec("experiments/specs/scripted_smoke.yaml")
+    assert spec.protocol.to_protocol() == protocol_from_preset("pvsst")
+    canonical = canonical_spec(spec)["protocol"]
+    assert set(canonical) == {"preset", *setting_names()}
+    assert canonical["preset"] == "pvsst" and canonical["vote_sampling"] == "streams"
+
+
+def test_preset_fills_settings_and_overrides_win():
+    spec = StudySpec.model_validate(with_changes(trial={"n_agents": 12},
+                                                 protocol={"preset": "pvsst_reference", "retry_seed": "next"}))
+    protocol = spec.protocol.to_protocol()
+    assert protocol == protocol_from_preset("pvsst_reference", retry_seed="next")
+    assert (protocol.vote_sampling, protocol.retry_seed, protocol.render) == ("reference", "next", "verbatim")
+
+
+def test_the_hash_covers_the_resolved_procedure():
+    base = StudySpec.model_validate(with_changes(trial={"n_agents": 12}))
+    reference = StudySpec.model_validate(with_changes(trial={"n_agents": 12}, protocol={"preset": "pvsst_reference"}))
+    spelled_out = StudySpec.model_validate(with_changes(trial={"n_agents": 12}, protocol={
+        "preset": "pvsst_reference", "vote_sampling": "reference", "json_mode": "json_object"}))
+    overridden = StudySpec.model_validate(with_changes(trial={"n_agents": 12}, protocol={
+        "preset": "pvsst_reference", "json_mode": "schema"}))
+    assert spec_sha256(base) != spec_sha256(reference)
+    assert spec_sha256(reference) == spec_sha256(spelled_out)  # a preset's own value changes nothing
+    assert spec_sha256(overridden) not in {spec_sha256(reference), spec_sha256(base)}
+    assert spec_from_canonical(canonical_spec(overridden)) == overridden
+
+
+def test_protocol_reaches_every_trial_config():
+    spec = StudySpec.model_validate(with_changes(trial={"n_agents": 12}, protocol={"preset": "pvsst_reference"}))
+    plans = expand(spec).trials
+    assert {trial_config(spec, plan).protocol for plan in plans} == {protocol_from_preset("pvsst_reference")}
+
+
+def test_confirmatory_spec_runs_the_reference_mechanics_with_pvsst_materials():
+    spec = load_spec("experiments/specs/pvsst_confirmatory.yaml")
+    protocol = spec.protocol.to_protocol()
+    assert protocol == protocol_from_preset("pvsst_reference", materials=protocol.materials)
+    assert all(model.startswith("ollama_chat/") for model in spec.factors.models)
+
+
+@pytest.mark.parametrize("preset", ["pvsst", "pvsst_reference"])
+def test_manifest_and_metrics_record_the_protocol(tmp_path: Path, preset: str):
+    spec_path = frozen_copy(tmp_path, "quickstart.yaml", freeze_it=False)
+    text = spec_path.read_text().replace("embedded/smollm2-135m", "scripted/imitate")
+    spec_path.write_text(text + f"\nprotocol: {{preset: {preset}, vote_sampling: streams}}\n")
+    from experiments.spec.prereg import freeze
+    freeze(spec_path)
+    summary = run_study(spec_path, tmp_path / "run", progress=False)
+    assert summary.failed == 0
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["protocol"] == {**protocol_from_preset(preset, vote_sampling="streams").__dict__}
+    for metrics_path in (tmp_path / "run" / "trials").glob("*/metrics.json"):
+        metrics = json.loads(metrics_path.read_text())
+        assert metrics["protocol"] == preset
+        assert metrics["protocol_overrides"] == ("vote_sampling=streams" if preset == "pvsst_reference" else "")
+        assert metrics["similarity_edge_cases"] == ("reference" if preset == "pvsst_reference" else "pvsst")
