@@ -25,6 +25,7 @@ def simulate(
     feed_candidates: str = typer.Option("population", "--feed-candidates", help="population or followees."),
     follow_dynamics: bool = typer.Option(False, "--follow-dynamics", help="Follow on like, unfollow on downvote."),
     seed_formula: str = typer.Option("pvsst", "--seed-formula", help="Request-seed formula: pvsst or hashed (large populations)."),
+    protocol: str = typer.Option("pvsst", "--protocol", help="Procedure preset: pvsst or pvsst_reference (the reference implementation's mechanics)."),
     out: Path = typer.Option(Path("runs/simulate"), "--out", help="Directory; the trial is written to OUT/trials/<trial_id>."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Response cache (SQLite); default OUT/cache.sqlite."),
     max_concurrency: int = typer.Option(4, "--max-concurrency", help="Model calls in flight."),
@@ -37,6 +38,7 @@ def simulate(
     from sim.llm.providers.registry import validate_model_name
     from sim.network import parse_network_spec
     from sim.persona_table import load_persona_table
+    from sim.protocol import protocol_from_preset
     from sim.topics import get_topic, load_topic_file
     from sim.trial.run import prepare_trial, run_trial
     from sim.trial.config import TrialConfig
@@ -57,7 +59,8 @@ def simulate(
     config = TrialConfig(trial_id=trial_id, model=model, topic=chosen, condition=condition, seed=seed,
                          push_direction=push, n_agents=agents, n_rounds=rounds, feed_size=feed_size,
                          network=parse_network_spec(network), feed_candidates=feed_candidates,
-                         follow_dynamics=follow_dynamics, request_seed_formula=seed_formula)
+                         follow_dynamics=follow_dynamics, request_seed_formula=seed_formula,
+                         protocol=protocol_from_preset(protocol))
     if config.network.kind == "edgelist" and not os.access(config.network.path, os.R_OK):
         raise InputError(config.network.path, "network.path", "edge list file is missing or unreadable")
     model = prepare_trial(config, table)
@@ -69,8 +72,8 @@ def simulate(
         result = run_trial(config, gateway, table, on_round=lambda done: bar.update(task, completed=done), model=model)
     metrics = trial_outcomes(result.agents, result.posts, result.votes, result.exposures,
                              push_direction=config.push_direction, adversarial=config.arm.adversarial,
-                             n_rounds=rounds)
-    metrics = {"trial_id": trial_id, "model": model, "topic_id": chosen.id, "seed": seed, "condition": condition,
+                             n_rounds=rounds, similarity_edge_cases=config.protocol.similarity_edge_cases)
+    metrics = {"protocol": config.protocol.preset, "trial_id": trial_id, "model": model, "topic_id": chosen.id, "seed": seed, "condition": condition,
                "push_direction": config.push_direction, **metrics,
                "n_calls": len(result.llm_calls), "cache_hits": int(result.llm_calls["cached"].sum())}
     path = write_trial(result, out / "trials", metrics)
