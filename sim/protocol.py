@@ -8,10 +8,10 @@ are study materials, a directory named by ``materials`` (``None``: the materials
 =====================  ===========================  ==================================================
 setting                ``pvsst``                    ``pvsst_reference``
 =====================  ===========================  ==================================================
-render                 data (no post forges a line)  verbatim (posts pasted as written)
+render                 data (agent text as data)    verbatim (posts pasted as written)
 persona_order          draw (seeded sample)         cycle (persona ``i`` = ``pool[i % len(pool)]``)
 initial_stances        streams (numpy permutation)  reference (``random.Random(seed + 1701).shuffle``)
-account_ids            pvsst (``a00``, ``x00``..)   reference (``a00``, ``c2000`` / ``c3000``..)
+account_ids            materials (pvsst: ``x00``..) reference (``a00``, ``c2000`` / ``c3000``..)
 viewer_ordinal         ordinal (account order)      from_id (``int(agent_id[1:])``)
 adversary_opinion      fixed (never moves)          drifts (updates from its own replies)
 vote_sampling          streams (numpy draw)         reference (``random.Random(seed + 9001 + r)``)
@@ -60,8 +60,9 @@ class Protocol:
     ``initial_stances``: ``streams`` permutes the balanced levels with the trial's numpy stream;
     ``reference`` lays out strongly support .. strongly oppose, ``n / 6`` each, and shuffles that list
     with Python's ``random.Random(seed + 1701)`` (needs ``n`` divisible by 6).
-    ``account_ids``: ``pvsst`` names adversaries ``x00``, ``x01``, ...; ``reference`` names the single
-    source ``c2000`` and distributed sources ``c3000``, ``c3001``, ... (honest agents ``a00``.. in both).
+    ``account_ids``: ``materials`` takes the id scheme of the study materials (pvsst's own: honest
+    ``a00``.., adversaries ``x00``..); ``reference`` uses the reference implementation's whatever the
+    materials say: honest ``a00``.., the single source ``c2000``, distributed sources ``c3000``, ``c3001``..
     ``viewer_ordinal``: the number the adversary-slot rotation uses for a viewer: its account
     ``ordinal`` or the integer ``from_id`` (the id without its first letter).
     ``adversary_opinion``: ``fixed`` (adversaries keep the pushed extreme) or ``drifts`` (their opinion
@@ -84,7 +85,7 @@ class Protocol:
     materials: str | None = None
     persona_order: Literal["draw", "cycle"] = "draw"
     initial_stances: Literal["streams", "reference"] = "streams"
-    account_ids: Literal["pvsst", "reference"] = "pvsst"
+    account_ids: Literal["materials", "reference"] = "materials"
     viewer_ordinal: Literal["ordinal", "from_id"] = "ordinal"
     adversary_opinion: Literal["fixed", "drifts"] = "fixed"
     vote_sampling: Literal["streams", "reference"] = "streams"
