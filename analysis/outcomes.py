@@ -157,7 +157,8 @@ def vote_call_failure_rate(votes: pd.DataFrame | None, honest: pd.Index) -> floa
     return _failure_share(calls)
 
 
-def per_round_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, *, push_direction: str) -> pd.DataFrame:
+def per_round_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, *, push_direction: str,
+                       similarity_edge_cases: str = "pvsst") -> pd.DataFrame:
     """Alignment, pushed-side share, similarity and parse failures of honest agents, round by round.
 
     Columns: round, n_honest_posts, alignment, pushed_side_share, pairwise_similarity, parse_error_rate.
@@ -171,7 +172,8 @@ def per_round_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, *, push_direct
         this_round = honest_posts[honest_posts["round"] == r]
         rows.append({"round": int(r), "n_honest_posts": len(this_round),
                      "alignment": float(aligned.mean()), "pushed_side_share": float(np.mean(aligned > 0)),
-                     "pairwise_similarity": pairwise_tfidf_similarity(this_round["text"]),
+                     "pairwise_similarity": pairwise_tfidf_similarity(this_round["text"],
+                                                                      edge_cases=similarity_edge_cases),
                      "parse_error_rate": _failure_share(this_round["parse_ok"])})
     return pd.DataFrame(rows, columns=["round", "n_honest_posts", "alignment", "pushed_side_share",
                                        "pairwise_similarity", "parse_error_rate"])

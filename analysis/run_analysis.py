@@ -82,12 +82,15 @@ def collect_trial_outcomes(data: RunData, progress: Callable[[], None] | None = 
                 raise InputError(f"trial {trial_id}", "push_direction", "missing from metrics.json")
             adversarial = bool("role" in agents.columns and (agents["role"] == ADVERSARY_ROLE).any())
             n_rounds = int(metrics.get("n_rounds") or posts["round"].nunique())
+            # The trial's protocol setting, as recorded in its metrics.json (absent before it existed).
+            edge_cases = metrics.get("similarity_edge_cases")
+            edge_cases = edge_cases if isinstance(edge_cases, str) else "pvsst"
             outcomes = trial_outcomes(agents, posts, grouped["votes"].get(trial_id),
                                       grouped["exposures"].get(trial_id), push_direction=push,
-                                      adversarial=adversarial, n_rounds=n_rounds)
+                                      adversarial=adversarial, n_rounds=n_rounds, similarity_edge_cases=edge_cases)
             outcome_rows.append({**factors, **outcomes})
-            round_frames.append(per_round_outcomes(agents, posts, push_direction=push)
-                                .assign(**factors))
+            round_frames.append(per_round_outcomes(agents, posts, push_direction=push,
+                                                   similarity_edge_cases=edge_cases).assign(**factors))
         if progress is not None:
             progress()
     per_round = pd.concat(round_frames, ignore_index=True) if round_frames else pd.DataFrame()

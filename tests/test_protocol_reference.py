@@ -119,3 +119,40 @@ def test_feed_is_likes_ranked_with_the_rotated_attacker_slot():
             shown = exposures[(exposures["round"] == round) & (exposures["viewer_id"] == viewer)]
             assert shown.sort_values("position")["shown_agent_id"].tolist() == organic + [slot]
     assert int(exposures["is_adversarial"].sum()) == 12 * 2
+
+
+def reference_similarity(texts: list[str]) -> float:
+    """The reference code's formula, written out: dense cosine matrix, (sum - n) / (n (n - 1))."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    if len(texts) < 2:
+        return 0.0
+    try:
+        matrix = TfidfVectorizer(stop_words="english").fit_transform(texts)
+    except ValueError:
+        return 0.0
+    n = len(texts)
+    return float((cosine_similarity(matrix).sum() - n) / (n * (n - 1)))
+
+
+@pytest.mark.parametrize("texts", [
+    ["labels protect users", "labels protect creators", "feeds help"],
+    ["labels protect users", "labels protect", "the of and"],  # a post without a content word
+    ["only one post"],
+    ["the", "of and"],  # no vocabulary at all
+])
+def test_similarity_edge_cases_reference_setting_equals_the_reference_formula(texts):
+    from analysis.lexical import pairwise_tfidf_similarity
+
+    assert pairwise_tfidf_similarity(texts, edge_cases="reference") == pytest.approx(reference_similarity(texts),
+                                                                                    abs=1e-12)
+
+
+def test_similarity_edge_cases_differ_where_issue_11_says():
+    from analysis.lexical import pairwise_tfidf_similarity
+
+    with_empty = ["labels protect users", "labels protect", "the of and"]
+    assert pairwise_tfidf_similarity(with_empty) > pairwise_tfidf_similarity(with_empty, edge_cases="reference")
+    assert pairwise_tfidf_similarity(["one"], edge_cases="reference") == 0.0
+    assert pairwise_tfidf_similarity(["one"]) != pairwise_tfidf_similarity(["one"])  # nan
