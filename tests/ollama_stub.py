@@ -1,8 +1,9 @@
 """A loopback Ollama-compatible server (``POST /api/chat``) that records every request body.
 
 Bound to 127.0.0.1 on a free port, started and stopped by the test (``with OllamaStub(reply) as stub``).
-``reply(body, n_seen)`` returns the assistant text for a request body; ``n_seen`` counts earlier requests
-with the same seed and messages, so a stub can fail the first attempt and answer the retry.
+``reply(body, n_seen)`` returns the assistant text for a request body, or an HTTP status (int) to fail
+it with; ``n_seen`` counts earlier requests with the same seed and messages, so a stub can fail the first
+attempt and answer the retry.
 """
 from __future__ import annotations
 
@@ -50,6 +51,9 @@ class OllamaStub:
                     n_seen = stub._seen.get(key, 0)
                     stub._seen[key] = n_seen + 1
                 text = stub.reply(body, n_seen)
+                if isinstance(text, int):
+                    self._send(text, {"error": f"scripted {text}"})
+                    return
                 self._send(200, {"model": body.get("model", ""), "created_at": "2026-01-01T00:00:00Z",
                                  "message": {"role": "assistant", "content": text}, "done": True,
                                  "done_reason": "stop", "prompt_eval_count": 10, "eval_count": 5})

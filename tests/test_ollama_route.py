@@ -122,3 +122,52 @@ def test_pvsst_preset_sends_a_schema_steps_the_seed_and_holds_attackers():
     assert retried and all(seeds == [seeds[0], seeds[0] + 1] for seeds in retried)
     agents = result.agents.set_index("agent_id")
     assert (agents.loc[[a for a in agents.index if a.startswith("x")], "final_stance"] == -3).all()
+
+
+LONG_POST = "x" * 250
+GARBAGE = "I would rather not answer in JSON."
+
+
+def messy_reply(body: dict, n_seen: int):
+    """Replies that exercise the lenient handling: by account ordinal (seed % 500 in the post phase)."""
+    ordinal = body["options"]["seed"] % 500
+    if is_post(body):
+        if ordinal == 1:
+            return 500  # transport failure (no retries in these tests)
+        if ordinal == 2:
+            return GARBAGE  # every attempt fails to parse
+        return "Here: " + json.dumps({"post": f"  {LONG_POST}  ", "opinion": "Strongly Oppose", "confidence": 7,
+                                      "reason": "r" * 300}) + " done"
+    return json.dumps({"votes": [1, "maybe"]})  # short list, a non-integer
+
+
+def test_engine_applies_the_lenient_handling_end_to_end():
+    config = TrialConfig(trial_id="t", model="ollama_chat/stub-model", topic=get_topic("ai_labels"),
+                         condition="likes", seed=SEED, n_agents=6, n_rounds=2,
+                         protocol=protocol_from_preset("pvsst_reference"))
+    with OllamaStub(messy_reply) as stub:
+        gateway = Gateway(api_base=stub.api_base, max_retries=0)
+        try:
+            result = run_trial(config, gateway)
+        finally:
+            gateway.close()
+    posts = result.posts.set_index(["round", "agent_id"])
+    initial = result.agents.set_index("agent_id")["initial_stance"]
+    for round in (0, 1):
+        assert posts.loc[(round, "a01"), "text"] == "(generation failed)"
+        assert posts.loc[(round, "a02"), "text"] == GARBAGE
+        for agent in ("a01", "a02"):
+            assert posts.loc[(round, agent), "stance"] == initial[agent]
+            assert not posts.loc[(round, agent), "parse_ok"]
+        for agent in ("a00", "a03", "a04", "a05"):
+            assert posts.loc[(round, agent), "text"] == "x" * 180  # stripped, cut to post_char_limit
+            assert posts.loc[(round, agent), "stance"] == -2  # "Strongly Oppose" snaps to "oppose"
+            assert posts.loc[(round, agent), "confidence"] == 1.0  # clamped
+            assert posts.loc[(round, agent), "parse_ok"]
+    garbage_attempts = [b for b in stub.bodies if is_post(b) and b["options"]["seed"] % 500 == 2]
+    assert len(garbage_attempts) == 2 * 3 and len({b["options"]["seed"] for b in garbage_attempts}) == 2
+    # one vote per ballot: the first value; "maybe" is skipped and nothing else was given
+    votes = result.votes
+    assert (votes.groupby(["round", "voter_id"]).size() == 1).all()
+    assert set(votes["value"]) == {1} and votes["parse_ok"].all()
+    assert len(votes) == 2 * 6
