@@ -68,6 +68,9 @@ class SocialModel(mesa.Model):
         self.honest = self._create_honest(load_persona_table(personas))
         self.adversaries = self._create_adversaries()
         self.accounts: list[SocialAgent] = [*self.honest, *self.adversaries]
+        # The number each viewer has in the adversary-slot rotation (checked here, before any call).
+        self.viewer_numbers = {a.agent_id: viewer_ordinal(a.agent_id, a.ordinal, self.protocol.viewer_ordinal)
+                               for a in self.honest}
         self.platform = Platform(self._initial_graph())
         self._graph_changed = False
         self._record_edges(0)
@@ -137,7 +140,7 @@ class SocialModel(mesa.Model):
         adversary_posts = self.platform.adversary_posts(round - 1) if round > 0 else []
         feeds: dict[str, tuple[list[FeedItem], str | None]] = {}
         for agent in self.honest:
-            viewer = Viewer(agent.agent_id, viewer_ordinal(agent.agent_id, agent.ordinal, self.protocol.viewer_ordinal))
+            viewer = Viewer(agent.agent_id, self.viewer_numbers[agent.agent_id])
             if round == 0:
                 feeds[agent.agent_id] = ([], FIRST_ROUND_NOTE)
                 continue
