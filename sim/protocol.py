@@ -18,8 +18,8 @@ vote_sampling          streams (numpy draw)         reference (``random.Random(s
 reply_handling         strict (schema-validated)    lenient (snap, clamp, cut; see sim.replies)
 retry_seed             next (attempt i: seed + i)   same (every attempt repeats the seed)
 json_mode              schema (JSON schema)         json_object (Ollama ``format: json``)
-reasoning              default (model's own)        off (``think: false`` / ``reasoning_effort``)
-similarity_edge_cases  pvsst (nan, non-empty rows)  reference (0.0, divide by ``n (n - 1)``)
+reasoning              default (model's own)        off (``think: false`` on Ollama routes)
+similarity_edge_cases  pvsst (nan, non-empty rows)  reference (0.0; diagonal ``n`` of ``n (n - 1)``)
 =====================  ===========================  ==================================================
 
 Examples
@@ -75,7 +75,8 @@ class Protocol:
     ``retry_seed``: attempt ``i`` of a call uses ``seed + i`` (``next``) or the same seed (``same``).
     ``json_mode``: ask for JSON valid under the reply schema (``schema``) or any JSON object
     (``json_object``: Ollama's ``format: json``). ``reasoning``: leave the model's default (``default``)
-    or switch reasoning off (``off``: Ollama ``think: false``).
+    or switch reasoning off (``off``: Ollama's ``think: false``; other providers get nothing, since they
+    have no common switch).
     ``similarity_edge_cases``: lexical similarity of fewer than two texts is ``nan`` and the diagonal
     removed is the number of non-empty rows (``pvsst``), or 0.0 and ``n`` (``reference``).
     """
