@@ -156,3 +156,16 @@ def test_similarity_edge_cases_differ_where_issue_11_says():
     assert pairwise_tfidf_similarity(with_empty) > pairwise_tfidf_similarity(with_empty, edge_cases="reference")
     assert pairwise_tfidf_similarity(["one"], edge_cases="reference") == 0.0
     assert pairwise_tfidf_similarity(["one"]) != pairwise_tfidf_similarity(["one"])  # nan
+
+
+def test_a_pvsst_block_makes_the_reference_606_calls_with_the_reference_seeds():
+    # Issue 11 compared one block (12 agents x 6 rounds, the four arms) request by request: 606 requests.
+    accounts = {"control": 12, "likes": 12, "single_source": 13, "distributed_sources": 16}
+    total = 0
+    for condition, n_accounts in accounts.items():
+        result = scripted_trial(condition, seed=101, protocol=REFERENCE)
+        expected = sorted([101 * 100000 + r * 1000 + 500 + i for r in range(6) for i in range(n_accounts)]
+                          + [101 * 100000 + r * 1000 + 1000 + i for r in range(6) for i in range(12)])
+        assert sorted(result.llm_calls["request_seed"]) == expected
+        total += len(result.llm_calls)
+    assert total == 606
