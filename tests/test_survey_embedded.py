@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from experiments.cli import main
+from experiments.spec.prereg import freeze
 
 MODEL = "embedded/smollm2-135m"
 
@@ -22,6 +23,7 @@ def test_embedded_model_answers_and_is_scored_beside_controls(tmp_path, capsys):
     spec["analysis"]["min_group_n"] = 3
     path = tmp_path / "gss_small.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    freeze(path)
     out = tmp_path / "run"
     assert main(["survey", "run", str(path), "--out", str(out), "--model", MODEL, "--personas", "census",
                  "--n", "10"]) == 0
