@@ -81,6 +81,28 @@ def canonical_value(value) -> str | None:
         return text
 
 
+def canonical_values(values) -> list[str | None]:
+    """:func:`canonical_value` of every element of a column (vectorised for numeric columns).
+
+    Examples
+    --------
+    >>> canonical_values(pd.Series([1.0, float("nan"), 2.5, -3.0]))
+    ['1', None, '2.5', '-3']
+    """
+    array = values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else np.asarray(values)
+    if array.dtype.kind in "iu":
+        return [str(v) for v in array.tolist()]
+    if array.dtype.kind == "f":
+        whole = np.isfinite(array) & (array == np.floor(array)) & (np.abs(array) < 2 ** 53)
+        out: list[str | None] = [None] * len(array)
+        for i in np.flatnonzero(whole):
+            out[i] = str(int(array[i]))
+        for i in np.flatnonzero(~whole & ~np.isnan(array)):
+            out[i] = canonical_value(array[i])
+        return out
+    return [canonical_value(v) for v in array]
+
+
 @dataclass(frozen=True)
 class AttributeMap:
     """How one persona attribute is read: from ``column``; ``values`` maps each persona value to the
@@ -111,7 +133,7 @@ def _read(frame: pd.DataFrame, source: str, spec: AttributeMap) -> list:
     field = f"personas.attributes.{spec.attribute}"
     if spec.column not in frame.columns:
         raise InputError(source, field, f"no column {spec.column!r} in the data")
-    raw = [canonical_value(v) for v in frame[spec.column].to_numpy()]
+    raw = canonical_values(frame[spec.column])
     if spec.attribute in NUMERIC_ATTRIBUTES:
         if spec.values is not None:
             raise InputError(source, f"{field}.values", f"{spec.attribute} is a number: map no values")
@@ -170,7 +192,7 @@ def matched_personas(frame: pd.DataFrame, id_column: str, attributes: list[Attri
     ideology = read.get("ideology", empty)
     education = pd.Categorical(read.get("education", empty), categories=list(EDUCATION_LEVELS))
     out = pd.DataFrame({
-        "persona_id": [f"{id_prefix}{canonical_value(v)}" for v in ids.to_numpy()],
+        "persona_id": [f"{id_prefix}{v}" for v in canonical_values(ids)],
         "respondent_id": ids.to_numpy(),
         "source": source,
         "age": age,

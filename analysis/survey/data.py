@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from personas.errors import InputError
-from personas.respondents import canonical_value  # noqa: F401  (one matching rule for survey values)
+from personas.respondents import canonical_value, canonical_values  # one matching rule for survey values
 
 GROUP_PREFIX = "group:"
 
@@ -157,7 +157,7 @@ def _column(frame: pd.DataFrame, source: str, field_name: str, column: str) -> p
 
 
 def _canonical(series: pd.Series) -> list[str | None]:
-    return [canonical_value(v) for v in series.to_numpy()]
+    return canonical_values(series)
 
 
 def _coded_answers(frame: pd.DataFrame, source: str, spec: AnswerColumn) -> list[str | None]:
@@ -211,7 +211,7 @@ def human_answers(source: str, id_column: str, answers: list[AnswerColumn], grou
         if raw_weights.isna().any() or (raw_weights < 0).any() or raw_weights.sum() <= 0:
             raise InputError(source, "data.weight", f"column {weight_column!r} must hold non-negative numbers")
         weights = raw_weights.to_numpy(dtype=float)
-    out = pd.DataFrame({"respondent_id": [canonical_value(v) for v in ids.to_numpy()], "weight": weights})
+    out = pd.DataFrame({"respondent_id": canonical_values(ids), "weight": weights})
     for spec in answers:
         out[spec.question] = pd.Series(_coded_answers(frame, source, spec), dtype="string")
     for spec in groups:

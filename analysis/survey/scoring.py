@@ -102,23 +102,33 @@ def _level_index(levels: list[str], labels: list[str | None]) -> np.ndarray:
 
 
 def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
-                   settings: ScoringSettings = ScoringSettings(), question_index: int = 0) -> list[dict]:
+                   settings: ScoringSettings = ScoringSettings(), question_index: int = 0,
+                   human_memo: dict | None = None) -> list[dict]:
     """Fidelity rows of one question (see the module docstring for groups and metrics).
 
     Human and model units are resampled independently; the human resamples depend only on the
     bootstrap seed and ``question_index``, so every provider is compared against the same draws.
+    ``human_memo`` (a dict kept across the providers of one question) reuses the human side's
+    resampled tables instead of recomputing them per provider.
     """
+    memo = {} if human_memo is None else human_memo
+
+    def cached(key, compute):
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
     draws, level, min_n = settings.bootstrap_draws, settings.ci_level, settings.min_group_n
     n_h, n_m = len(human.counts), len(model.counts)
     if n_h == 0 or n_m == 0:
         return []
     base = np.random.SeedSequence(settings.bootstrap_seed, spawn_key=(question_index,))
     human_seed, model_seed, floor_seed = base.spawn(3)
-    h_index = resample_index(n_h, draws, np.random.default_rng(human_seed))
+    h_index = cached("index", lambda: resample_index(n_h, draws, np.random.default_rng(human_seed)))
     m_index = resample_index(n_m, draws, np.random.default_rng(model_seed))
     ordinal = scale.ordinal
 
-    h_all = bootstrap_tables(human.counts, np.zeros(n_h, np.int64), 1, h_index)[:, 0]
+    h_all = cached("all", lambda: bootstrap_tables(human.counts, np.zeros(n_h, np.int64), 1, h_index)[:, 0])
     m_all = bootstrap_tables(model.counts, np.zeros(n_m, np.int64), 1, m_index)[:, 0]
     rows = _rows(scale.question, "all", distribution_metrics(h_all, m_all, ordinal=ordinal,
                                                              smoothing=settings.smoothing), level)
@@ -140,11 +150,13 @@ def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
                  "value": float(np.median(floor_kl)), "ci_low": low, "ci_high": high})
 
     for axis in human.groups:
-        h_labels, m_labels = _labels(human.groups[axis]), _labels(model.groups[axis])
+        h_labels = cached(("labels", axis), lambda: _labels(human.groups[axis]))
+        m_labels = _labels(model.groups[axis])
         levels = sorted({x for x in h_labels if x is not None} | {x for x in m_labels if x is not None})
-        h_group = _level_index(levels, h_labels)
+        h_group = cached(("group", axis, tuple(levels)), lambda: _level_index(levels, h_labels))
         m_group = _level_index(levels, m_labels)
-        h_tab = bootstrap_tables(human.counts, h_group, len(levels), h_index)
+        h_tab = cached(("table", axis, tuple(levels)),
+                       lambda: bootstrap_tables(human.counts, h_group, len(levels), h_index))
         m_tab = bootstrap_tables(model.counts, m_group, len(levels), m_index)
         h_units = np.bincount(h_group[h_group >= 0], minlength=len(levels))
         m_units = np.bincount(m_group[m_group >= 0], minlength=len(levels))
@@ -224,13 +236,15 @@ def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFr
     personas = pd.read_parquet(run_dir / "personas.parquet")
     responses = read_responses(run_dir)
     rows: list[dict] = []
+    humans = [human_units(human, scale, axes) for scale in scales]
+    memos: list[dict] = [{} for _ in scales]
     for (provider, condition), part in responses.groupby(["provider", "condition"], sort=False):
         for index, scale in enumerate(scales):
             asked = part[part["question"] == scale.question]
             if asked.empty:
                 continue
             model = model_units(asked, personas, scale, axes)
-            scored = score_question(scale, human_units(human, scale, axes), model, settings, index)
+            scored = score_question(scale, humans[index], model, settings, index, memos[index])
             n_calls = len(asked)
             answered = asked["parse_ok"] & asked["answer"].isin(scale.codes)
             scored += [

@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from personas.respondents import canonical_value
+from personas.respondents import canonical_value, canonical_values
 from sim.llm.providers.scripted import last_user_message, prompt_word_count, request_rng
 from sim.llm.types import LLMRequest, ProviderReply
 
@@ -77,14 +77,14 @@ def _data_key(reference: dict) -> str:
 @lru_cache(maxsize=4096)
 def _answers_by_respondent(data_json: str, id_column: str, column: str) -> dict[str, str | None]:
     frame = _table(data_json)
-    return dict(zip((canonical_value(v) for v in frame[id_column]), (canonical_value(v) for v in frame[column])))
+    return dict(zip(canonical_values(frame[id_column]), canonical_values(frame[column])))
 
 
 @lru_cache(maxsize=4096)
 def _marginal(data_json: str, column: str, weight: str | None, values_json: str) -> tuple[tuple[str, ...], np.ndarray]:
     values = json.loads(values_json)
     frame = _table(data_json)
-    raw = [canonical_value(v) for v in frame[column]]
+    raw = canonical_values(frame[column])
     weights = np.ones(len(frame)) if weight is None else frame[weight].to_numpy(dtype=float)
     codes = tuple(dict.fromkeys(values.values()))
     totals = np.zeros(len(codes))

@@ -133,7 +133,8 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
     by_id = personas.set_index("persona_id")
     values = {a.question: a.values for a in answer_columns(spec)}
     system = {"role": "system", "content": system_prompt(spec)}
-    recipe = None if spec.data.plain_rdataset else spec.data.recipe()
+    read = [q.column for q in spec.questions] + [spec.data.respondent_id] + ([spec.data.weight] if spec.data.weight else [])
+    recipe = None if spec.data.plain_rdataset(read) else spec.data.recipe()
     requests = []
     for persona_id in unit.persona_ids:
         row = by_id.loc[persona_id]

