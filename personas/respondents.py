@@ -183,10 +183,12 @@ def matched_personas(frame: pd.DataFrame, id_column: str, attributes: list[Attri
     n = len(frame)
     empty = [None] * n
     age = pd.array([None if a is None else int(a) for a in read.get("age", empty)], dtype="Int16")
-    band = [None if pd.isna(a) else AGE_BANDS[int(age_band_index(np.array([int(a)]))[0])] for a in age]
+    band = np.array(AGE_BANDS, dtype=object)[age_band_index(age.to_numpy(dtype=float, na_value=18.0))]
+    band[age.isna()] = None
     income = pd.array([None if x is None else int(round(x)) for x in read.get("income", empty)], dtype="Int64")
-    income_band = [None if pd.isna(x) else INCOME_BANDS[int(np.searchsorted(INCOME_BAND_EDGES, x, side="right") - 1)]
-                   for x in income]
+    edges = np.searchsorted(INCOME_BAND_EDGES, income.to_numpy(dtype=float, na_value=0.0), side="right") - 1
+    income_band = np.array(INCOME_BANDS, dtype=object)[np.clip(edges, 0, len(INCOME_BANDS) - 1)]
+    income_band[income.isna()] = None
     state = read.get("state", empty)
     party_id = read.get("party_id", empty)
     ideology = read.get("ideology", empty)
