@@ -190,7 +190,8 @@ def read_responses(run_dir: str | Path) -> pd.DataFrame:
 
 def read_prompts(run_dir: str | Path) -> pd.DataFrame:
     """The run's prompt table: one row per distinct prompt of the complete units, keyed by
-    ``prompt_sha256`` (columns ``prompt_sha256, system, user, messages_json``); every response row's
+    ``prompt_sha256`` (columns of :mod:`sim.llm.prompt_table`: ``prompt_sha256, system, user,
+    messages_json, n_messages``); every response row's
     ``prompt_sha256`` is a key here."""
     units = sorted(p.parent for p in Path(run_dir, "units").glob("*/DONE"))
     frames = [pd.read_parquet(u / "prompts.parquet") for u in units if (u / "prompts.parquet").is_file()]

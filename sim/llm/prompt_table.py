@@ -1,65 +1,80 @@
-"""The prompt table: the full text of every request, deduplicated and keyed by ``prompt_sha256``.
+"""Prompts on record: the full text of every request, deduplicated by its ``prompt_sha256``.
 
-Provenance rows (``llm_calls.parquet``) and survey responses carry only ``prompt_sha256``
-(:meth:`sim.llm.types.LLMRequest.prompt_sha256`: sha256 of the canonical JSON of the message list);
-this table gives each hash its text, so anyone can read what a model was asked. Columns:
-
-- ``prompt_sha256``: the key;
-- ``system``: the system message(s), joined by a blank line ("" when there is none);
-- ``user``: the user message(s), joined by a blank line;
-- ``messages_json``: the whole message list as canonical JSON (the exact bytes the hash is taken over).
+``prompts.parquet`` of a trial (and of a survey run) holds one row per distinct request text:
+``prompt_sha256``, ``system`` (the system messages, joined by a blank line), ``user`` (the user
+messages, likewise), ``messages_json`` (the messages exactly as hashed) and ``n_messages``. The sha256
+of ``messages_json`` is the ``prompt_sha256`` of every ``llm_calls`` row that links to it, so the
+stored text reproduces each call's hash (:func:`check_prompt_table`).
 
 Examples
 --------
 >>> from sim.llm.types import LLMRequest
->>> ask = (({"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi?"}))
->>> requests = [LLMRequest(model="m", messages=ask, seed=s) for s in range(3)]
->>> table = prompt_table(requests)
+>>> msgs = ({"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"})
+>>> table = prompt_table([LLMRequest(model="m", messages=msgs), LLMRequest(model="m", messages=msgs, seed=2)])
 >>> len(table), table.loc[0, "system"], table.loc[0, "user"]
-(1, 'Be brief.', 'Hi?')
->>> table.loc[0, "prompt_sha256"] == requests[0].prompt_sha256()
+(1, 'be brief', 'hi')
+>>> table.loc[0, "prompt_sha256"] == LLMRequest(model="m", messages=msgs).prompt_sha256()
 True
+>>> check_prompt_table(table)
+[]
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 
 import pandas as pd
 
 from sim.llm.types import LLMRequest, canonical_json
 
-PROMPT_COLUMNS = ("prompt_sha256", "system", "user", "messages_json")
+PROMPT_COLUMNS = ("prompt_sha256", "system", "user", "messages_json", "n_messages")
 
 
-def _joined(messages, role: str) -> str:
-    return "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == role)
+class PromptLog:
+    """Collects the distinct request texts of a run as they are sent (memory: one entry per text)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple] = {}
+
+    def add(self, requests: Iterable[LLMRequest]) -> None:
+        for request in requests:
+            key = request.prompt_sha256()
+            if key not in self._rows:
+                self._rows[key] = _row(key, request.messages)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(list(self._rows.values()), columns=list(PROMPT_COLUMNS)).astype({"n_messages": "int16"})
 
 
 def prompt_table(requests: Iterable[LLMRequest]) -> pd.DataFrame:
-    """One row per distinct prompt of ``requests`` (first occurrence order); see the module docstring."""
-    rows, seen = [], set()
-    for request in requests:
-        digest = request.prompt_sha256()
-        if digest in seen:
-            continue
-        seen.add(digest)
-        messages_json = canonical_json(list(request.messages))
-        rows.append({"prompt_sha256": digest, "system": _joined(request.messages, "system"),
-                     "user": _joined(request.messages, "user"), "messages_json": messages_json})
-    return pd.DataFrame(rows, columns=list(PROMPT_COLUMNS))
+    """The ``prompts.parquet`` table of ``requests`` (one row per distinct ``prompt_sha256``, first-seen order)."""
+    log = PromptLog()
+    log.add(requests)
+    return log.frame()
 
 
-def merge_prompt_tables(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
-    """Concatenate prompt tables (e.g. one per trial or survey unit), keeping one row per hash.
+def check_prompt_table(prompts: pd.DataFrame, calls: pd.DataFrame | None = None) -> list[str]:
+    """Problems of a prompt table: rows whose text does not hash to their key, calls without a row.
 
-    Examples
-    --------
-    >>> a = pd.DataFrame([["h1", "", "x", "[]"]], columns=list(PROMPT_COLUMNS))
-    >>> len(merge_prompt_tables([a, a]))
-    1
+    Returns an empty list when every row reproduces its ``prompt_sha256`` (and, given ``calls``, every
+    call's ``prompt_sha256`` has its row).
     """
-    frames = [t for t in tables if len(t)]
-    if not frames:
-        return pd.DataFrame(columns=list(PROMPT_COLUMNS))
-    merged = pd.concat(frames, ignore_index=True)
-    return merged.drop_duplicates("prompt_sha256", keep="first").reset_index(drop=True)
+    problems = [f"prompt {key[:12]}: stored text hashes to {hashlib.sha256(text.encode()).hexdigest()[:12]}"
+                for key, text in zip(prompts["prompt_sha256"], prompts["messages_json"])
+                if hashlib.sha256(text.encode()).hexdigest() != key]
+    if calls is not None:
+        known = set(prompts["prompt_sha256"])
+        problems += [f"call {cid}: no stored prompt {key[:12]}" for cid, key in zip(calls["call_id"],
+                                                                                   calls["prompt_sha256"])
+                     if key not in known]
+    return problems
+
+
+def _row(key: str, messages: tuple[dict[str, str], ...]) -> tuple:
+    def joined(role: str) -> str:
+        return "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == role)
+
+    return (key, joined("system"), joined("user"), canonical_json(list(messages)), len(messages))
