@@ -312,3 +312,34 @@ def test_respondent_matched_cces_oracle_sits_at_the_noise_floor(tmp_path, capsys
                      for c in ("ci_low", "ci_high"))
         assert low <= 0 <= high
         assert floor_low >= 0
+
+
+def test_the_gss_instrument_mapping_is_the_gss_instance():
+    from experiments.survey.personas import human_table, persona_table
+    from experiments.survey.spec import load_survey, with_overrides
+    from personas.respondents import respondent_personas
+
+    spec = with_overrides(load_survey("experiments/surveys/gss2018_spending.yaml"), personas="respondents", n=2348)
+    personas = persona_table(spec, human_table(spec))
+    reference = respondent_personas()
+    for column in reference.columns:
+        assert personas[column].astype(object).where(personas[column].notna(), None).tolist() == \
+            reference[column].astype(object).where(reference[column].notna(), None).tolist(), column
+    assert (personas["weight"] == 1.0).all()  # the GSS extract is unweighted
+
+
+def test_bad_respondent_mappings_exit_2(tmp_path, capsys):
+    data = tmp_path / "fixture.parquet"
+    fixture_frame().to_parquet(data)
+    cases = [({"sex": {"column": "female", "values": {"femme": [1], "male": [0]}}}, "not a persona sex"),
+             ({"sex": {"column": "female", "values": {"female": [1]}}}, "values 0 of column 'female' map to no sex"),
+             ({"age": {"column": "no_such"}}, "no column 'no_such'"),
+             ({"age": {"column": "age", "values": {"old": [80]}}}, "is a number"),
+             ({"shoe_size": {"column": "age"}}, "personas.attributes")]
+    for i, (attributes, fragment) in enumerate(cases):
+        spec = fixture_instrument(data)
+        spec["personas"]["attributes"] = attributes
+        out = tmp_path / f"run{i}"
+        err = one_line_error(capsys, ["survey", "run", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
+        assert fragment in err, err
+        assert not out.exists()
