@@ -343,3 +343,22 @@ def test_bad_respondent_mappings_exit_2(tmp_path, capsys):
         err = one_line_error(capsys, ["survey", "run", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
         assert fragment in err, err
         assert not out.exists()
+
+
+def test_one_answer_units_are_binned_like_any_units():
+    from analysis.fidelity import bootstrap_tables, resample_index
+
+    rng = np.random.default_rng(5)
+    weights = rng.uniform(0.5, 2.0, 40)
+    one_hot = np.eye(4)[rng.integers(0, 4, 40)] * weights[:, None]  # one answer per unit: the fast path
+    mixed = one_hot.copy()
+    mixed[0, (one_hot[0].argmax() + 1) % 4] = 1e-12  # a second nonzero option forces the general path
+    groups = rng.integers(-1, 3, 40)
+    index = resample_index(40, 25, rng)
+    fast, general = bootstrap_tables(one_hot, groups, 3, index), bootstrap_tables(mixed, groups, 3, index)
+    np.testing.assert_allclose(fast, general, atol=1e-9)
+    direct = np.zeros((3, 4))
+    for unit in index[7]:
+        if groups[unit] >= 0:
+            direct[groups[unit]] += one_hot[unit]
+    np.testing.assert_allclose(fast[7], direct)
