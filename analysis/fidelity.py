@@ -202,6 +202,14 @@ def bootstrap_tables(unit_counts: np.ndarray, groups: np.ndarray, n_groups: int,
     # An extra slot collects units without a group, then is dropped.
     slot = np.where(groups < 0, n_groups, groups)
     width = n_groups + 1
+    if ((unit_counts != 0).sum(axis=1) <= 1).all():
+        # One answer per unit (a respondent): one pass, the option folded into the bin.
+        option = unit_counts.argmax(axis=1)
+        cell = slot * k + option
+        flat = (np.arange(rows)[:, None] * (width * k) + cell[index]).ravel()
+        mass = unit_counts.sum(axis=1)
+        out = np.bincount(flat, weights=mass[index].ravel(), minlength=rows * width * k).reshape(rows, width, k)
+        return out[:, :n_groups, :]
     flat = (np.arange(rows)[:, None] * width + slot[index]).ravel()
     out = np.empty((rows, width, k))
     for option in range(k):

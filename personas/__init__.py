@@ -6,7 +6,8 @@ Public API:
   with a fit report.
 - :func:`write_personas`, :func:`read_personas`, :class:`PersonaRecord` (``personas.records``).
 - :func:`personas_for_simulation`, :func:`render_card` (``personas.cards``): card, label, posting style.
-- :func:`respondent_personas` (``personas.respondents``): one persona per GSS 2018 respondent.
+- :func:`matched_personas` (``personas.respondents``): one persona per respondent of any survey, through
+  a column -> attribute mapping; :func:`respondent_personas`: its GSS 2018 instance.
 
 Sources and every approximation are documented in the module docstrings and in
 ``personas/data/census/SOURCES.md``.
@@ -18,7 +19,7 @@ import importlib
 _EXPORTS = {"synthesize": "synthesis", "SynthesisResult": "synthesis", "write_personas": "records",
             "read_personas": "records", "PersonaRecord": "records",
             "personas_for_simulation": "cards", "render_card": "cards",
-            "respondent_personas": "respondents"}
+            "respondent_personas": "respondents", "matched_personas": "respondents"}
 __all__ = list(_EXPORTS)
 
 

@@ -8,7 +8,9 @@ import pytest
 import yaml
 
 from experiments.cli import main
+from experiments.spec.prereg import freeze, lock_path
 from experiments.survey.spec import load_survey
+from personas.errors import InputError
 
 GSS = "experiments/surveys/gss2018_spending.yaml"
 CCES = "experiments/surveys/cces2016_racial_attitudes.yaml"
@@ -25,9 +27,16 @@ def small_spec(**changes) -> dict:
     return spec
 
 
-def write(tmp_path, spec: dict, name="survey.yaml"):
+def write(tmp_path, spec: dict, name="survey.yaml", frozen=True):
+    """Write an instrument and freeze it (as a preregistered run needs), when it is valid."""
     path = tmp_path / name
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    lock_path(path).unlink(missing_ok=True)
+    if frozen:
+        try:
+            freeze(path)
+        except InputError:
+            pass  # an invalid instrument: the run under test must refuse it
     return path
 
 
@@ -86,9 +95,12 @@ def test_other_bad_input_exits_2(tmp_path, capsys):
     assert "--personas" in one_line_error(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--personas", "aliens"])
     assert "model" in one_line_error(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--model", "scripted/nobody"])
     assert "not a survey run" in one_line_error(capsys, ["survey", "score", str(tmp_path)])
-    # Respondent-matched personas exist for GSS 2018 only.
-    assert "unsupported survey" in one_line_error(capsys, ["survey", "run", CCES, "--out", str(tmp_path / "c"),
-                                                            "--personas", "respondents", "--model", "scripted/echo"])
+    # Respondent-matched personas need a mapping of data columns to persona attributes.
+    unmapped = small_spec()
+    unmapped["personas"]["attributes"] = {}
+    err = one_line_error(capsys, ["survey", "run", str(write(tmp_path, unmapped, "unmapped.yaml")), "--out",
+                                  str(tmp_path / "c"), "--personas", "respondents"])
+    assert "personas.attributes" in err
 
 
 def test_run_resume_replay_and_score(tmp_path, capsys):

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from experiments.cli import main
+from experiments.spec.prereg import freeze
 
 INSTRUMENT = "experiments/surveys/gss2018_spending.yaml"
 QUESTIONS = ("natenvir", "natarms", "natfare")  # natfare and natenvir split sharply by party in GSS 2018
@@ -27,6 +28,7 @@ def fidelity(tmp_path_factory):
     spec["execution"]["chunk_size"] = 500
     path = root / "controls.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    freeze(path)
     run = root / "run"
     assert main(["survey", "run", str(path), "--out", str(run), "--personas", "respondents", "--n", "1000"]) == 0
     assert main(["survey", "score", str(run)]) == 0
@@ -43,7 +45,7 @@ def value(table, provider, question, group, metric, column="value"):
 
 def test_table_layout(fidelity):
     table, _ = fidelity
-    assert list(table.columns) == ["provider", "condition", "question", "group", "metric", "value", "ci_low", "ci_high"]
+    assert list(table.columns) == ["model", "provider", "condition", "question", "group", "metric", "value", "ci_low", "ci_high"]
     assert set(table["provider"]) == {"scripted/echo", "scripted/oracle", "scripted/marginal", "scripted/uniform"}
     assert {"all", "party", "party=Democrat", "sex=female"} <= set(table["group"])
 

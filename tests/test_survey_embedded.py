@@ -1,6 +1,7 @@
 """Acceptance 3 of issue 7, sized for a 2-core machine: the shipped GSS instrument asked of census
 personas by the embedded SmolLM2-135M model (10 personas x 2 questions, persona cards), scored beside
-the three controls. The full 200-persona run is the same command with ``--n 200`` on all questions."""
+the three controls. The full 200-persona run is the same command with ``--n 200`` on all questions.
+Issue 14: a second (scripted) model in the same run is scored in the same table."""
 from __future__ import annotations
 
 import pandas as pd
@@ -8,6 +9,7 @@ import pytest
 import yaml
 
 from experiments.cli import main
+from experiments.spec.prereg import freeze
 
 MODEL = "embedded/smollm2-135m"
 
@@ -20,11 +22,13 @@ def test_embedded_model_answers_and_is_scored_beside_controls(tmp_path, capsys):
     spec["conditions"] = ["persona_profile"]
     spec["analysis"]["bootstrap_draws"] = 200
     spec["analysis"]["min_group_n"] = 3
+    spec.pop("model")
+    spec["models"] = [MODEL, "scripted/echo"]
     path = tmp_path / "gss_small.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    freeze(path)
     out = tmp_path / "run"
-    assert main(["survey", "run", str(path), "--out", str(out), "--model", MODEL, "--personas", "census",
-                 "--n", "10"]) == 0
+    assert main(["survey", "run", str(path), "--out", str(out), "--personas", "census", "--n", "10"]) == 0
     capsys.readouterr()
     responses = pd.read_parquet(next(out.glob("units/embedded-smollm2-135m__*/responses.parquet")))
     calls = pd.read_parquet(next(out.glob("units/embedded-smollm2-135m__*/llm_calls.parquet")))
@@ -38,7 +42,8 @@ def test_embedded_model_answers_and_is_scored_beside_controls(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert MODEL in printed and "scripted/oracle" in printed
     table = pd.read_csv(out / "analysis" / "fidelity.csv")
-    assert set(table["provider"]) == {MODEL, "scripted/oracle", "scripted/marginal", "scripted/uniform"}
+    assert set(table["model"]) == {MODEL, "scripted/echo", "scripted/oracle", "scripted/marginal", "scripted/uniform"}
+    assert not table.duplicated(["question", "model", "condition", "group", "metric"]).any()
     failure = table[(table["provider"] == MODEL) & (table["metric"] == "parse_failure_rate")]["value"]
     assert len(failure) == 2 and failure.between(0, 1).all()
     if responses["parse_ok"].any():

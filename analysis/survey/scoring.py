@@ -5,21 +5,31 @@ Reads only the run store written by ``pvsst survey run``::
     RUN/scoring.json              questions (id, option codes in order, ordinal), non-substantive code,
                                   grouping axes, smoothing, bootstrap draws / seed, CI level, min group n
     RUN/human.parquet             respondent_id, weight, one column of codes per question, group:<axis>
-    RUN/personas.parquet          persona_id, group:<axis>, ...
+    RUN/personas.parquet          persona_id, weight, group:<axis>, ...
     RUN/units/<unit>/responses.parquet   (complete units only: DONE)
 
-and writes ``RUN/analysis/fidelity.csv``: one row per provider x condition x question x group x metric,
-columns ``provider, condition, question, group, metric, value, ci_low, ci_high``. ``group`` is ``all``
+and writes ``RUN/analysis/fidelity.csv``: one row per model x condition x question x group x metric,
+columns ``model, provider, condition, question, group, metric, value, ci_low, ci_high`` (``model``: the
+language model or reference control that answered; ``provider``: the same string, the column's name
+in tables written before several models could share a run). ``group`` is ``all``
 (whole population), ``axis=level`` (one group) or ``axis`` (between-group measures eta2_human,
 eta2_model, delta_eta2). ``kl_noise_floor`` is KL(human || a resample of the human answers as large
 as the model's): what a perfect simulator scores from sampling noise alone; its interval is the noise
 band a model's ``kl_human_model`` is read against.
 
+Survey weights (``human.parquet`` ``weight``; a respondent-matched persona carries its respondent's
+weight, a census persona 1) enter as the mass of each answer: distributions, eta^2 and every bootstrap
+draw are weighted sums. The bootstrap resamples units uniformly with replacement, each carrying its
+weight. The noise floor's resample of the humans is drawn with probability proportional to weight and
+counts each drawn answer once (a perfect simulator answers like a draw from the weighted population)
+when the model's units are unweighted; when they carry respondent weights it is drawn uniformly and
+keeps them, like the model side.
+
 Examples
 --------
 >>> table = score_survey_run("RUN")  # doctest: +SKIP
 >>> sorted(table.columns)  # doctest: +SKIP
-['ci_high', 'ci_low', 'condition', 'group', 'metric', 'provider', 'question', 'value']
+['ci_high', 'ci_low', 'condition', 'group', 'metric', 'model', 'provider', 'question', 'value']
 """
 from __future__ import annotations
 
@@ -37,7 +47,7 @@ from analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, distribution
                                kl_divergence, percentile_interval, resample_index)
 from analysis.survey.data import GROUP_PREFIX
 
-FIDELITY_COLUMNS = ("provider", "condition", "question", "group", "metric", "value", "ci_low", "ci_high")
+FIDELITY_COLUMNS = ("model", "provider", "condition", "question", "group", "metric", "value", "ci_low", "ci_high")
 SCORING_FILE = "scoring.json"
 
 
@@ -66,6 +76,12 @@ class UnitAnswers:
     counts: np.ndarray
     groups: dict[str, np.ndarray]
 
+    @property
+    def weighted(self) -> bool:
+        """Whether units carry unequal masses (survey weights)."""
+        mass = self.counts.sum(axis=1)
+        return bool(len(mass)) and not np.allclose(mass, mass[0])
+
 
 def _rows(question: str, group: str, values: dict[str, np.ndarray], level: float) -> list[dict]:
     rows = []
@@ -86,29 +102,47 @@ def _level_index(levels: list[str], labels: list[str | None]) -> np.ndarray:
 
 
 def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
-                   settings: ScoringSettings = ScoringSettings(), question_index: int = 0) -> list[dict]:
+                   settings: ScoringSettings = ScoringSettings(), question_index: int = 0,
+                   human_memo: dict | None = None) -> list[dict]:
     """Fidelity rows of one question (see the module docstring for groups and metrics).
 
     Human and model units are resampled independently; the human resamples depend only on the
     bootstrap seed and ``question_index``, so every provider is compared against the same draws.
+    ``human_memo`` (a dict kept across the providers of one question) reuses the human side's
+    resampled tables instead of recomputing them per provider.
     """
+    memo = {} if human_memo is None else human_memo
+
+    def cached(key, compute):
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
     draws, level, min_n = settings.bootstrap_draws, settings.ci_level, settings.min_group_n
     n_h, n_m = len(human.counts), len(model.counts)
     if n_h == 0 or n_m == 0:
         return []
     base = np.random.SeedSequence(settings.bootstrap_seed, spawn_key=(question_index,))
     human_seed, model_seed, floor_seed = base.spawn(3)
-    h_index = resample_index(n_h, draws, np.random.default_rng(human_seed))
+    h_index = cached("index", lambda: resample_index(n_h, draws, np.random.default_rng(human_seed)))
     m_index = resample_index(n_m, draws, np.random.default_rng(model_seed))
     ordinal = scale.ordinal
 
-    h_all = bootstrap_tables(human.counts, np.zeros(n_h, np.int64), 1, h_index)[:, 0]
+    h_all = cached("all", lambda: bootstrap_tables(human.counts, np.zeros(n_h, np.int64), 1, h_index)[:, 0])
     m_all = bootstrap_tables(model.counts, np.zeros(n_m, np.int64), 1, m_index)[:, 0]
     rows = _rows(scale.question, "all", distribution_metrics(h_all, m_all, ordinal=ordinal,
                                                              smoothing=settings.smoothing), level)
-    # Noise floor: the observed human distribution against resamples of n_model human units.
-    floor_index = np.random.default_rng(floor_seed).integers(0, n_h, size=(draws, n_m))
-    floor = bootstrap_tables(human.counts, np.zeros(n_h, np.int64), 1, floor_index)[:, 0]
+    # Noise floor: the observed human distribution against resamples of n_model human units, drawn as
+    # the model's units are: unweighted personas -> draws proportional to weight, each answer counted once.
+    floor_rng = np.random.default_rng(floor_seed)
+    mass = human.counts.sum(axis=1)
+    if human.weighted and not model.weighted:
+        floor_index = floor_rng.choice(n_h, size=(draws, n_m), p=mass / mass.sum())
+        floor_counts = human.counts / np.where(mass > 0, mass, 1.0)[:, None]
+    else:
+        floor_index = floor_rng.integers(0, n_h, size=(draws, n_m))
+        floor_counts = human.counts
+    floor = bootstrap_tables(floor_counts, np.zeros(n_h, np.int64), 1, floor_index)[:, 0]
     floor_kl = kl_divergence(h_all[0] / h_all[0].sum(), floor / floor.sum(axis=-1, keepdims=True),
                              settings.smoothing)
     low, high = percentile_interval(floor_kl, level)
@@ -116,11 +150,13 @@ def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
                  "value": float(np.median(floor_kl)), "ci_low": low, "ci_high": high})
 
     for axis in human.groups:
-        h_labels, m_labels = _labels(human.groups[axis]), _labels(model.groups[axis])
+        h_labels = cached(("labels", axis), lambda: _labels(human.groups[axis]))
+        m_labels = _labels(model.groups[axis])
         levels = sorted({x for x in h_labels if x is not None} | {x for x in m_labels if x is not None})
-        h_group = _level_index(levels, h_labels)
+        h_group = cached(("group", axis, tuple(levels)), lambda: _level_index(levels, h_labels))
         m_group = _level_index(levels, m_labels)
-        h_tab = bootstrap_tables(human.counts, h_group, len(levels), h_index)
+        h_tab = cached(("table", axis, tuple(levels)),
+                       lambda: bootstrap_tables(human.counts, h_group, len(levels), h_index))
         m_tab = bootstrap_tables(model.counts, m_group, len(levels), m_index)
         h_units = np.bincount(h_group[h_group >= 0], minlength=len(levels))
         m_units = np.bincount(m_group[m_group >= 0], minlength=len(levels))
@@ -152,6 +188,18 @@ def read_responses(run_dir: str | Path) -> pd.DataFrame:
     return pd.concat([pd.read_parquet(u / "responses.parquet") for u in units], ignore_index=True)
 
 
+def read_prompts(run_dir: str | Path) -> pd.DataFrame:
+    """The run's prompt table: one row per distinct prompt of the complete units, keyed by
+    ``prompt_sha256`` (columns of :mod:`sim.llm.prompt_table`: ``prompt_sha256, system, user,
+    messages_json, n_messages``); every response row's
+    ``prompt_sha256`` is a key here."""
+    units = sorted(p.parent for p in Path(run_dir, "units").glob("*/DONE"))
+    frames = [pd.read_parquet(u / "prompts.parquet") for u in units if (u / "prompts.parquet").is_file()]
+    if not frames:
+        raise InputError(run_dir, "units", "no prompt table in this run directory (written since prompts are kept)")
+    return pd.concat(frames, ignore_index=True).drop_duplicates("prompt_sha256").reset_index(drop=True)
+
+
 def human_units(human: pd.DataFrame, scale: QuestionScale, axes: list[str]) -> UnitAnswers:
     answered = human[human[scale.question].isin(scale.codes)]
     codes = answered[scale.question].map({c: i for i, c in enumerate(scale.codes)}).to_numpy(dtype=int)
@@ -162,13 +210,15 @@ def human_units(human: pd.DataFrame, scale: QuestionScale, axes: list[str]) -> U
 
 def model_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: QuestionScale,
                 axes: list[str]) -> UnitAnswers:
-    """One unit per persona with at least one substantive answer: counts over its samples."""
+    """One unit per persona with at least one substantive answer: counts over its samples, times the
+    persona's survey weight (1 when ``personas`` has no ``weight`` column)."""
     valid = responses[responses["parse_ok"] & responses["answer"].isin(scale.codes)]
     table = pd.crosstab(valid["persona_id"], pd.Categorical(valid["answer"], categories=list(scale.codes)),
                         dropna=False)
     table = table.reindex(columns=list(scale.codes), fill_value=0)
     groups = personas.set_index("persona_id").reindex(table.index)
-    return UnitAnswers(table.to_numpy(dtype=float),
+    weights = groups["weight"].to_numpy(dtype=float) if "weight" in groups else np.ones(len(table))
+    return UnitAnswers(table.to_numpy(dtype=float) * weights[:, None],
                        {a: groups[GROUP_PREFIX + a].to_numpy(dtype=object) for a in axes})
 
 
@@ -187,13 +237,15 @@ def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFr
     personas = pd.read_parquet(run_dir / "personas.parquet")
     responses = read_responses(run_dir)
     rows: list[dict] = []
+    humans = [human_units(human, scale, axes) for scale in scales]
+    memos: list[dict] = [{} for _ in scales]
     for (provider, condition), part in responses.groupby(["provider", "condition"], sort=False):
         for index, scale in enumerate(scales):
             asked = part[part["question"] == scale.question]
             if asked.empty:
                 continue
             model = model_units(asked, personas, scale, axes)
-            scored = score_question(scale, human_units(human, scale, axes), model, settings, index)
+            scored = score_question(scale, humans[index], model, settings, index, memos[index])
             n_calls = len(asked)
             answered = asked["parse_ok"] & asked["answer"].isin(scale.codes)
             scored += [
@@ -204,7 +256,7 @@ def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFr
                     ("n_model", float(answered.sum())),
                     ("parse_failure_rate", float((~asked["parse_ok"]).mean()) if n_calls else np.nan),
                     ("nonsubstantive_share", float((asked["parse_ok"] & ~answered).mean()) if n_calls else np.nan))]
-            rows += [{"provider": provider, "condition": condition, **row} for row in scored]
+            rows += [{"model": provider, "provider": provider, "condition": condition, **row} for row in scored]
     return pd.DataFrame(rows, columns=list(FIDELITY_COLUMNS))
 
 
@@ -220,14 +272,14 @@ def write_fidelity(table: pd.DataFrame, run_dir: str | Path) -> Path:
 
 
 def question_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per question x provider x condition: the whole-population metrics, the noise band of
+    """One row per question x model x condition: the whole-population metrics, the noise band of
     KL(human||model), and the mean |delta eta^2| over grouping axes."""
-    overall = table[table["group"] == "all"].pivot_table(index=["question", "provider", "condition"],
-                                                         columns="metric", values="value", sort=False)
+    keys = ["question", "model", "condition"]
+    overall = table[table["group"] == "all"].pivot_table(index=keys, columns="metric", values="value", sort=False)
     noise = table[(table["group"] == "all") & (table["metric"] == "kl_noise_floor")]
-    noise = noise.set_index(["question", "provider", "condition"])["ci_high"].rename("kl_noise_high")
+    noise = noise.set_index(keys)["ci_high"].rename("kl_noise_high")
     delta = table[table["metric"] == "delta_eta2"].assign(value=lambda f: f["value"].abs())
-    delta = delta.groupby(["question", "provider", "condition"], sort=False)["value"].mean().rename("mean_abs_delta_eta2")
+    delta = delta.groupby(keys, sort=False)["value"].mean().rename("mean_abs_delta_eta2")
     summary = overall.join(noise).join(delta)
     wanted = ["n_model", "parse_failure_rate", "kl_human_model", "kl_noise_high", "js_distance",
               "representativeness_w1", "entropy_deviation", "mean_abs_delta_eta2"]

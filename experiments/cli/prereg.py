@@ -13,7 +13,7 @@ from rich.console import Console
 
 EXIT_MISMATCH = 1
 
-prereg_app = typer.Typer(help="Preregister a study spec: freeze it by hash, verify it, show it.",
+prereg_app = typer.Typer(help="Preregister a study spec or survey instrument: freeze it by hash, verify it, show it.",
                          no_args_is_help=True)
 
 
@@ -57,16 +57,15 @@ def show_command(
     spec: Path = typer.Argument(..., help="The study spec (YAML)."),
     as_json: bool = typer.Option(False, "--json", help="Print the canonical spec as JSON instead of YAML."),
 ) -> None:
-    """Print the canonical spec (fully defaulted, built-in topics resolved) and its sha256."""
-    from experiments.spec.prereg import canonical_yaml
-    from experiments.spec.study import canonical_spec, load_spec, spec_sha256
+    """Print the canonical spec or instrument (fully defaulted, built-in topics resolved) and its sha256."""
+    from experiments.spec.prereg import canonical_yaml, load_document
 
-    study = load_spec(spec)
-    data = canonical_spec(study)
+    document = load_document(spec)
+    data = document.canonical
     text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if as_json else canonical_yaml(data)
     console = Console(highlight=False, soft_wrap=True)
     console.print(text.rstrip("\n"), markup=False)
-    console.print(f"# sha256 {spec_sha256(study)}", markup=False)
+    console.print(f"# sha256 {document.sha256}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -14,17 +14,20 @@ survey_app = typer.Typer(help="Simulate survey answers and score them against re
 
 @survey_app.command("run")
 def run(
-    survey: Path = typer.Argument(..., help="Survey instrument (YAML), e.g. experiments/surveys/gss2018_spending.yaml."),
+    survey: Path = typer.Argument(..., help="Survey instrument (YAML), frozen with `pvsst prereg freeze`."),
     out: Path = typer.Option(..., "--out", help="Run directory (created; an existing one is resumed)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model to ask; overrides the instrument's."),
+    model: Optional[List[str]] = typer.Option(None, "--model", help="Model to ask (repeat for several); overrides the instrument's (recorded as a deviation)."),
     personas: Optional[str] = typer.Option(None, "--personas", help="respondents (matched to real respondents) or census."),
     n: Optional[int] = typer.Option(None, "--n", help="Number of personas; overrides the instrument's."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (request seeds derive from it)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Units in parallel (processes)."),
     replay_only: bool = typer.Option(False, "--replay-only", help="Serve every call from the run's cache; a miss stops the run (exit 4)."),
+    deviation: Optional[str] = typer.Option(None, "--deviation", help="Run a changed or unfrozen instrument; the text is recorded in the manifest."),
 ) -> None:
-    """Ask every persona every question under every condition, plus the reference controls.
+    """Ask every persona every question under every condition (every model), plus the reference controls.
 
+    The instrument must be frozen and unchanged (else exit 2) unless --deviation is given; --model,
+    --personas, --n and --seed are recorded in the manifest as deviations.
     Exit codes: 0 done; 1 some units failed; 2 bad input; 4 replay-only cache miss.
     """
     from experiments.survey.runner import run_survey
@@ -33,8 +36,8 @@ def run(
         from personas.errors import InputError
 
         raise InputError("--personas", personas, "must be respondents or census")
-    summary = run_survey(survey, out, model=model, personas=personas, n=n, seed=seed, workers=workers,
-                         replay_only=replay_only)
+    summary = run_survey(survey, out, model=model or None, personas=personas, n=n, seed=seed, workers=workers,
+                         replay_only=replay_only, deviation=deviation)
     console = Console()
     for failure in summary.failures[:10]:
         console.print(f"[red]failed[/red] {failure}", highlight=False, soft_wrap=True)
@@ -61,7 +64,7 @@ def score(
     summary = question_summary(table)
     view = Table(title=f"Distributional fidelity (KL with smoothing; noise = 95% band of a perfect simulator) -> {path}")
     for column in summary.columns:
-        view.add_column(column, justify="left" if column in ("question", "provider", "condition") else "right")
+        view.add_column(column, justify="left" if column in ("question", "model", "condition") else "right")
     for row in summary.itertuples(index=False):
         view.add_row(*[str(v) if isinstance(v, str) else _cell(float(v)) for v in row])
     Console(width=200).print(view)

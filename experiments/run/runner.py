@@ -23,7 +23,7 @@ from personas.errors import InputError
 from experiments.run.executors import BlockTask, GatewaySettings, InlineExecutor, make_executor, run_block
 from experiments.run.manifest import RunManifest, environment, utc_now
 from experiments.run.persona_source import resolve_personas
-from experiments.spec.prereg import read_lock, verify
+from experiments.spec.prereg import load_document, read_lock, verify
 from experiments.spec.study import StudySpec, canonical_spec, load_spec, spec_sha256
 from experiments.run.trial_pipeline import TrialOutcome
 from experiments.run.store import is_complete
@@ -70,7 +70,7 @@ def check_frozen(spec_path: Path, deviation: str | None) -> tuple[str, dict | No
         if deviation is None:
             raise InputError(spec_path, "lock", f"spec is not frozen: run `pvsst prereg freeze {spec_path}` "
                              "first, or pass --deviation TEXT")
-        current = spec_sha256(load_spec(spec_path))
+        current = load_document(spec_path).sha256
         return current, {"text": deviation, "frozen_sha256": None, "current_sha256": current, "at": utc_now()}
     check = verify(spec_path)
     if check.ok:

@@ -1,5 +1,9 @@
 """Preregistration: freeze a spec by hash into ``SPEC.lock.json`` and verify a spec against its lock.
 
+Two kinds of document are frozen the same way: a study spec (:mod:`experiments.spec.study`) and a
+survey instrument (:mod:`experiments.survey.spec`: a mapping with ``questions``), which carries its
+run settings (models, conditions, persona source and n, sampling, seed), so one lock covers both.
+
 The lock holds the sha256 of the canonical spec (:func:`experiments.spec.study.spec_sha256`), the UTC time
 of freezing, the versions of pvsst, Python and the key packages, and a copy of the canonical spec, so a
 later edit can be shown as a diff against exactly what was frozen. Freezing again an unchanged spec
@@ -129,14 +133,45 @@ def read_lock(spec_path: str | Path) -> Lock | None:
     return lock
 
 
+@dataclass(frozen=True)
+class Document:
+    """A validated spec or instrument as the lock sees it: its id, canonical form and sha256."""
+
+    kind: Literal["study", "survey"]
+    spec_id: str
+    canonical: dict[str, Any]
+    sha256: str
+
+
+def load_document(spec_path: str | Path) -> Document:
+    """Validate a study spec or a survey instrument (one with ``questions``); an ``InputError`` if invalid.
+
+    Examples
+    --------
+    >>> load_document("experiments/surveys/gss2018_spending.yaml").kind
+    'survey'
+    >>> load_document("experiments/specs/quickstart.yaml").spec_id
+    'quickstart'
+    """
+    from experiments.spec.yaml_file import read_yaml_mapping
+
+    if "questions" in read_yaml_mapping(spec_path):
+        from experiments.survey.spec import canonical_survey, load_survey, survey_sha256
+
+        survey = load_survey(spec_path)
+        return Document("survey", survey.id, canonical_survey(survey), survey_sha256(survey))
+    spec = load_spec(spec_path)
+    return Document("study", spec.id, canonical_spec(spec), spec_sha256(spec))
+
+
 def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
     """Validate the spec and write its lock atomically; return the lock now on disk.
 
     An existing lock with the same hash is kept as it is (idempotent). A lock of a different spec is
     an ``InputError`` unless ``force``; so is an unreadable lock.
     """
-    spec = load_spec(spec_path)
-    digest = spec_sha256(spec)
+    document = load_document(spec_path)
+    digest = document.sha256
     path = lock_path(spec_path)
     if path.exists():
         try:
@@ -151,9 +186,9 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
             raise InputError(str(path), "spec_sha256", f"a lock of a different spec exists (frozen "
                              f"{existing.frozen_at}, sha256 {existing.spec_sha256[:12]}...; this spec "
                              f"{digest[:12]}...); pass --force to re-freeze")
-    lock = Lock(spec_id=spec.id, spec_file=Path(spec_path).name, spec_sha256=digest,
+    lock = Lock(spec_id=document.spec_id, spec_file=Path(spec_path).name, spec_sha256=digest,
                 frozen_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                versions=package_versions(), spec=canonical_spec(spec))
+                versions=package_versions(), spec=document.canonical)
     _write_atomically(path, json.dumps(lock.model_dump(mode="json"), indent=2, sort_keys=True,
                                        ensure_ascii=False) + "\n")
     return lock
@@ -161,13 +196,13 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
 
 def verify(spec_path: str | Path) -> Verification:
     """Compare the spec with its lock; no lock (or an invalid spec) is an ``InputError``."""
-    spec = load_spec(spec_path)
+    document = load_document(spec_path)
     lock = read_lock(spec_path)
     if lock is None:
         raise InputError(str(lock_path(spec_path)), "lock",
                          f"no lock file: run `pvsst prereg freeze {spec_path}` first")
-    current = canonical_spec(spec)
-    digest = spec_sha256(spec)
+    current = document.canonical
+    digest = document.sha256
     versions = package_versions()
     version_changes = [f"{name}: {lock.versions[name]} -> {versions.get(name, 'not installed')}"
                        for name in sorted(lock.versions) if lock.versions[name] != versions.get(name, "not installed")]

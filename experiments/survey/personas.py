@@ -2,8 +2,10 @@
 
 - :func:`human_table`: the real answers of the instrument's survey (``analysis.survey.data``), coded
   to option codes, with the grouping levels of every respondent.
-- :func:`persona_table`: respondent-matched personas (one per real respondent, sampled down to ``n``
-  with the persona seed) or census personas; with a card column per persona card style used, the
+- :func:`persona_table`: respondent-matched personas (one per real respondent, read through the
+  instrument's ``personas.attributes`` mapping, sampled down to ``n`` with the persona seed) or census
+  personas; with the persona's survey ``weight`` (its respondent's weight; 1 for census personas),
+  a card column per persona card style used, the
   grouping levels, and per question ``reference:<question>``: the respondent the ``oracle`` control
   answers as (the persona's own respondent, or for a census persona a donor drawn from the
   respondents of the same group cell who answered that question, backing off one axis at a time from
@@ -23,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.survey.data import GROUP_PREFIX, AnswerColumn, GroupColumn, canonical_value, human_answers
+from analysis.survey.data import GROUP_PREFIX, AnswerColumn, GroupColumn, canonical_value, human_answers, load_data
 from personas.errors import InputError
 from experiments.survey.spec import SurveySpec
 
@@ -40,28 +42,41 @@ def group_columns(spec: SurveySpec) -> list[GroupColumn]:
                                                 for v in values}, g.data_missing) for g in spec.grouping]
 
 
+def survey_data(spec: SurveySpec) -> pd.DataFrame:
+    """The instrument's survey table: loaded, derived columns added, rows filtered (``data``)."""
+    return load_data(spec.data.recipe())
+
+
 def human_table(spec: SurveySpec, frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """The real answers (see :func:`analysis.survey.data.human_answers`)."""
-    return human_answers(spec.data.source, spec.data.respondent_id, answer_columns(spec), group_columns(spec),
+    frame = survey_data(spec) if frame is None else frame
+    return human_answers(spec.data.label, spec.data.respondent_id, answer_columns(spec), group_columns(spec),
                          spec.data.weight, frame=frame)
 
 
-def _base_personas(spec: SurveySpec) -> pd.DataFrame:
+def _base_personas(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
     source = spec.personas
     if source.source == "respondents":
-        from personas.respondents import respondent_personas
+        from personas.respondents import AttributeMap, matched_personas
 
-        frame = respondent_personas(spec.data.source)
+        maps = [AttributeMap(name, a.column, None if a.values is None else {k: tuple(v) for k, v in a.values.items()},
+                             a.missing) for name, a in source.attributes.items()]
+        frame = matched_personas(survey_data(spec), spec.data.respondent_id, maps,
+                                 source.id_prefix if source.id_prefix is not None else f"{spec.id}-", spec.data.label)
         if source.n is not None and source.n < len(frame):
             rows = np.sort(np.random.default_rng(source.seed).choice(len(frame), size=source.n, replace=False))
             frame = frame.iloc[rows]
         frame = frame.reset_index(drop=True)
         frame["reference_respondent_id"] = [canonical_value(v) for v in frame["respondent_id"]]
+        weights = human.set_index("respondent_id")["weight"]
+        frame["weight"] = weights.reindex(frame["reference_respondent_id"]).to_numpy(dtype=float)
         return frame
     from personas.synthesis import synthesize
 
     frame = synthesize(source.n or 200, geography=source.geography, seed=source.seed).personas
-    return frame.reset_index(drop=True)
+    frame = frame.reset_index(drop=True)
+    frame["weight"] = 1.0
+    return frame
 
 
 def _persona_levels(spec: SurveySpec, frame: pd.DataFrame) -> None:
@@ -106,7 +121,7 @@ def persona_table(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
     """The personas of the run (see the module docstring); cards are in ``card_<style>`` columns."""
     from personas.cards import personas_for_simulation
 
-    frame = _base_personas(spec)
+    frame = _base_personas(spec, human)
     if frame["persona_id"].duplicated().any():
         raise InputError("personas", "persona_id", "persona ids must be unique")
     _persona_levels(spec, frame)

