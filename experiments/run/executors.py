@@ -209,7 +209,8 @@ class RayExecutor:
         except ImportError:
             raise InputError("--executor", "ray", "Ray is not installed: pip install 'pvsst[ray]'") from None
         self.ray = ray
-        if not ray.is_initialized():
+        self._owns_ray = not ray.is_initialized()  # a Ray the caller started is left running
+        if self._owns_ray:
             ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
                      log_to_driver=False, ignore_reinit_error=True)
         self.workers = workers
@@ -250,7 +251,10 @@ class RayExecutor:
                 self.ray.get(self._cache_server.close.remote())
             except self.ray.exceptions.RayError:
                 pass
-        self.ray.shutdown()
+            self.ray.kill(self._cache_server)
+            self._cache_server = None
+        if self._owns_ray:
+            self.ray.shutdown()
 
 
 def make_executor(kind: str, workers: int, address: str | None = None):

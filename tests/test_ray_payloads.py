@@ -1,0 +1,87 @@
+"""Issue 13, build 1-2 on one machine: Ray tasks carry plain data (no path of the run) and the driver
+alone writes the run store; the store equals the local executor's."""
+from __future__ import annotations
+
+import pickle
+import shutil
+
+import pytest
+
+from experiments.run import runner as runner_module
+from experiments.run.runner import run_study
+from experiments.spec.prereg import freeze
+from runner_helpers import SPECS, assert_same_run_store, trial_dirs
+from sim.llm.cache import ResponseCache
+
+# 1 topic x 2 seeds x 4 arms = 8 trials in 2 blocks, with a census persona pool (a table the driver
+# makes in the run directory: workers must get the table, not its path).
+EDITS = (("topics: [ai_labels, identity_verification]", "topics: [ai_labels]"),
+         ("seeds: [101, 211, 307, 419]", "seeds: [101, 211]"),
+         ("{101: support, 211: oppose, 307: support, 419: oppose}", "{101: support, 211: oppose}"),
+         ("execution:\n", "personas: {source: census, n: 60, geography: US, seed: 5}\n\nexecution:\n"))
+
+
+def _small_spec(tmp_path):
+    spec = tmp_path / "scripted_smoke.yaml"
+    text = (SPECS / "scripted_smoke.yaml").read_text()
+    for old, new in EDITS:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    spec.write_text(text)
+    freeze(spec)
+    return spec
+
+
+@pytest.mark.slow
+def test_ray_task_payloads_hold_no_run_path_and_the_store_equals_local(tmp_path, monkeypatch):
+    ray = pytest.importorskip("ray", reason="the ray extra is part of pvsst[dev]")
+    spec = _small_spec(tmp_path)
+    local, ray_run = tmp_path / "local", tmp_path / "ray-run"
+    assert run_study(spec, local, workers=1, progress=False).exit_code == 0
+
+    payloads: list[bytes] = []
+    real_make = runner_module.make_executor
+
+    def recording_executor(*args, **kwargs):
+        executor = real_make(*args, **kwargs)
+        real_map = executor.map
+
+        def map_recording(fn, tasks, on_error=None):
+            def recorded():
+                for task in tasks:
+                    payloads.append(pickle.dumps(task))  # the bytes Ray ships (actor handle included)
+                    yield task
+            return real_map(fn, recorded(), on_error)
+
+        executor.map = map_recording
+        return executor
+
+    monkeypatch.setattr(runner_module, "make_executor", recording_executor)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # one Ray for both runs below
+    try:
+        _ray_runs(spec, local, ray_run, payloads)
+    finally:
+        ray.shutdown()
+
+
+def _ray_runs(spec, local, ray_run, payloads):
+    summary = run_study(spec, ray_run, executor="ray", workers=2, progress=False)
+    assert summary.exit_code == 0 and summary.done == 8, summary.line()
+
+    assert len(payloads) == 2  # one task per block (the runs below add their own)
+    run_path = str(ray_run.resolve()).encode()
+    for payload in payloads:
+        assert run_path not in payload
+        assert b"cache.sqlite" not in payload and b"personas.parquet" not in payload
+        assert b"persona_id" in payload  # the persona table itself travels
+    assert (ray_run / "personas.parquet").is_file()
+    assert_same_run_store(local, ray_run)
+    for run in (local, ray_run):
+        cache = ResponseCache(run / "cache.sqlite")
+        assert len(cache) > 0 and cache.repeated_keys() == 0, run.name
+        cache.close()
+    shutil.rmtree(ray_run / "trials")
+    # the same run again (a resume of nothing done): every call replays from the driver's cache
+    again = run_study(spec, ray_run, executor="ray", workers=2, progress=False)
+    assert again.done == 8 and again.calls > 0 and again.cache_hits == again.calls, again.line()
+    assert_same_run_store(local, ray_run)
