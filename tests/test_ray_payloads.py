@@ -2,14 +2,18 @@
 alone writes the run store; the store equals the local executor's."""
 from __future__ import annotations
 
+import os
 import pickle
 import shutil
 
 import pytest
 
 from experiments.run import runner as runner_module
+from experiments.run.executors import BlockTask, GatewaySettings, LocalExecutor, lost_block
 from experiments.run.runner import run_study
+from experiments.spec.design import expand
 from experiments.spec.prereg import freeze
+from experiments.spec.study import load_spec
 from runner_helpers import SPECS, assert_same_run_store, trial_dirs
 from sim.llm.cache import ResponseCache
 
@@ -85,3 +89,23 @@ def _ray_runs(spec, local, ray_run, payloads):
     again = run_study(spec, ray_run, executor="ray", workers=2, progress=False)
     assert again.done == 8 and again.calls > 0 and again.cache_hits == again.calls, again.line()
     assert_same_run_store(local, ray_run)
+
+
+def _worker_dies(task):
+    os._exit(3)  # the worker process ends without a reply, as when its machine goes away
+
+
+def test_a_block_whose_worker_died_comes_back_as_failed_trials(tmp_path):
+    plans = expand(load_spec(_small_spec(tmp_path))).trials[:4]
+    task = BlockTask(spec={}, spec_dir=str(tmp_path), plans=tuple(plans),
+                     gateway=GatewaySettings(cache_path=str(tmp_path / "cache.sqlite")))
+    executor = LocalExecutor(1)
+    try:
+        outcomes = list(executor.map(_worker_dies, [task, task], on_error=lost_block))
+    finally:
+        executor.close()
+    assert len(outcomes) == 2  # the second task meets the broken pool and fails the same way
+    for block in outcomes:
+        assert [o.trial_id for o in block] == [p.trial_id for p in plans]
+        assert {o.status for o in block} == {"failed"}
+        assert all(o.error.startswith("worker lost: BrokenProcessPool") for o in block), block[0].error

@@ -77,11 +77,18 @@ def start_cache_server(ray: Any, path: str) -> Any:
     """
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+    from personas.errors import InputError
+
     node = ray.get_runtime_context().get_node_id()
     actor = ray.remote(num_cpus=0, max_restarts=0)(CacheServer).options(
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False))
     handle = actor.remote(path)
-    ray.get(handle.flush.remote())  # raises here (on the driver) if the actor cannot open the file
+    try:
+        ray.get(handle.flush.remote())  # fails here, on the driver, if the actor cannot open the file
+    except ray.exceptions.RayError as err:
+        cause = " ".join(str(err).split())[-200:]
+        raise InputError("--ray-address", "cache", "the run's cache server could not open the driver's "
+                         f"cache file on the driver's node: run `pvsst run` on a cluster node ({cause})") from None
     return handle
 
 
