@@ -9,12 +9,14 @@ import shutil
 import pytest
 
 from experiments.run import runner as runner_module
+from experiments.run.ray_cache import start_cache_server
 from experiments.run.executors import BlockTask, GatewaySettings, LocalExecutor, lost_block
 from experiments.run.runner import run_study
 from experiments.spec.design import expand
 from experiments.spec.prereg import freeze
 from experiments.spec.study import load_spec
 from runner_helpers import SPECS, assert_same_run_store, trial_dirs
+from personas.errors import InputError
 from sim.llm.cache import ResponseCache
 
 # 1 topic x 2 seeds x 4 arms = 8 trials in 2 blocks, with a census persona pool (a table the driver
@@ -64,6 +66,9 @@ def test_ray_task_payloads_hold_no_run_path_and_the_store_equals_local(tmp_path,
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # one Ray for both runs below
     try:
         _ray_runs(spec, local, ray_run, payloads)
+        # A cache server that does not see the driver's file (a driver off the cluster) is one line.
+        with pytest.raises(InputError, match="could not open the driver's cache file"):
+            start_cache_server(ray, str(tmp_path / "elsewhere" / "cache.sqlite"))
     finally:
         ray.shutdown()
 

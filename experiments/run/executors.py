@@ -128,6 +128,15 @@ def lost_block(task: BlockTask, error: BaseException) -> list[TrialOutcome]:
     """The outcomes of a block whose worker was lost (its process or node died): every trial failed.
 
     Their finished calls are in the run's cache, so a rerun replays them.
+
+    Examples
+    --------
+    >>> from experiments.spec.design import expand
+    >>> from experiments.spec.study import load_spec
+    >>> plans = expand(load_spec("experiments/specs/scripted_smoke.yaml")).trials[:2]
+    >>> task = BlockTask(spec={}, spec_dir=".", plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
+    >>> [(o.status, o.error) for o in lost_block(task, RuntimeError("node died"))][0]
+    ('failed', 'worker lost: RuntimeError: node died')
     """
     line = " ".join(f"{type(error).__name__}: {error}".split())[:300]
     return [TrialOutcome(plan.trial_id, "failed", f"worker lost: {line}") for plan in task.plans]

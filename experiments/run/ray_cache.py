@@ -74,6 +74,14 @@ def start_cache_server(ray: Any, path: str) -> Any:
 
     It takes no CPU, so it runs on a head started with ``--num-cpus 0`` too, and it is pinned to the
     driver's node (not a soft preference): the SQLite file lives on the driver's disk.
+
+    Examples
+    --------
+    >>> import ray  # doctest: +SKIP
+    >>> ray.init(address="127.0.0.1:6379")  # doctest: +SKIP
+    >>> cache = RemoteCache(start_cache_server(ray, "runs/smoke/cache.sqlite"))  # doctest: +SKIP
+    >>> cache.put("k", {"model": "scripted/echo", "text": "hi"}); cache.get("k")["text"]  # doctest: +SKIP
+    'hi'
     """
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -97,6 +105,12 @@ class RemoteCache:
 
     ``get`` answers from the batch fetched by the last :meth:`prefetch` (the gateway prefetches the
     keys of each batch of requests, one round trip), else asks the actor. ``put`` does not wait.
+
+    Examples
+    --------
+    >>> worker_cache = RemoteCache(handle)  # doctest: +SKIP
+    >>> worker_cache.prefetch(["k1", "k2"]); worker_cache.get("k1") is None  # doctest: +SKIP
+    True
     """
 
     def __init__(self, server: Any):

@@ -108,7 +108,14 @@ def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFr
 
 def store_outcome(outcome: TrialOutcome, run_dir: Path) -> TrialOutcome:
     """Write a done outcome's trial directory under ``run_dir/trials`` (atomically, DONE last) and return
-    the outcome without its tables; other outcomes come back as they are. Runs on the driver only."""
+    the outcome without its tables; other outcomes come back as they are. Runs on the driver only.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> store_outcome(TrialOutcome("t1", "failed", "boom"), Path(tempfile.mkdtemp())).status
+    'failed'
+    """
     if outcome.status != "done" or outcome.result is None:
         return dataclasses.replace(outcome, result=None, metrics=None)
     write_trial(outcome.result, Path(run_dir) / "trials", outcome.metrics)
