@@ -48,18 +48,15 @@ def test_ray_task_payloads_hold_no_run_path_and_the_store_equals_local(tmp_path,
     payloads: list[bytes] = []
     real_make = runner_module.make_executor
 
+    def recorded(tasks):
+        for task in tasks:
+            payloads.append(pickle.dumps(task))  # the bytes Ray ships (actor handle included)
+            yield task
+
     def recording_executor(*args, **kwargs):
         executor = real_make(*args, **kwargs)
-        real_map = executor.map
-
-        def map_recording(fn, tasks, on_error=None):
-            def recorded():
-                for task in tasks:
-                    payloads.append(pickle.dumps(task))  # the bytes Ray ships (actor handle included)
-                    yield task
-            return real_map(fn, recorded(), on_error)
-
-        executor.map = map_recording
+        real_map = executor.map_streaming  # the Ray executor streams each block's trials back
+        executor.map_streaming = lambda fn, tasks, **kw: real_map(fn, recorded(tasks), **kw)
         return executor
 
     monkeypatch.setattr(runner_module, "make_executor", recording_executor)

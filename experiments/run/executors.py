@@ -93,10 +93,11 @@ def worker_gateway(settings: GatewaySettings):
     return _GATEWAYS[settings]
 
 
-def run_block(task: BlockTask) -> list[TrialOutcome]:
-    """Run a block's trials in order in this process and return their outcomes (a done one carries its
-    tables, for the driver to write); a budget stop or a replay miss ends the block and comes back as
-    that trial's status."""
+def run_block_trials(task: BlockTask) -> Iterator[list[TrialOutcome]]:
+    """Run a block's trials in order in this process, yielding each trial's outcome (as a one-item list)
+    as it finishes; a done one carries its tables, for the driver to write. A budget stop or a replay
+    miss ends the block and comes back as that trial's status. With a remote cache, every put of a
+    trial is stored before its outcome is yielded."""
     from experiments.spec.study import spec_from_canonical
     from sim.llm.budget import Budget, BudgetExceeded
     from sim.llm.cache import ReplayMiss
@@ -106,22 +107,42 @@ def run_block(task: BlockTask) -> list[TrialOutcome]:
     capped = task.budget_usd is not None or task.budget_tokens is not None
     gateway.budget = Budget(max_usd=task.budget_usd, max_tokens=task.budget_tokens, spent_usd=task.spent_usd,
                             spent_tokens=task.spent_tokens) if capped else None
-    outcomes: list[TrialOutcome] = []
-    try:
-        for plan in task.plans:
-            try:
-                outcomes.append(execute_trial(spec, plan, gateway, task.personas, Path(task.spec_dir)))
-            except BudgetExceeded as err:
-                outcomes.append(TrialOutcome(plan.trial_id, "budget_exceeded", str(err)))
-                break
-            except ReplayMiss as err:
-                outcomes.append(TrialOutcome(plan.trial_id, "replay_miss", str(err)))
-                break
-    finally:
-        flush = getattr(gateway.cache, "flush", None)
-        if flush is not None:  # a remote cache: every put of this block is stored before the driver hears
+    flush = getattr(gateway.cache, "flush", None)
+    for plan in task.plans:
+        try:
+            outcome = execute_trial(spec, plan, gateway, task.personas, Path(task.spec_dir))
+        except BudgetExceeded as err:
+            outcome = TrialOutcome(plan.trial_id, "budget_exceeded", str(err))
+        except ReplayMiss as err:
+            outcome = TrialOutcome(plan.trial_id, "replay_miss", str(err))
+        if flush is not None:
             flush()
-    return outcomes
+        yield [outcome]
+        if outcome.status in ("budget_exceeded", "replay_miss"):
+            return
+
+
+def run_block(task: BlockTask) -> list[TrialOutcome]:
+    """:func:`run_block_trials` as one list (for executors that return a task's result at its end)."""
+    return [outcome for outcomes in run_block_trials(task) for outcome in outcomes]
+
+
+def remaining_block(task: BlockTask, delivered: list[list[TrialOutcome]]) -> BlockTask | None:
+    """The block of ``task``'s trials whose outcome has not come back yet (``None`` if none is left).
+
+    Examples
+    --------
+    >>> from experiments.spec.design import expand
+    >>> from experiments.spec.study import load_spec
+    >>> plans = expand(load_spec("experiments/specs/scripted_smoke.yaml")).trials[:3]
+    >>> task = BlockTask(spec={}, spec_dir=".", plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
+    >>> rest = remaining_block(task, [[TrialOutcome(plans[0].trial_id, "done")]])
+    >>> [p.trial_id for p in rest.plans] == [p.trial_id for p in plans[1:]]
+    True
+    """
+    back = {outcome.trial_id for outcomes in delivered for outcome in outcomes}
+    rest = tuple(plan for plan in task.plans if plan.trial_id not in back)
+    return replace(task, plans=rest) if rest else None
 
 
 def lost_block(task: BlockTask, error: BaseException) -> list[TrialOutcome]:
@@ -246,6 +267,45 @@ class RayExecutor:
             nxt = next(tasks, None)
             if nxt is not None:
                 pending[remote.remote(nxt)] = nxt
+
+    def map_streaming(self, fn: Callable[[T], Iterator[R]], tasks: Iterable[T],
+                      resume: Callable[[T, list[R]], T | None],
+                      on_error: Callable[[T, BaseException], R]) -> Iterator[R]:
+        """Like :meth:`map` for a generator ``fn``: each item comes back as soon as it is yielded (a Ray
+        streaming generator), so a trial reaches the driver when it finishes, not with its block. A
+        task whose worker or node died is resubmitted as ``resume(task, items it delivered)`` (up to
+        ``max_retries`` times; ``None``: nothing left); after that ``on_error`` answers for the rest."""
+        remote = self.ray.remote(num_cpus=1, max_retries=0)(fn)
+        tasks = iter(tasks)
+        pending: dict[Any, tuple[T, list[R], int]] = {}
+        for task in itertools.islice(tasks, self.workers):
+            pending[remote.remote(task)] = (task, [], 0)
+        while pending:
+            ready, _ = self.ray.wait(list(pending), num_returns=1)
+            stream = ready[0]
+            task, delivered, tries = pending[stream]
+            try:
+                item = self.ray.get(next(stream))
+            except StopIteration:
+                item = None
+            except self.ray.exceptions.RayError as err:
+                if isinstance(err, self.ray.exceptions.RayTaskError):
+                    raise  # an exception of the task itself (a bug): not a lost worker
+                del pending[stream]
+                rest = resume(task, delivered)
+                if rest is not None and tries < self.max_retries:
+                    pending[remote.remote(rest)] = (rest, [], tries + 1)
+                    continue
+                if rest is not None:
+                    yield on_error(rest, err)
+            else:
+                delivered.append(item)
+                yield item
+                continue
+            pending.pop(stream, None)  # this task is over: the slot takes the next one
+            nxt = next(tasks, None)
+            if nxt is not None:
+                pending[remote.remote(nxt)] = (nxt, [], 0)
 
     def share_cache(self, settings: GatewaySettings) -> GatewaySettings:
         """Settings whose cache is a server actor on this node for the run's file, not the file's path."""

@@ -21,7 +21,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from experiments.spec.design import Design, expand
 from personas.errors import InputError
-from experiments.run.executors import BlockTask, GatewaySettings, InlineExecutor, lost_block, make_executor, run_block
+from experiments.run.executors import (BlockTask, GatewaySettings, InlineExecutor, lost_block, make_executor,
+                                      remaining_block, run_block, run_block_trials)
 from experiments.run.manifest import RunManifest, environment, utc_now
 from experiments.run.persona_source import resolve_personas
 from experiments.spec.prereg import read_lock, verify
@@ -175,8 +176,12 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
         with bar:
             task_id = bar.add_task(f"{spec.id}", total=len(design.trials), completed=summary.skipped, last="")
             # In-process, a task per trial moves the progress bar per trial; same order, same cache.
-            for outcomes in runner.map(run_block, tasks(isinstance(runner, InlineExecutor), worker_settings),
-                                       on_error=lost_block):
+            work = tasks(isinstance(runner, InlineExecutor), worker_settings)
+            if hasattr(runner, "map_streaming"):  # Ray: each trial comes back as it finishes
+                results = runner.map_streaming(run_block_trials, work, resume=remaining_block, on_error=lost_block)
+            else:
+                results = runner.map(run_block, work, on_error=lost_block)
+            for outcomes in results:
                 for outcome in outcomes:
                     outcome = store_outcome(outcome, run_dir)  # the driver is the run store's only writer
                     _account(summary, outcome, spent)
