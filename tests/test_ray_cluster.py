@@ -85,9 +85,9 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path)
     entries, repeated, provider_calls = _stored(runs / "clean")
     assert (entries, repeated, provider_calls) == (local_entries, 0, local_entries)
 
-    # Acceptance 2: a worker node killed mid-run. That attempt either finished on the other node (Ray
-    # reruns the lost block, replaying its cached calls) or reports the lost trials as failed (exit 1):
-    # it never claims trials it did not write.
+    # Acceptance 2: a worker node killed mid-run. That attempt either finished on the other node (the
+    # driver resubmits the lost block's trials not yet back; they replay their cached calls) or reports
+    # the lost trials as failed (exit 1): it never claims trials it did not write.
     killed, rerun = report["killed"], report["rerun"]
     at_kill = killed["at_kill"]
     assert at_kill["run_still_going"] and 4 <= len(at_kill["done"]) < 32, at_kill

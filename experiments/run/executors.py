@@ -8,7 +8,8 @@ through the same executors). Each worker process keeps one gateway
 per settings (the embedded model is loaded once per process, the cache connection is reused).
 
 Workers receive plain data only (the frozen spec, the block's plans, the persona table, gateway
-settings) and return each finished trial's tables; the driver alone writes the run store. On Ray no
+settings) and return each finished trial's tables (on Ray, streamed back trial by trial); the driver
+alone writes the run store. On Ray no
 payload holds a path of the run: the response cache is reached through a
 :class:`~experiments.run.ray_cache.CacheServer` actor on the driver's node, so workers on machines that
 do not share the driver's disk read and fill the same cache.
