@@ -1,4 +1,4 @@
-"""Issue 5, acceptance 2 and 3: SIGKILL at three moments loses nothing, and Ray gives the same trials."""
+"""Issue 5, acceptance 2: SIGKILL at three moments loses nothing (acceptance 3, Ray: see the end)."""
 from __future__ import annotations
 
 import json
@@ -61,14 +61,5 @@ def test_sigkill_at_three_moments_then_resume_equals_an_uninterrupted_run(tmp_pa
         cache.close()
 
 
-@pytest.mark.slow
-def test_ray_executor_gives_the_same_trials_as_local(tmp_path):
-    pytest.importorskip("ray", reason="the ray extra is part of pvsst[dev]")
-    spec = frozen_copy(tmp_path)
-    local, ray_run = tmp_path / "local", tmp_path / "ray"
-    subprocess.run(_run_cmd(spec, local, "--workers", "2"), check=True, capture_output=True, timeout=600)
-    done = subprocess.run(_run_cmd(spec, ray_run, "--executor", "ray", "--workers", "2"), capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert len(trial_dirs(ray_run)) == 32
-    assert_same_run_store(local, ray_run)
+# Ray against local: tests/test_ray_payloads.py (one machine) and tests/test_ray_cluster.py (worker nodes
+# without the run folder, one of them killed mid-run).

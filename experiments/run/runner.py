@@ -16,16 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from experiments.spec.design import Design, expand
 from personas.errors import InputError
-from experiments.run.executors import BlockTask, GatewaySettings, InlineExecutor, make_executor, run_block
+from experiments.run.executors import (BlockTask, GatewaySettings, InlineExecutor, lost_block, make_executor,
+                                      remaining_block, run_block, run_block_trials)
 from experiments.run.manifest import RunManifest, environment, utc_now
 from experiments.run.persona_source import resolve_personas
 from experiments.spec.prereg import load_document, read_lock, verify
 from experiments.spec.study import StudySpec, canonical_spec, load_spec, spec_sha256
-from experiments.run.trial_pipeline import TrialOutcome
+from experiments.run.trial_pipeline import TrialOutcome, store_outcome
 from experiments.run.store import is_complete
 
 CACHE_FILE = "cache.sqlite"
@@ -131,6 +133,7 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
     cap_tokens = spec.budget.max_tokens
     run_dir.mkdir(parents=True, exist_ok=True)
     personas_path = resolve_personas(spec, spec_path.parent.resolve(), run_dir)
+    personas = pd.read_parquet(personas_path) if personas_path is not None else None  # shipped, not its path
     settings = GatewaySettings(
         cache_path=str((run_dir / CACHE_FILE).resolve()), replay_only=replay_only,
         max_concurrency=execution.max_concurrency, requests_per_minute=execution.requests_per_minute,
@@ -149,7 +152,7 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
             pending.append(plan)
     spent = {"usd": 0.0, "tokens": 0}
 
-    def tasks(one_trial_each: bool):
+    def tasks(one_trial_each: bool, settings: GatewaySettings):
         canonical = canonical_spec(spec)
         blocks: dict[str, list] = {}
         for plan in pending:  # blocks in run order; a block's pending trials in run order
@@ -158,20 +161,30 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
         for plans in groups:
             yield BlockTask(
                 spec=canonical, spec_dir=str(spec_path.parent.resolve()), plans=tuple(plans),
-                run_dir=str(run_dir.resolve()),
-                gateway=settings, personas_path=personas_path,
+                gateway=settings, personas=personas,
                 budget_usd=cap_usd, budget_tokens=cap_tokens, spent_usd=spent["usd"], spent_tokens=spent["tokens"])
 
     settings.create_cache()
     runner = make_executor(kind, n_workers, ray_address or execution.ray_address)
+    try:
+        worker_settings = runner.share_cache(settings)
+    except BaseException:
+        runner.close()
+        raise
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.fields[last]}"), disable=not progress, transient=False)
     try:
         with bar:
             task_id = bar.add_task(f"{spec.id}", total=len(design.trials), completed=summary.skipped, last="")
             # In-process, a task per trial moves the progress bar per trial; same order, same cache.
-            for outcomes in runner.map(run_block, tasks(isinstance(runner, InlineExecutor))):
+            work = tasks(isinstance(runner, InlineExecutor), worker_settings)
+            if hasattr(runner, "map_streaming"):  # Ray: each trial comes back as it finishes
+                results = runner.map_streaming(run_block_trials, work, resume=remaining_block, on_error=lost_block)
+            else:
+                results = runner.map(run_block, work, on_error=lost_block)
+            for outcomes in results:
                 for outcome in outcomes:
+                    outcome = store_outcome(outcome, run_dir)  # the driver is the run store's only writer
                     _account(summary, outcome, spent)
                     manifest.set_trial(outcome.trial_id, status=outcome.status, error=outcome.error,
                                        calls=outcome.calls, cache_hits=outcome.cache_hits,

@@ -1,10 +1,13 @@
-"""One trial of a study, end to end: spec + plan -> engine -> outcome metrics -> atomic trial directory.
+"""One trial of a study, end to end: spec + plan -> engine -> outcome metrics (-> the driver writes it).
 
 This is the only place that joins ``sim`` (the engine) and ``analysis`` (the outcome definitions), so
-``metrics.json`` uses exactly the definitions the statistics use.
+``metrics.json`` uses exactly the definitions the statistics use. A worker runs :func:`execute_trial`
+and returns the trial's tables and metrics as plain data; only the driver writes the run store
+(:func:`store_outcome`), so a worker on a machine without the run's disk loses nothing.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +37,8 @@ class TrialOutcome:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     elapsed_s: float = 0.0
+    result: TrialResult | None = None  # the finished trial's tables (status done), for the driver to write
+    metrics: dict | None = None
 
 
 def trial_config(spec: StudySpec, plan: TrialPlan, spec_dir: Path | None = None) -> TrialConfig:
@@ -85,17 +90,16 @@ def trial_metrics(result: TrialResult) -> dict:
     return {**factors, **outcomes, **accounting}
 
 
-def execute_trial(spec: StudySpec, plan: TrialPlan, run_dir: Path, gateway, personas: pd.DataFrame | None,
+def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFrame | None,
                   spec_dir: Path | None = None) -> TrialOutcome:
-    """Run one trial and write ``run_dir/trials/<trial_id>``; failures come back as a status, not raised
-    (except a budget stop, which must end the whole run)."""
+    """Run one trial; a done outcome carries its tables and metrics. Failures come back as a status, not
+    raised (except a budget stop, which must end the whole run). Nothing is written here."""
     from sim.llm.budget import BudgetExceeded
 
     started = time.perf_counter()
     try:
         result = run_trial(trial_config(spec, plan, spec_dir), gateway, personas)
         metrics = trial_metrics(result)
-        write_trial(result, Path(run_dir) / "trials", metrics)
     except BudgetExceeded:
         raise
     except Exception as err:  # noqa: BLE001 - a failed trial is recorded, the others go on
@@ -103,4 +107,21 @@ def execute_trial(spec: StudySpec, plan: TrialPlan, run_dir: Path, gateway, pers
                             elapsed_s=time.perf_counter() - started)
     return TrialOutcome(plan.trial_id, "done", calls=metrics["n_calls"], cache_hits=metrics["cache_hits"],
                         prompt_tokens=metrics["prompt_tokens"], completion_tokens=metrics["completion_tokens"],
-                        cost_usd=metrics["cost_usd"], elapsed_s=time.perf_counter() - started)
+                        cost_usd=metrics["cost_usd"], elapsed_s=time.perf_counter() - started,
+                        result=result, metrics=metrics)
+
+
+def store_outcome(outcome: TrialOutcome, run_dir: Path) -> TrialOutcome:
+    """Write a done outcome's trial directory under ``run_dir/trials`` (atomically, DONE last) and return
+    the outcome without its tables; other outcomes come back as they are. Runs on the driver only.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> store_outcome(TrialOutcome("t1", "failed", "boom"), Path(tempfile.mkdtemp())).status
+    'failed'
+    """
+    if outcome.status != "done" or outcome.result is None:
+        return dataclasses.replace(outcome, result=None, metrics=None)
+    write_trial(outcome.result, Path(run_dir) / "trials", outcome.metrics)
+    return dataclasses.replace(outcome, result=None, metrics=None)

@@ -147,6 +147,9 @@ class Gateway:
         requests = list(requests)
         for model in {request.model for request in requests}:
             ensure_runnable(model)
+        if self.cache is not None and hasattr(self.cache, "prefetch"):
+            # A remote cache (Ray workers: experiments.run.ray_cache) answers a batch in one round trip.
+            self.cache.prefetch([request.cache_key() for request in requests])
         if self.replay_only:
             for request in requests:
                 if request.cache_key() not in self.cache:

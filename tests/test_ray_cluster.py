@@ -1,0 +1,111 @@
+"""Issue 13, acceptance 1 and 2: Ray on worker nodes that do not share the driver's filesystem.
+
+The cluster (``ray_namespace_cluster.py``) runs in network, PID and mount namespaces of its own: a head
+with no CPUs and two 1-CPU worker nodes, each with an empty tmpfs over the folder of the runs. The
+32-trial ``scripted_smoke`` run's store, as the driver sees it, must equal the local executor's; then one
+worker node is killed mid-run, and after a rerun the store equals it again with no cached call repeated.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from runner_helpers import assert_same_run_store, frozen_copy, trial_dirs
+from sim.llm.cache import ResponseCache
+
+ROOT = Path(__file__).resolve().parents[1]
+HELPER = Path(__file__).with_name("ray_namespace_cluster.py")
+
+
+def _cluster_available() -> str | None:
+    if os.geteuid() != 0:
+        return "namespaces and tmpfs mounts need root"
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return "needs unshare (util-linux) and ip (iproute2)"
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return "the ray extra is part of pvsst[dev]"
+    return None
+
+
+def _stored(run: Path) -> tuple[int, int, int]:
+    """(entries, keys stored more than once, provider calls that were stored: the sum of `stores`)."""
+    cache = ResponseCache(run / "cache.sqlite")
+    try:
+        total = int(cache._conn.execute("SELECT COALESCE(SUM(stores), 0) FROM responses").fetchone()[0])
+        return len(cache), cache.repeated_keys(), total
+    finally:
+        cache.close()
+
+
+def _new_calls(trials: list[Path]) -> int:
+    """Provider calls (not replayed from the cache) recorded by these finished trials."""
+    return sum(int((~pd.read_parquet(t / "llm_calls.parquet")["cached"]).sum()) for t in trials)
+
+
+@pytest.mark.slow
+def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path):
+    reason = _cluster_available()
+    if reason:
+        pytest.skip(reason)
+    spec = frozen_copy(tmp_path)
+    local = tmp_path / "local"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    subprocess.run([sys.executable, "-m", "experiments.cli", "run", str(spec), "--out", str(local), "--workers", "2"],
+                   check=True, capture_output=True, timeout=600, env=env)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    result = tmp_path / "cluster.json"
+    proc = subprocess.run(["unshare", "--net", "--pid", "--fork", "--mount-proc", sys.executable, str(HELPER),
+                           str(spec), str(runs), str(result)], capture_output=True, text=True, timeout=1500,
+                          env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(result.read_text())
+
+    # The worker nodes really lack the driver's run folder: each sees an empty tmpfs there.
+    cluster = report["cluster"]
+    assert cluster.get("worker_nodes") == 2, cluster
+    assert cluster["seen"] == [{"entries": [], "sees_sentinel": False}] * 2, cluster
+
+    # Acceptance 1: every block ran on a worker node, and the driver's store equals the local one.
+    clean = report["clean"]
+    assert clean["rc"] == 0, clean["tail"]
+    assert "32 trials: 32 done, 0 failed" in clean["tail"], clean["tail"]
+    assert len(trial_dirs(runs / "clean")) == 32
+    assert_same_run_store(local, runs / "clean")
+    local_entries, _, _ = _stored(local)
+    entries, repeated, provider_calls = _stored(runs / "clean")
+    assert (entries, repeated, provider_calls) == (local_entries, 0, local_entries)
+
+    # Acceptance 2: a worker node killed mid-run. That attempt either finished on the other node (the
+    # driver resubmits the lost block's trials not yet back; they replay their cached calls) or reports
+    # the lost trials as failed (exit 1): it never claims trials it did not write.
+    killed, rerun = report["killed"], report["rerun"]
+    at_kill = killed["at_kill"]
+    assert at_kill["run_still_going"] and 4 <= len(at_kill["done"]) < 32, at_kill
+    assert at_kill["killed_processes"] >= 2, at_kill  # the raylet and at least one worker
+    after_first = killed["tail"]
+    if killed["rc"] == 0:
+        assert "32 trials: 32 done, 0 failed" in after_first, after_first
+    else:
+        assert killed["rc"] == 1 and "failed" in after_first, after_first
+    # Calls of the trials in flight reached the driver's cache as they finished, before any trial of
+    # theirs was done: more entries than the finished trials account for.
+    done_at_kill = [runs / "killed" / "trials" / t for t in at_kill["done"]]
+    assert at_kill["cache_entries"] > _new_calls(done_at_kill), at_kill
+
+    assert rerun["rc"] == 0, rerun["tail"]
+    assert len(trial_dirs(runs / "killed")) == 32
+    assert_same_run_store(local, runs / "killed")
+    entries, repeated, provider_calls = _stored(runs / "killed")
+    # Over both attempts: no stored call was made twice, so the provider calls equal a clean run's
+    # (within the issue's bound: a clean run's plus the calls of the trials in flight).
+    assert (entries, repeated, provider_calls) == (local_entries, 0, local_entries)
