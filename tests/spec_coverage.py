@@ -5,8 +5,9 @@ values ``{}`` (``hypotheses[].metric``, ``analysis.contrasts{}.treatment``). A r
 three parts, so a test can ask whether a change reached the part it governs:
 
 - ``requests``: every request the gateway handed to a provider (model, messages, schema, sampling,
-  attempt seed, timeout, api base) and the settings each gateway was built with (concurrency, pacing,
-  attempts), recorded in-process;
+  attempt seed, timeout, api base), the settings each gateway was built with (concurrency, pacing,
+  attempts) and how the executor was asked for (kind, workers, Ray address), recorded in-process: a
+  process pool or Ray executor is recorded and replaced by the in-process one;
 - ``store``: every trial's tables and ``metrics.json`` and the manifest, minus times, versions,
   latencies and the manifest's own copy of the spec (which would make every field "reach" the store);
 - ``analysis``: every table of ``RUN/analysis/`` and the report's hypothesis verdicts.
@@ -158,6 +159,18 @@ class RequestRecorder:
 
         monkeypatch.setattr(gateway_module, "call_provider", recording_call)
         monkeypatch.setattr(gateway_module.Gateway, "__init__", recording_init)
+
+        import experiments.run.executors as executors
+
+        class RecordedPool(executors.InlineExecutor):
+            """Stands in for a process pool or Ray: records how it was asked for, runs in-process
+            (that pools and Ray give byte-identical stores is tested in tests/test_runner*.py)."""
+
+            def __init__(self, workers, address=None, kind="local"):
+                recorder.gateways.append(json.dumps({"executor": kind, "workers": workers, "address": address}))
+
+        monkeypatch.setattr(executors, "LocalExecutor", lambda workers: RecordedPool(workers))
+        monkeypatch.setattr(executors, "RayExecutor", lambda workers, address=None: RecordedPool(workers, address, "ray"))
 
     @contextlib.contextmanager
     def capture(self) -> Iterator[dict]:
