@@ -10,7 +10,9 @@ three parts, so a test can ask whether a change reached the part it governs:
   process pool or Ray executor is recorded and replaced by the in-process one;
 - ``store``: every trial's tables and ``metrics.json`` and the manifest, minus times, versions,
   latencies and the manifest's own copy of the spec (which would make every field "reach" the store);
-- ``analysis``: every table of ``RUN/analysis/`` and the report's hypothesis verdicts.
+- ``analysis``: every table of ``RUN/analysis/`` and the report's hypothesis verdicts; ``numbers`` is the
+  same without the columns that only echo a setting (``SETTING_ECHO_COLUMNS``), so a test can ask
+  that a setting changed a result, not only the record of it.
 """
 from __future__ import annotations
 
@@ -32,6 +34,10 @@ TIMING_KEYS = {"elapsed_seconds", "elapsed_s", "latency_s", "started_at", "finis
 # The manifest's record of the spec itself: a copy of the input, not an effect of it.
 SPEC_COPY_KEYS = {"spec", "spec_sha256", "frozen_sha256", "spec_path", "spec_id"}
 NOT_COMPARED_CALL_COLUMNS = ("latency_s", "cached")
+# Analysis columns that only echo a setting (the record of the value used, which every row must carry);
+# the ``numbers`` fingerprint leaves them out, so a change there shows the setting changed a result.
+SETTING_ECHO_COLUMNS = ("randomization_draws", "bootstrap_draws", "bootstrap_seed", "alpha", "multiplicity",
+                        "min_model_share", "min_topic_share", "threshold")
 
 
 def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
@@ -217,9 +223,15 @@ def analysis_fingerprint(run_dir: Path) -> dict[str, str]:
     from analysis.report.verdicts import hypotheses_or_default, hypothesis_verdicts
     from analysis.plan import plan_from_spec
 
-    parts = {}
+    parts, numbers = {}, {}
     for table in sorted((run_dir / "analysis").glob("*.csv")):
         parts[table.name] = hashlib.sha256(table.read_bytes()).hexdigest()
+        try:
+            frame = pd.read_csv(table)
+        except pd.errors.EmptyDataError:
+            continue
+        frame = frame.drop(columns=[c for c in SETTING_ECHO_COLUMNS if c in frame.columns])
+        numbers[table.name] = hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     contrasts = pd.read_csv(run_dir / "analysis" / "contrasts.csv")
     spec, _ = frozen_spec(manifest)
@@ -229,8 +241,8 @@ def analysis_fingerprint(run_dir: Path) -> dict[str, str]:
                                    alpha=settings.alpha, min_model_share=settings.consistency.min_model_share,
                                    min_topic_share=settings.consistency.min_topic_share,
                                    multiplicity=settings.multiplicity)
-    parts["verdicts"] = _digest([v.__dict__ for v in verdicts])
-    return parts
+    parts["verdicts"] = numbers["verdicts"] = _digest([v.__dict__ for v in verdicts])
+    return {"analysis": parts, "numbers": numbers}
 
 
 def write_spec(path: Path, data: dict) -> Path:
