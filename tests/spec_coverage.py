@@ -43,15 +43,10 @@ SETTING_ECHO_COLUMNS = ("randomization_draws", "bootstrap_draws", "bootstrap_see
 def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
     """Dotted paths of every leaf field of ``model`` (recursing through nested models, lists, dicts).
 
-    >>> from pydantic import BaseModel
-    >>> class Inner(BaseModel):
-    ...     a: int = 0
-    >>> class Outer(BaseModel):
-    ...     x: int = 0
-    ...     items: list[Inner] = []
-    ...     named: dict[str, Inner] = {}
-    >>> leaf_paths(Outer)
-    ['x', 'items[].a', 'named{}.a']
+    >>> from experiments.spec.study import StudySpec
+    >>> paths = leaf_paths(StudySpec)
+    >>> paths[0], paths[4], [p for p in paths if p.startswith("analysis.contrasts")]
+    ('spec_version', 'hypotheses[].id', ['analysis.contrasts{}.name', 'analysis.contrasts{}.treatment', 'analysis.contrasts{}.control'])
     """
     paths = []
     for name, info in model.model_fields.items():
