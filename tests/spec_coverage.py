@@ -4,8 +4,8 @@ A *leaf* is a field whose type holds no pydantic model; list items are written `
 values ``{}`` (``hypotheses[].metric``, ``analysis.contrasts{}.treatment``). A run is fingerprinted in
 three parts, so a test can ask whether a change reached the part it governs:
 
-- ``requests``: every request the gateway handed to a provider (model, messages, schema, sampling,
-  attempt seed, timeout, api base), the settings each gateway was built with (concurrency, pacing,
+- ``requests``: every request the gateway handed to a provider (every field of the request but its
+  provenance tags: model, messages, schema, sampling, JSON mode, ...; the attempt seed, timeout, api base), the settings each gateway was built with (concurrency, pacing,
   attempts) and how the executor was asked for (kind, workers, Ray address), recorded in-process: a
   process pool or Ray executor is recorded and replaced by the in-process one;
 - ``store``: every trial's tables and ``metrics.json`` and the manifest, minus times, versions,
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import hashlib
 import json
 import typing
@@ -33,7 +34,11 @@ TIMING_KEYS = {"elapsed_seconds", "elapsed_s", "latency_s", "started_at", "finis
                "created_at", "versions", "summary"}
 # The manifest's record of the spec itself: a copy of the input, not an effect of it.
 SPEC_COPY_KEYS = {"spec", "spec_sha256", "frozen_sha256", "spec_path", "spec_id"}
+# metrics.json / manifest records of the protocol section (copies of the setting, not effects of it)
+PROTOCOL_COPY_KEYS = {"protocol", "protocol_overrides", "similarity_edge_cases"}
 NOT_COMPARED_CALL_COLUMNS = ("latency_s", "cached")
+# LLMRequest fields that only label a call's provenance record; everything else is what is sent.
+REQUEST_TAGS = ("trial_id", "round", "agent_id", "phase")
 # Analysis columns that only echo a setting (the record of the value used, which every row must carry);
 # the ``numbers`` fingerprint leaves them out, so a change there shows the setting changed a result.
 SETTING_ECHO_COLUMNS = ("randomization_draws", "bootstrap_draws", "bootstrap_seed", "alpha", "multiplicity",
@@ -147,10 +152,9 @@ class RequestRecorder:
         recorder = self
 
         async def recording_call(request, seed, *, timeout_s, api_base):
-            recorder.calls.append(json.dumps({
-                "model": request.model, "messages": list(request.messages), "schema": request.schema,
-                "temperature": request.temperature, "max_tokens": request.max_tokens, "seed": seed,
-                "timeout_s": timeout_s, "api_base": api_base}, sort_keys=True, default=str))
+            sent = {k: v for k, v in dataclasses.asdict(request).items() if k not in REQUEST_TAGS}
+            recorder.calls.append(json.dumps({**sent, "seed": seed, "timeout_s": timeout_s, "api_base": api_base},
+                                             sort_keys=True, default=str))
             return await real_call(request, seed, timeout_s=timeout_s, api_base=api_base)
 
         def recording_init(self_, *args, **kwargs):
@@ -206,9 +210,10 @@ def store_fingerprint(run_dir: Path) -> dict[str, str]:
             parts[f"{trial.name}/{table.name}"] = hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
         metrics = trial / "metrics.json"
         if metrics.is_file():
-            parts[f"{trial.name}/metrics.json"] = _digest(_without(json.loads(metrics.read_text()), TIMING_KEYS))
+            parts[f"{trial.name}/metrics.json"] = _digest(_without(json.loads(metrics.read_text()),
+                                                                   TIMING_KEYS | PROTOCOL_COPY_KEYS))
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    parts["manifest.json"] = _digest(_without(manifest, TIMING_KEYS | SPEC_COPY_KEYS))
+    parts["manifest.json"] = _digest(_without(manifest, TIMING_KEYS | SPEC_COPY_KEYS | PROTOCOL_COPY_KEYS))
     return parts
 
 
