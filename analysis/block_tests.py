@@ -10,9 +10,12 @@ the published PV-SST numbers, following the study's protocol to the letter (``sh
 - **Exact sign test**: two-sided binomial on the nonzero differences, ``min(1, 2 P(X <= min(pos, neg)))``
   with ``X ~ Binomial(pos + neg, 1/2)``.
 - **Sign-flip randomization test** of the mean: over the nonzero differences, statistic ``|mean|``;
-  exhaustive over all ``2**m`` sign patterns when ``m <= 20`` (``p = extreme / 2**m``), else a fresh
-  ``default_rng(seed)`` drawing 100 batches of ``rng.choice([-1.0, 1.0], size=(10000, m))`` with
-  ``p = (extreme + 1) / (draws + 1)``. A pattern is extreme when ``|mean| >= |observed mean| - 1e-12``.
+  under the plan's method (:class:`analysis.plan.RandomizationPlan`): ``auto`` is exhaustive over all
+  ``2**m`` sign patterns when ``m <= exhaustive_max_n`` (``p = extreme / 2**m``), else Monte Carlo;
+  Monte Carlo is a fresh ``default_rng(seed)`` drawing batches of
+  ``rng.choice([-1.0, 1.0], size=(10000, m))`` (the last batch shorter) until ``draws`` patterns, with
+  ``p = (extreme + 1) / (draws + 1)``. PV-SST: exhaustive up to 20, else 100 batches (1,000,000 draws).
+  A pattern is extreme when ``|mean| >= |observed mean| - 1e-12``.
 
 Because every vector gets a *fresh* generator with the same seed, all vectors of the same length share
 the same bootstrap index matrix and the same sign matrices. The batched functions draw them once per
@@ -31,6 +34,10 @@ Examples
 0.375
 >>> sign_flip_p(d[d != 0])
 (0.1875, 'exhaustive', 32)
+>>> from analysis.plan import RandomizationPlan
+>>> p, method, draws = sign_flip_p(d[d != 0], RandomizationPlan(method="monte_carlo", draws=999))
+>>> method, draws, round(p * 1000) == p * 1000
+('monte_carlo', 999, True)
 """
 from __future__ import annotations
 
@@ -41,11 +48,12 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import binom
 
-PVSST_SEED = 20260729
-BOOTSTRAP_DRAWS = 20_000
-EXHAUSTIVE_MAX_NONZERO = 20
-MONTE_CARLO_BATCHES = 100
+from analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED, RandomizationPlan
+from personas.errors import InputError
+
 MONTE_CARLO_BATCH_SIZE = 10_000
+EXHAUSTIVE_LIMIT = 30
+"""Most nonzero pairs an exhaustive test enumerates (2**30 patterns)."""
 EXTREME_TOLERANCE = 1e-12
 # Rows of the exhaustive sign-pattern matrix evaluated per matrix product (bounds memory at m = 20).
 _PATTERN_CHUNK = 1 << 16
@@ -110,54 +118,62 @@ def bootstrap_mean_ci_batch(vectors: Sequence[np.ndarray], *, draws: int = BOOTS
     return low, high
 
 
-def sign_flip_p(nonzero: np.ndarray, *, seed: int = PVSST_SEED,
-                exhaustive_max: int = EXHAUSTIVE_MAX_NONZERO, batches: int = MONTE_CARLO_BATCHES,
-                batch_size: int = MONTE_CARLO_BATCH_SIZE) -> tuple[float, str, int]:
+def sign_flip_p(nonzero: np.ndarray, randomization: RandomizationPlan = RandomizationPlan(), *,
+                seed: int = PVSST_SEED) -> tuple[float, str, int]:
     """Sign-flip randomization p of ``|mean|`` over the nonzero differences.
 
     Returns ``(p, method, patterns)``: method ``"exhaustive"`` (``patterns = 2**m``) or
-    ``"monte_carlo"`` (``patterns = batches * batch_size``).
+    ``"monte_carlo"`` (``patterns = randomization.draws``).
 
     >>> sign_flip_p(np.array([1.0, 2.0, 3.0]))
     (0.25, 'exhaustive', 8)
     """
-    p, method, patterns = sign_flip_p_batch([np.asarray(nonzero, dtype=float)], seed=seed,
-                                            exhaustive_max=exhaustive_max, batches=batches,
-                                            batch_size=batch_size)
+    p, method, patterns = sign_flip_p_batch([np.asarray(nonzero, dtype=float)], randomization, seed=seed)
     return float(p[0]), method[0], int(patterns[0])
 
 
-def sign_flip_p_batch(vectors: Sequence[np.ndarray], *, seed: int = PVSST_SEED,
-                      exhaustive_max: int = EXHAUSTIVE_MAX_NONZERO, batches: int = MONTE_CARLO_BATCHES,
-                      batch_size: int = MONTE_CARLO_BATCH_SIZE
-                      ) -> tuple[np.ndarray, list[str], np.ndarray]:
+def randomization_method(m: int, randomization: RandomizationPlan) -> str:
+    """The method the plan prescribes for ``m`` nonzero differences: ``exhaustive`` or ``monte_carlo``.
+
+    >>> randomization_method(21, RandomizationPlan()), randomization_method(20, RandomizationPlan())
+    ('monte_carlo', 'exhaustive')
+    """
+    if randomization.method == "auto":
+        return "exhaustive" if m <= randomization.exhaustive_max_n else "monte_carlo"
+    if randomization.method == "exhaustive" and m > EXHAUSTIVE_LIMIT:
+        raise InputError("analysis.randomization", "method", f"exhaustive over {m} nonzero pairs is 2**{m} "
+                         f"patterns (at most {EXHAUSTIVE_LIMIT} pairs); use auto or monte_carlo")
+    return randomization.method
+
+
+def sign_flip_p_batch(vectors: Sequence[np.ndarray], randomization: RandomizationPlan = RandomizationPlan(),
+                      *, seed: int = PVSST_SEED) -> tuple[np.ndarray, list[str], np.ndarray]:
     """:func:`sign_flip_p` for many vectors of nonzero differences (grouped by length)."""
     p = np.ones(len(vectors))
-    method = ["exhaustive"] * len(vectors)
-    patterns = np.ones(len(vectors), dtype=np.int64)
+    method = [randomization_method(len(v), randomization) for v in vectors]
+    patterns = np.array([2 ** len(v) if m == "exhaustive" else randomization.draws
+                         for v, m in zip(vectors, method)], dtype=np.int64)
     for m, members in _group_by_length(vectors).items():
         if m == 0:  # one (empty) pattern, which is as extreme as itself
+            if method[members[0]] == "monte_carlo":  # every drawn pattern is as extreme
+                p[members] = 1.0
             continue
         values = np.stack([vectors[i] for i in members], axis=1)  # m x k
         threshold = np.abs(values.mean(axis=0)) - EXTREME_TOLERANCE
-        if m <= exhaustive_max:
+        if method[members[0]] == "exhaustive":
             extreme = _exhaustive_extreme_counts(values, threshold)
             p[members] = extreme / float(2 ** m)
-            patterns[members] = 2 ** m
         else:
-            extreme = _monte_carlo_extreme_counts(values, threshold, np.random.default_rng(seed), batches,
-                                                  batch_size)
-            total = batches * batch_size
-            p[members] = (extreme + 1) / (total + 1)
-            patterns[members] = total
-            for i in members:
-                method[i] = "monte_carlo"
+            extreme = _monte_carlo_extreme_counts(values, threshold, np.random.default_rng(seed),
+                                                  randomization.draws)
+            p[members] = (extreme + 1) / (randomization.draws + 1)
     return p, method, patterns
 
 
 def _monte_carlo_extreme_counts(values: np.ndarray, threshold: np.ndarray, rng: np.random.Generator,
-                                batches: int, batch_size: int) -> np.ndarray:
-    """Extreme counts over ``batches`` sign matrices ``rng.choice([-1.0, 1.0], size=(batch_size, m))``.
+                                draws: int) -> np.ndarray:
+    """Extreme counts over ``draws`` sign patterns, drawn in batches ``rng.choice([-1.0, 1.0],
+    size=(10000, m))`` (the last one shorter).
 
     Each draw's signed sum is looked up byte by byte: the m sign bits are packed 8 to a byte and a
     256-entry table per byte holds the partial sums, so a draw costs ceil(m / 8) lookups, not m products.
@@ -170,7 +186,8 @@ def _monte_carlo_extreme_counts(values: np.ndarray, threshold: np.ndarray, rng: 
     tables = np.einsum("cb,gbk->gck", byte_signs, padded.reshape(n_bytes, 8, k))  # n_bytes x 256 x k
     # padding columns carry value 0, so their (unused) sign bits add nothing
     extreme = np.zeros(k, dtype=np.int64)
-    for _ in range(batches):
+    for start in range(0, draws, MONTE_CARLO_BATCH_SIZE):
+        batch_size = min(MONTE_CARLO_BATCH_SIZE, draws - start)
         packed = np.packbits(_choose_sign_bits(rng, (batch_size, m)), axis=1, bitorder="little")
         sums = tables[0][packed[:, 0]]
         for g in range(1, n_bytes):

@@ -14,8 +14,9 @@ Examples
 >>> analysis.frame[["stratum_type", "stratum", "n_blocks", "positive", "negative"]].values.tolist()
 [['overall', 'all', 4, 3, 1], ['model', 'a', 2, 1, 1], ['model', 'b', 2, 2, 0]]
 
-On PV-SST's published table, ``paired_contrast_table(table, PVSST_CONTRASTS, PVSST_METRICS).frame``
-is ``pvsst_v1_core_confirmatory_analysis.csv`` (216 rows; ``tests/test_paired_reference.py``).
+On PV-SST's published table, the published columns of
+``paired_contrast_table(table, PVSST_CONTRASTS, PVSST_METRICS).frame`` are
+``pvsst_v1_core_confirmatory_analysis.csv`` (216 rows; ``tests/test_paired_reference.py``).
 """
 from __future__ import annotations
 
@@ -25,21 +26,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.block_tests import (BOOTSTRAP_DRAWS, PVSST_SEED, bootstrap_mean_ci_batch, sign_counts,
-                                  sign_flip_p_batch, sign_test_p)
+from analysis.block_tests import bootstrap_mean_ci_batch, sign_counts, sign_flip_p_batch, sign_test_p
+from analysis.paired import (RESULT_COLUMNS, BlockDifferences, PairedContrastResult, block_differences,
+                             require_columns, warn_excluded)
+from analysis.plan import (BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, PVSST_STRATA, Contrast,
+                           RandomizationPlan)
 from personas.errors import InputError
-from analysis.paired import (PUBLISHED_COLUMNS, PVSST_BLOCK, BlockDifferences, Contrast,
-                             PairedContrastResult, block_differences, require_columns, warn_excluded)
-
-PVSST_CONTRASTS = (
-    Contrast("pdi_distributed_minus_single", "distributed_sources", "single_source"),
-    Contrast("engagement_likes_minus_control", "likes", "control"),
-    Contrast("single_minus_organic", "single_source", "likes"),
-    Contrast("distributed_minus_organic", "distributed_sources", "likes"),
-)
-PVSST_METRICS = ("delta_alignment", "final_pushed_side_share", "toward_push_share",
-                 "opposite_side_survival", "majority_capture", "final_honest_pairwise_similarity")
-PVSST_STRATA = ("model", "topic_id")
 EXCLUDED_COLUMNS = ("contrast", "metric", "reason")
 
 
@@ -47,8 +39,8 @@ EXCLUDED_COLUMNS = ("contrast", "metric", "reason")
 class PairedContrastAnalysis:
     """The results of :func:`paired_contrast_table`.
 
-    ``frame`` has exactly PV-SST's published columns, one row per result; ``excluded_blocks`` one row
-    per (contrast, metric, block) left out, with the reason.
+    ``frame`` has PV-SST's published columns then the settings used (:data:`~analysis.paired.SETTING_COLUMNS`),
+    one row per result; ``excluded_blocks`` one row per (contrast, metric, block) left out, with the reason.
     """
 
     results: tuple[PairedContrastResult, ...]
@@ -56,8 +48,8 @@ class PairedContrastAnalysis:
 
     @property
     def frame(self) -> pd.DataFrame:
-        rows = [{c: r._value(c) for c in PUBLISHED_COLUMNS} for r in self.results]
-        return pd.DataFrame(rows, columns=list(PUBLISHED_COLUMNS))
+        rows = [{c: r._value(c) for c in RESULT_COLUMNS} for r in self.results]
+        return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
 
     def result(self, contrast: str, metric: str, stratum_type: str = "overall",
                stratum: str = "all") -> PairedContrastResult:
@@ -77,7 +69,9 @@ def stratum_type_name(column: str) -> str:
 def paired_contrast_table(table: pd.DataFrame, contrasts: Sequence[Contrast], metrics: Sequence[str], *,
                           block: Sequence[str] = PVSST_BLOCK, strata: Sequence[str] = PVSST_STRATA,
                           condition: str = "condition", draws: int = BOOTSTRAP_DRAWS,
-                          seed: int = PVSST_SEED, source: str = "table") -> PairedContrastAnalysis:
+                          seed: int = PVSST_SEED, alpha: float = 0.05,
+                          randomization: RandomizationPlan = RandomizationPlan(),
+                          source: str = "table") -> PairedContrastAnalysis:
     """Every contrast x metric x stratum of a per-trial table, batched (seconds for PV-SST's 216 rows).
 
     Parameters
@@ -87,6 +81,8 @@ def paired_contrast_table(table: pd.DataFrame, contrasts: Sequence[Contrast], me
     block : the columns whose combination is a block (PV-SST: model, topic_id, seed).
     strata : columns constant within a block to report separately (besides ``overall``).
     draws, seed : bootstrap draws, and the seed of every fresh generator (bootstrap and Monte Carlo).
+    alpha : the interval is the ``1 - alpha`` percentile interval.
+    randomization : method and draws of the sign-flip test (:class:`analysis.plan.RandomizationPlan`).
 
     Incomplete blocks are excluded per contrast and reported (``excluded_blocks`` plus one
     :class:`~analysis.paired.IncompleteBlocksWarning` line). A contrast with no complete block, an arm
@@ -108,7 +104,7 @@ def paired_contrast_table(table: pd.DataFrame, contrasts: Sequence[Contrast], me
     excluded_blocks = (pd.concat(excluded, ignore_index=True) if excluded
                        else pd.DataFrame(columns=[*block, *EXCLUDED_COLUMNS]))
     warn_excluded(excluded_blocks.drop_duplicates([*block, "contrast", "reason"]))
-    return PairedContrastAnalysis(_batched_results(cells, draws, seed), excluded_blocks)
+    return PairedContrastAnalysis(_batched_results(cells, draws, seed, alpha, randomization), excluded_blocks)
 
 
 def _strata_cells(diffs: BlockDifferences, strata: Sequence[str]):
@@ -121,15 +117,16 @@ def _strata_cells(diffs: BlockDifferences, strata: Sequence[str]):
                    diffs.differences[(values == level).to_numpy()])
 
 
-def _batched_results(cells, draws: int, seed: int) -> tuple[PairedContrastResult, ...]:
+def _batched_results(cells, draws: int, seed: int, alpha: float, randomization: RandomizationPlan
+                     ) -> tuple[PairedContrastResult, ...]:
     vectors = [cell[4] for cell in cells]
-    low, high = bootstrap_mean_ci_batch(vectors, draws=draws, seed=seed)
-    p_flip, methods, patterns = sign_flip_p_batch([v[v != 0] for v in vectors], seed=seed)
+    low, high = bootstrap_mean_ci_batch(vectors, draws=draws, seed=seed, alpha=alpha)
+    p_flip, methods, patterns = sign_flip_p_batch([v[v != 0] for v in vectors], randomization, seed=seed)
     results = []
     for i, (contrast, metric, stratum_type, stratum, d) in enumerate(cells):
         positive, negative, ties = sign_counts(d)
         results.append(PairedContrastResult(
             contrast, metric, stratum_type, stratum, d, float(np.mean(d)), float(np.median(d)),
             float(low[i]), float(high[i]), positive, negative, ties, sign_test_p(positive, negative),
-            float(p_flip[i]), methods[i], int(patterns[i]), draws, seed))
+            float(p_flip[i]), methods[i], int(patterns[i]), draws, seed, alpha))
     return tuple(results)

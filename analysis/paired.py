@@ -18,7 +18,6 @@ Examples
 """
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,40 +25,21 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.block_tests import (BOOTSTRAP_DRAWS, PVSST_SEED, bootstrap_mean_ci, sign_counts,
-                                  sign_flip_p, sign_test_p)
+from analysis.block_tests import bootstrap_mean_ci, sign_counts, sign_flip_p, sign_test_p
+from analysis.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, Contrast, RandomizationPlan
 from personas.errors import InputError
 
-PVSST_BLOCK = ("model", "topic_id", "seed")
 PUBLISHED_COLUMNS = ("contrast", "metric", "stratum_type", "stratum", "n_blocks", "mean_difference",
                      "median_difference", "ci95_low", "ci95_high", "positive", "negative", "ties",
                      "sign_test_p", "randomization_p")
-_CONTRAST_PATTERN = re.compile(r"^\s*([A-Za-z0-9_.:]+)\s*=\s*([A-Za-z0-9_.:]+)\s*-\s*([A-Za-z0-9_.:]+)\s*$")
+SETTING_COLUMNS = ("randomization_method", "randomization_draws", "bootstrap_draws", "bootstrap_seed", "alpha")
+"""The settings each row was computed with: the randomization method and number of sign patterns the
+row's p is over, the bootstrap draws and seed, and the alpha of its ``1 - alpha`` interval."""
+RESULT_COLUMNS = (*PUBLISHED_COLUMNS, *SETTING_COLUMNS)
 
 
 class IncompleteBlocksWarning(UserWarning):
     """Some blocks lacked an arm of a contrast and were excluded from it (as preregistered)."""
-
-
-@dataclass(frozen=True)
-class Contrast:
-    """``name = treatment - baseline`` between two values of the condition column.
-
-    >>> Contrast.parse("engagement=likes-control")
-    Contrast(name='engagement', treatment='likes', baseline='control')
-    """
-
-    name: str
-    treatment: str
-    baseline: str
-
-    @classmethod
-    def parse(cls, text: str, source: str = "--contrast") -> Contrast:
-        """Parse ``NAME=TREATMENT-BASELINE``; anything else raises :class:`InputError`."""
-        match = _CONTRAST_PATTERN.match(text)
-        if match is None:
-            raise InputError(source, text, "malformed contrast (expected NAME=TREATMENT-BASELINE)")
-        return cls(*match.groups())
 
 
 @dataclass(frozen=True)
@@ -87,7 +67,7 @@ def block_differences(table: pd.DataFrame, contrast: Contrast, metric: str, *,
     """
     block = list(block)
     require_columns(table, [*block, condition, metric, *carry], source)
-    for arm in (contrast.treatment, contrast.baseline):
+    for arm in (contrast.treatment, contrast.control):
         if not (table[condition] == arm).any():
             known = ", ".join(map(str, pd.unique(table[condition])))
             raise InputError(source, f"contrast {contrast.name}",
@@ -102,14 +82,14 @@ def block_differences(table: pd.DataFrame, contrast: Contrast, metric: str, *,
     values = numeric_values(indexed[metric], source)
     wide = pd.Series(values, index=[indexed["_block"], indexed[condition]]).unstack()
     treatment = wide.get(contrast.treatment, pd.Series(np.nan, index=wide.index)).reindex(keys["_block"])
-    baseline = wide.get(contrast.baseline, pd.Series(np.nan, index=wide.index)).reindex(keys["_block"])
+    baseline = wide.get(contrast.control, pd.Series(np.nan, index=wide.index)).reindex(keys["_block"])
     present = indexed.groupby("_block")[condition].agg(set).reindex(keys["_block"])
     has_treatment = present.map(lambda arms: contrast.treatment in arms).to_numpy()
-    has_baseline = present.map(lambda arms: contrast.baseline in arms).to_numpy()
+    has_baseline = present.map(lambda arms: contrast.control in arms).to_numpy()
     has_values = treatment.notna().to_numpy() & baseline.notna().to_numpy()
     complete = has_treatment & has_baseline & has_values
     reasons = np.where(~has_treatment, f"missing arm {contrast.treatment}",
-                       np.where(~has_baseline, f"missing arm {contrast.baseline}", f"missing {metric}"))
+                       np.where(~has_baseline, f"missing arm {contrast.control}", f"missing {metric}"))
     excluded = keys.loc[~complete, block].assign(contrast=contrast.name, metric=metric,
                                                  reason=reasons[~complete]).reset_index(drop=True)
     kept = carried.loc[complete].reset_index(drop=True)
@@ -121,8 +101,9 @@ def block_differences(table: pd.DataFrame, contrast: Contrast, metric: str, *,
 class PairedContrastResult:
     """The statistics of one contrast on one metric in one stratum (PV-SST's published row).
 
-    ``ci95_low``/``ci95_high`` are the percentile-bootstrap bounds at ``ci_alpha`` (0.05 by default);
-    :meth:`conf_int` recomputes them at any level from the same seeded draws.
+    ``ci95_low``/``ci95_high`` are the percentile-bootstrap bounds at the plan's ``alpha`` (0.05 by
+    default, a 95% interval); :meth:`conf_int` recomputes them at any level from the same seeded draws.
+    The settings a row was computed with travel with it (:data:`SETTING_COLUMNS`).
     """
 
     contrast: str
@@ -140,10 +121,10 @@ class PairedContrastResult:
     sign_test_p: float
     randomization_p: float
     randomization_method: str
-    randomization_patterns: int
+    randomization_draws: int
     bootstrap_draws: int = BOOTSTRAP_DRAWS
-    seed: int = PVSST_SEED
-    ci_alpha: float = 0.05
+    bootstrap_seed: int = PVSST_SEED
+    alpha: float = 0.05
 
     @property
     def n_blocks(self) -> int:
@@ -151,28 +132,29 @@ class PairedContrastResult:
 
     def conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
         """Percentile-bootstrap ``1 - alpha`` interval of the mean difference (same seeded draws)."""
-        if alpha == self.ci_alpha:
+        if alpha == self.alpha:
             return self.ci95_low, self.ci95_high
-        return bootstrap_mean_ci(self.differences, draws=self.bootstrap_draws, seed=self.seed, alpha=alpha)
+        return bootstrap_mean_ci(self.differences, draws=self.bootstrap_draws, seed=self.bootstrap_seed,
+                                 alpha=alpha)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row with exactly the columns of PV-SST's published confirmatory table."""
-        return pd.DataFrame([{column: self._value(column) for column in PUBLISHED_COLUMNS}],
-                            columns=list(PUBLISHED_COLUMNS))
+        """One row: the columns of PV-SST's published confirmatory table, then the settings used."""
+        return pd.DataFrame([{column: self._value(column) for column in RESULT_COLUMNS}],
+                            columns=list(RESULT_COLUMNS))
 
     def summary(self) -> str:
         """A short text report of this contrast."""
-        level = round(100 * (1 - self.ci_alpha))
+        level = round(100 * (1 - self.alpha))
         return "\n".join([
             f"Paired contrast {self.contrast} on {self.metric} ({self.stratum_type} = {self.stratum})",
             f"  blocks: {self.n_blocks}  (positive {self.positive}, negative {self.negative}, "
             f"ties {self.ties})",
             f"  mean difference {self.mean_difference:+.6g}  median {self.median_difference:+.6g}",
             f"  {level}% bootstrap CI [{self.ci95_low:+.6g}, {self.ci95_high:+.6g}] "
-            f"({self.bootstrap_draws} draws, seed {self.seed})",
+            f"({self.bootstrap_draws} draws, seed {self.bootstrap_seed})",
             f"  exact sign test p = {self.sign_test_p:.6g}",
             f"  sign-flip randomization p = {self.randomization_p:.6g} "
-            f"({self.randomization_method}, {self.randomization_patterns} patterns)",
+            f"({self.randomization_method}, {self.randomization_draws} patterns)",
         ])
 
     def _value(self, column: str) -> object:
@@ -181,7 +163,8 @@ class PairedContrastResult:
 
 def paired_block_contrast(table: pd.DataFrame, contrast: Contrast, metric: str, *,
                           block: Sequence[str] = PVSST_BLOCK, condition: str = "condition",
-                          draws: int = BOOTSTRAP_DRAWS, seed: int = PVSST_SEED,
+                          draws: int = BOOTSTRAP_DRAWS, seed: int = PVSST_SEED, alpha: float = 0.05,
+                          randomization: RandomizationPlan = RandomizationPlan(),
                           source: str = "table") -> PairedContrastResult:
     """All statistics of one contrast on one metric over every complete block of ``table``.
 
@@ -195,11 +178,11 @@ def paired_block_contrast(table: pd.DataFrame, contrast: Contrast, metric: str, 
         raise InputError(source, f"contrast {contrast.name}", "no complete blocks")
     d = diffs.differences
     positive, negative, ties = sign_counts(d)
-    low, high = bootstrap_mean_ci(d, draws=draws, seed=seed)
-    p_flip, method, patterns = sign_flip_p(d[d != 0], seed=seed)
+    low, high = bootstrap_mean_ci(d, draws=draws, seed=seed, alpha=alpha)
+    p_flip, method, patterns = sign_flip_p(d[d != 0], randomization, seed=seed)
     return PairedContrastResult(contrast.name, metric, "overall", "all", d, float(np.mean(d)),
                                 float(np.median(d)), low, high, positive, negative, ties,
-                                sign_test_p(positive, negative), p_flip, method, patterns, draws, seed)
+                                sign_test_p(positive, negative), p_flip, method, patterns, draws, seed, alpha)
 
 
 def require_columns(table: pd.DataFrame, columns: Sequence[str], source: str) -> None:

@@ -1,4 +1,4 @@
-"""Decisions layered on the paired contrasts: consistency criterion, Benjamini-Hochberg, mixed model.
+"""Decisions layered on the paired contrasts: consistency criterion, multiplicity, mixed model, parse failures.
 
 Examples
 --------
@@ -69,10 +69,45 @@ def consistency_check(results: pd.DataFrame, contrast: str, metric: str, *, min_
 
 def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
     """Benjamini-Hochberg adjusted p-values (q-values) across one family (statsmodels ``fdr_bh``)."""
+    return adjusted_p_values(p_values, "fdr_bh")
+
+
+def adjusted_p_values(p_values: Sequence[float], method: str) -> np.ndarray:
+    """p-values adjusted across one family by a plan's ``multiplicity`` rule (statsmodels
+    ``multipletests``: ``fdr_bh``, ``fdr_by``, ``holm``, ``bonferroni``); ``none`` leaves them as they are.
+
+    >>> adjusted_p_values([0.01, 0.04], "bonferroni").tolist(), adjusted_p_values([0.01, 0.04], "none").tolist()
+    ([0.02, 0.08], [0.01, 0.04])
+    """
     p = np.asarray(p_values, dtype=float)
-    if p.size == 0:
+    if p.size == 0 or method == "none":
         return p
-    return multipletests(p, method="fdr_bh")[1]
+    return multipletests(p, method=method)[1]
+
+
+PARSE_RATE_COLUMNS = ("parse_error_rate", "vote_parse_error_rate")
+
+
+def parse_failure_table(outcomes: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """Per arm: mean and max post / vote parse-failure rate, trials above ``threshold``, and the threshold.
+
+    No rows when the outcomes record no parse-failure rate.
+
+    >>> outcomes = pd.DataFrame({"condition": ["a", "a", "b"], "parse_error_rate": [0.0, 0.1, 0.02]})
+    >>> parse_failure_table(outcomes, 0.05)[["condition", "parse_error_rate_trials_above", "threshold"]].values.tolist()
+    [['a', 1, 0.05], ['b', 0, 0.05]]
+    """
+    columns = [c for c in PARSE_RATE_COLUMNS if c in outcomes.columns]
+    if not columns or "condition" not in outcomes.columns:
+        return pd.DataFrame(columns=["condition", "threshold"])
+    numeric = outcomes[["condition", *columns]].copy()
+    numeric[columns] = numeric[columns].apply(pd.to_numeric, errors="coerce")
+    grouped = numeric.groupby("condition", sort=False)[columns]
+    table = grouped.agg(["mean", "max"])
+    table.columns = [f"{c}_{stat}" for c, stat in table.columns]
+    above = grouped.agg(lambda rates: int((rates > threshold).sum()))
+    above.columns = [f"{c}_trials_above" for c in above.columns]
+    return table.join(above).assign(threshold=threshold).reset_index()
 
 
 @dataclass(frozen=True)

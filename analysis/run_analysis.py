@@ -5,15 +5,20 @@ Writes ``RUN/analysis/`` atomically (a temporary folder renamed into place):
 ==========================  ========================================================================
 trial_outcomes.csv          one row per completed trial: factors + outcomes recomputed from its tables
 per_round.csv               one row per trial x round: alignment, pushed-side share, similarity, errors
-contrasts.csv               the published PV-SST columns for every planned contrast x metric x stratum
+contrasts.csv               the published PV-SST columns for every planned contrast x metric x stratum,
+                            then the settings used (randomization method and draws, bootstrap draws
+                            and seed, alpha)
 headline.csv                per contrast, the primary metric overall: statistics, consistency
-                            criterion, BH q across the plan's metrics, mixed-model coefficient
+                            criterion (with its shares), the plan's multiplicity-adjusted p across the
+                            plan's metrics (with the method), mixed-model coefficient
 homophily.csv               per trial: assortativity of the like graph (voter -> author) and, where
                             the network is stored, of the final follow graph, against both nulls,
                             with the same-group tie share
 network_dynamics.csv        per trial whose follow graph changed: selection (logit of new follows
                             on stance-side distance) and influence (lagged stance on followees')
 excluded_blocks.csv         blocks left out of a contrast, with the reason
+parse_failures.csv          per arm: post and vote parse-failure rates (mean, max, trials above the
+                            preregistered threshold) and the threshold
 ==========================  ========================================================================
 """
 from __future__ import annotations
@@ -35,14 +40,15 @@ from analysis.homophily import assortativity_against_nulls, like_graph, same_gro
 from analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
 from analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, trial_outcomes
 from analysis.paired import IncompleteBlocksWarning
-from analysis.plan import AnalysisPlan, plan_from_spec
-from analysis.preregistered_checks import benjamini_hochberg, consistency_check, mixed_model_contrast
+from analysis.plan import RunPlan, plan_from_spec
+from analysis.preregistered_checks import (adjusted_p_values, consistency_check, mixed_model_contrast,
+                                           parse_failure_table)
 from analysis.store import TRIAL_FACTOR_COLUMNS, RunData, load_run
 
 ADVERSARY_ROLE = "adversary"
 HOMOPHILY_REPLICATES = 200
 ANALYSIS_FILES = ("trial_outcomes.csv", "per_round.csv", "contrasts.csv", "headline.csv", "homophily.csv",
-                  "network_dynamics.csv", "excluded_blocks.csv")
+                  "network_dynamics.csv", "excluded_blocks.csv", "parse_failures.csv")
 DYNAMICS_COLUMNS = ["trial_id", "analysis", "term", "coefficient", "std_error", "p_value", "n_observations",
                     "note"]
 
@@ -52,7 +58,7 @@ class RunAnalysis:
     """What :func:`analyze_run` computed and wrote."""
 
     out_dir: Path
-    plan: AnalysisPlan
+    plan: RunPlan
     trial_outcomes: pd.DataFrame
     per_round: pd.DataFrame
     contrasts: PairedContrastAnalysis
@@ -185,28 +191,38 @@ def _trial_homophily(data: RunData, trial_id: str, edges: pd.DataFrame, replicat
     return rows
 
 
-def headline_table(analysis: PairedContrastAnalysis, table: pd.DataFrame, plan: AnalysisPlan) -> pd.DataFrame:
-    """Per contrast: the primary metric's overall statistics, consistency verdict, BH q, mixed model."""
+def headline_table(analysis: PairedContrastAnalysis, table: pd.DataFrame, plan: RunPlan) -> pd.DataFrame:
+    """Per contrast: the primary metric's overall statistics, consistency verdict, adjusted p, mixed model.
+
+    The adjusted p is the plan's ``multiplicity`` rule across the contrast's metrics (overall rows); the
+    row records the rule and the consistency shares it was judged by.
+    """
     frame = analysis.frame
+    settings = plan.settings
+    consistency = settings.consistency
     rows = []
     for contrast in plan.contrasts:
         overall = frame[(frame["contrast"] == contrast.name) & (frame["stratum_type"] == "overall")]
-        q_values = dict(zip(overall["metric"], benjamini_hochberg(overall["randomization_p"].to_numpy())))
+        adjusted = dict(zip(overall["metric"], adjusted_p_values(overall["randomization_p"].to_numpy(),
+                                                                 settings.multiplicity)))
         primary = overall[overall["metric"] == plan.primary_metric]
         if primary.empty:
             continue
         row = primary.iloc[0].to_dict()
         verdict = consistency_check(frame, contrast.name, plan.primary_metric,
-                                    min_model_share=plan.min_model_share,
-                                    min_topic_share=plan.min_topic_share)
-        row.update(bh_q=float(q_values[plan.primary_metric]), consistency_pass=verdict.passed,
+                                    min_model_share=consistency.min_model_share,
+                                    min_topic_share=consistency.min_topic_share)
+        row.update(adjusted_p=float(adjusted[plan.primary_metric]), multiplicity=settings.multiplicity,
+                   consistency_pass=verdict.passed,
                    models_positive=f"{verdict.models_positive}/{verdict.n_models}",
-                   topics_positive=f"{verdict.topics_positive}/{verdict.n_topics}")
+                   topics_positive=f"{verdict.topics_positive}/{verdict.n_topics}",
+                   min_model_share=consistency.min_model_share, min_topic_share=consistency.min_topic_share)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                effect = mixed_model_contrast(table, contrast.treatment, contrast.baseline,
-                                              plan.primary_metric, block=plan.block, contrast=contrast.name)
+                effect = mixed_model_contrast(table, contrast.treatment, contrast.control,
+                                              plan.primary_metric, block=plan.block, contrast=contrast.name,
+                                              alpha=settings.alpha)
             row.update(mixed_coefficient=effect.coefficient, mixed_ci_low=effect.ci_low,
                        mixed_ci_high=effect.ci_high, mixed_p=effect.p_value)
         except (InputError, ValueError, np.linalg.LinAlgError):
@@ -215,30 +231,38 @@ def headline_table(analysis: PairedContrastAnalysis, table: pd.DataFrame, plan: 
     return pd.DataFrame(rows)
 
 
+def analyze_plan(table: pd.DataFrame, plan: RunPlan, metrics, strata, source: str) -> PairedContrastAnalysis:
+    """The paired contrast table of ``plan`` on a per-trial table, every setting taken from the plan."""
+    settings = plan.settings
+    return paired_contrast_table(table, plan.contrasts, metrics, block=plan.block, strata=strata,
+                                 draws=settings.bootstrap_draws, seed=settings.bootstrap_seed,
+                                 alpha=settings.alpha, randomization=settings.randomization, source=source)
+
+
 def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = None,
                 homophily_replicates: int = HOMOPHILY_REPLICATES) -> RunAnalysis:
     """Load a run, compute every table of ``RUN/analysis/`` and write them atomically."""
     data = load_run(run_dir)
     outcomes, per_round = collect_trial_outcomes(data, progress)
     conditions = outcomes["condition"].dropna().unique() if "condition" in outcomes else []
-    plan = plan_from_spec(data.manifest.get("spec"), conditions)
+    plan = plan_from_spec(data.manifest.get("spec"), conditions, source=str(Path(run_dir) / "manifest.json"))
     if not plan.contrasts:
         raise InputError(str(run_dir), "contrasts", "none planned, and no PV-SST contrast has both arms")
     metrics = tuple(m for m in plan.metrics if m in outcomes.columns and outcomes[m].notna().any())
     strata = tuple(s for s in plan.strata if s in outcomes.columns)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteBlocksWarning)  # reported in excluded_blocks.csv
-        contrasts = paired_contrast_table(outcomes, plan.contrasts, metrics, block=plan.block, strata=strata,
-                                          draws=plan.bootstrap_draws, seed=plan.seed,
-                                          source=str(Path(run_dir) / "trials"))
+        contrasts = analyze_plan(outcomes, plan, metrics, strata, source=str(Path(run_dir) / "trials"))
     headline = headline_table(contrasts, outcomes, plan)
-    homophily = homophily_table(data, replicates=homophily_replicates, seed=plan.seed)
+    homophily = homophily_table(data, replicates=homophily_replicates, seed=plan.settings.bootstrap_seed)
     dynamics = network_dynamics_table(data)
     out_dir = Path(run_dir) / "analysis"
     _write_atomically(out_dir, {"trial_outcomes.csv": outcomes, "per_round.csv": per_round,
                                 "contrasts.csv": contrasts.frame, "headline.csv": headline,
                                 "homophily.csv": homophily, "network_dynamics.csv": dynamics,
-                                "excluded_blocks.csv": contrasts.excluded_blocks})
+                                "excluded_blocks.csv": contrasts.excluded_blocks,
+                                "parse_failures.csv": parse_failure_table(
+                                    outcomes, plan.settings.parse_failure_threshold)})
     return RunAnalysis(out_dir, plan, outcomes, per_round, contrasts, headline, homophily)
 
 

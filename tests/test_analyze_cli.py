@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from statsmodels.stats.multitest import multipletests
 
+from analysis.paired import SETTING_COLUMNS
 from analysis.run_analysis import ANALYSIS_FILES, analyze_run
 from experiments.cli import main
 from analysis_synthetic_run import write_run
@@ -26,7 +28,7 @@ def test_analyze_writes_every_table_and_prints_the_headline(tmp_path, capsys):
     assert len(per_round) == 32 * 3 and set(per_round["round"]) == {0, 1, 2}
     contrasts = pd.read_csv(run / "analysis" / "contrasts.csv")
     published = pd.read_csv(PUBLISHED_ANALYSIS, nrows=1)
-    assert list(contrasts.columns) == list(published.columns)
+    assert list(contrasts.columns) == list(published.columns) + list(SETTING_COLUMNS)
     assert len(contrasts) == 4 * 6 * (1 + 2 + 2)  # contrasts x metrics x (overall, 2 models, 2 topics)
     engagement = contrasts[(contrasts["contrast"] == "engagement_likes_minus_control")
                            & (contrasts["metric"] == "final_honest_pairwise_similarity")
@@ -46,8 +48,9 @@ def test_analyze_writes_every_table_and_prints_the_headline(tmp_path, capsys):
 
 
 def test_spec_plan_is_followed_and_rerun_replaces_the_folder(tmp_path):
-    spec = {"analysis": {"contrasts": ["adversary=single_source-control"], "metrics": ["delta_alignment"],
-                         "primary_outcomes": ["delta_alignment"], "bootstrap_draws": 500}}
+    spec = {"analysis": {"contrasts": {"adversary": {"treatment": "single_source", "control": "control"}},
+                         "bootstrap_draws": 500},
+            "outcomes": {"primary": ["delta_alignment"]}}
     run = write_run(tmp_path / "run", spec=spec)
     first = analyze_run(run, homophily_replicates=5)
     assert first.contrasts.frame["contrast"].unique().tolist() == ["adversary"]
@@ -77,9 +80,19 @@ def one_line_error(capsys) -> str:
 def test_analyze_bad_input_exits_2_with_one_line(tmp_path, capsys):
     assert main(["analyze", str(tmp_path / "missing")]) == 2
     assert "does not exist" in one_line_error(capsys)
-    run = write_run(tmp_path / "unknown_arm", spec={"analysis": {"contrasts": ["u=unranked-likes"]}})
+    run = write_run(tmp_path / "unknown_arm",
+                    spec={"analysis": {"contrasts": {"u": {"treatment": "unranked", "control": "likes"}}}})
     assert main(["analyze", str(run)]) == 2
     assert "unknown arm 'unranked'" in one_line_error(capsys)
+    # the frozen plan is read strictly: an alternate or misspelt key is an error, not a default
+    for i, (section, expected) in enumerate((({"seed": 5}, "spec.analysis.seed: unknown key"),
+                              ({"randomization": {"drawz": 9}}, "spec.analysis.randomization.drawz: unknown key"),
+                              ({"bootstrap_draws": "500"}, "spec.analysis.bootstrap_draws: Input should be"))):
+        contrasts = {"e": {"treatment": "likes", "control": "control"}}
+        run = write_run(tmp_path / f"strict{i}", spec={"analysis": {"contrasts": contrasts, **section}})
+        assert main(["analyze", str(run)]) == 2
+        err = one_line_error(capsys)
+        assert f"{run / 'manifest.json'}: {expected}" in err, err
     run = write_run(tmp_path / "no_blocks", conditions=("likes", "control"),
                     skip=tuple(f"{m}-{t}-{s}-{c}" for m in ("m1", "m2") for t in ("t1", "t2")
                                for s, c in ((101, "likes"), (211, "control"))))
@@ -104,3 +117,25 @@ def test_stats_paired_bad_input_exits_2_with_one_line(tmp_path, capsys):
     written = pd.read_csv(tmp_path / "o.csv")
     assert written[["stratum_type", "n_blocks", "mean_difference"]].values.tolist() == [
         ["overall", 1, 0.5], ["model", 1, 0.5]]
+
+
+def test_every_row_records_the_frozen_settings(tmp_path):
+    # Acceptance (issue 12): monte_carlo with 999 draws is what runs, and each row says so.
+    plan = {"contrasts": {"eng": {"treatment": "likes", "control": "control"}},
+            "randomization": {"method": "monte_carlo", "draws": 999}, "bootstrap_draws": 300,
+            "bootstrap_seed": 7, "alpha": 0.1, "multiplicity": "holm",
+            "consistency": {"min_model_share": 1.0, "min_topic_share": 0.5}, "parse_failure_threshold": 0.2}
+    run = write_run(tmp_path / "run", spec={"analysis": plan}, imitation={"likes": 0.8})
+    analyze_run(run, homophily_replicates=3)
+    contrasts = pd.read_csv(run / "analysis" / "contrasts.csv")
+    assert set(contrasts["randomization_method"]) == {"monte_carlo"}
+    assert set(contrasts["randomization_draws"]) == {999}
+    assert ((contrasts["randomization_p"] * 1000).round(9) % 1 == 0).all()  # (k + 1) / (999 + 1)
+    assert set(contrasts["bootstrap_draws"]) == {300} and set(contrasts["bootstrap_seed"]) == {7}
+    assert set(contrasts["alpha"]) == {0.1}
+    headline = pd.read_csv(run / "analysis" / "headline.csv").iloc[0]
+    assert (headline["multiplicity"], headline["min_model_share"], headline["min_topic_share"]) == ("holm", 1.0, 0.5)
+    overall = contrasts[contrasts["stratum_type"] == "overall"]
+    holm = dict(zip(overall["metric"], multipletests(overall["randomization_p"], method="holm")[1]))
+    assert headline["adjusted_p"] == pytest.approx(holm[headline["metric"]], abs=1e-15)
+    assert set(pd.read_csv(run / "analysis" / "parse_failures.csv")["threshold"]) == {0.2}

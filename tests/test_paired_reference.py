@@ -14,9 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.contrast_table import PVSST_CONTRASTS, PVSST_METRICS, paired_contrast_table
+from analysis.contrast_table import paired_contrast_table
+from analysis.paired import PUBLISHED_COLUMNS, SETTING_COLUMNS, IncompleteBlocksWarning, paired_block_contrast
+from analysis.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
 from personas.errors import InputError
-from analysis.paired import (PUBLISHED_COLUMNS, Contrast, IncompleteBlocksWarning, paired_block_contrast)
 from analysis.preregistered_checks import benjamini_hochberg, consistency_check, mixed_model_contrast
 from experiments.cli import main
 from reference_paths import REFERENCE
@@ -45,8 +46,16 @@ def analysis(results_table):
 
 
 def assert_matches_published(ours: pd.DataFrame, published: pd.DataFrame) -> None:
-    assert list(ours.columns) == list(published.columns) == list(PUBLISHED_COLUMNS)
+    # the published columns, then the settings each row was computed with
+    assert list(ours.columns) == list(published.columns) + list(SETTING_COLUMNS)
+    assert list(published.columns) == list(PUBLISHED_COLUMNS)
     assert len(ours) == len(published) == 216
+    assert set(ours["bootstrap_draws"]) == {20000} and set(ours["bootstrap_seed"]) == {20260729}
+    assert set(ours["alpha"]) == {0.05}
+    nonzero = ours["positive"] + ours["negative"]
+    expected_method = np.where(nonzero <= 20, "exhaustive", "monte_carlo")
+    assert ours["randomization_method"].tolist() == expected_method.tolist()
+    assert ours["randomization_draws"].tolist() == np.where(nonzero <= 20, 2 ** nonzero, 1_000_000).tolist()
     for column in KEY_COLUMNS:
         assert ours[column].astype(str).tolist() == published[column].astype(str).tolist(), column
     for column in COUNT_COLUMNS:
@@ -74,10 +83,10 @@ def test_randomization_methods_follow_the_protocol(analysis):
     for r in analysis.results:
         nonzero = r.positive + r.negative
         if nonzero <= 20:
-            assert (r.randomization_method, r.randomization_patterns) == ("exhaustive", 2 ** nonzero)
+            assert (r.randomization_method, r.randomization_draws) == ("exhaustive", 2 ** nonzero)
             assert (r.randomization_p * 2 ** nonzero) == pytest.approx(round(r.randomization_p * 2 ** nonzero))
         else:
-            assert (r.randomization_method, r.randomization_patterns) == ("monte_carlo", 1_000_000)
+            assert (r.randomization_method, r.randomization_draws) == ("monte_carlo", 1_000_000)
     # Published headline row: likes - control on similarity, 42 up, 22 down, p = 105 / (10^6 + 1).
     headline = analysis.result("engagement_likes_minus_control", "final_honest_pairwise_similarity")
     assert (headline.positive, headline.negative, headline.randomization_p) == (42, 22, 105 / 1_000_001)
@@ -88,7 +97,7 @@ def test_single_contrast_object_matches_its_published_row(results_table, publish
     result = paired_block_contrast(results_table, contrast, "delta_alignment")
     row = published.iloc[0]
     frame = result.to_frame()
-    assert list(frame.columns) == list(PUBLISHED_COLUMNS)
+    assert list(frame.columns) == [*PUBLISHED_COLUMNS, *SETTING_COLUMNS]
     assert frame.iloc[0]["n_blocks"] == row["n_blocks"] == 64
     for column in FLOAT_COLUMNS:
         assert abs(frame.iloc[0][column] - row[column]) <= 1e-12

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from analysis.outcomes import trial_outcomes
-from analysis.paired import Contrast, paired_block_contrast
+from analysis.paired import paired_block_contrast
+from analysis.plan import Contrast
 from analysis_synthetic_run import design, synthetic_trial
 
 CONTRAST = Contrast("engagement_likes_minus_control", "likes", "control")

@@ -44,7 +44,7 @@ def with_changes(**sections) -> dict:
 def first_error(data: dict) -> tuple[str, str]:
     with pytest.raises(ValidationError) as info:
         StudySpec.model_validate(data)
-    return describe_validation_error(info.value)
+    return describe_validation_error(info.value, StudySpec)
 
 
 @pytest.mark.parametrize("name", SHIPPED)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.block_tests import BOOTSTRAP_DRAWS, PVSST_SEED
+from analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED
 from personas.errors import InputError
 from analysis.figures.style import OKABE_ITO, PaperFigure, in_style, metric_unit, new_figure, pretty_label
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.block_tests import BOOTSTRAP_DRAWS, PVSST_SEED
+from analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED
 from personas.errors import InputError
 from analysis.figures.similarity import draw_round_lines
 from analysis.figures.style import PaperFigure, color_for, in_style, legend_above, new_figure, ordered_arms

@@ -21,7 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.block_tests import BOOTSTRAP_DRAWS, PVSST_SEED, bootstrap_mean_ci_batch
+from analysis.block_tests import bootstrap_mean_ci_batch
+from analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED
 from personas.errors import InputError
 
 BLOCK_COLUMNS = ("model", "topic_id", "seed")

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.figures.summaries import block_key
+from analysis.preregistered_checks import PARSE_RATE_COLUMNS, parse_failure_table
 
 
 @dataclass(frozen=True)
@@ -90,19 +91,18 @@ def exposure_audit(outcomes: pd.DataFrame, exposures: pd.DataFrame | None = None
 
 
 def parse_failure_audit(outcomes: pd.DataFrame, threshold: float) -> Audit:
-    """Post and vote parse-failure rates per arm against the preregistered threshold."""
-    columns = [c for c in ("parse_error_rate", "vote_parse_error_rate") if c in outcomes.columns]
-    if not columns or "condition" not in outcomes.columns:
-        return Audit("Parse failures", pd.DataFrame(), ["parse-failure rates not recorded"])
-    numeric = outcomes[["condition", *columns]].copy()
-    numeric[columns] = numeric[columns].apply(pd.to_numeric, errors="coerce")
-    table = numeric.groupby("condition", sort=False)[columns].agg(["mean", "max"])
-    table.columns = [f"{c}_{stat}" for c, stat in table.columns]
-    table = table.reset_index()
+    """Post and vote parse-failure rates per arm against the preregistered threshold
+    (:func:`analysis.preregistered_checks.parse_failure_table`)."""
+    table = parse_failure_table(outcomes, threshold)
+    if table.empty:
+        return Audit("Parse failures", table, ["parse-failure rates not recorded"])
     findings = []
-    for column in columns:
-        overall = float(numeric[column].mean())
-        above = int((numeric[column] > threshold).sum())
+    for column in PARSE_RATE_COLUMNS:
+        if f"{column}_mean" not in table.columns:
+            continue
+        rates = pd.to_numeric(outcomes[column], errors="coerce")
+        overall = float(rates.mean())
+        above = int(table[f"{column}_trials_above"].sum())
         kind = "post" if column == "parse_error_rate" else "vote"
         if overall > threshold:
             findings.append(f"WARNING mean {kind} parse-failure rate {overall:.3%} exceeds the preregistered "

@@ -17,17 +17,16 @@ import shutil
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
-from analysis.contrast_table import PVSST_CONTRASTS, PVSST_METRICS, PVSST_STRATA, paired_contrast_table
 from analysis.atomic import swap_in_directory
 from personas.errors import InputError
 from analysis.figures.style import FIGURE_FORMATS, PaperFigure
-from analysis.paired import PVSST_BLOCK, IncompleteBlocksWarning
-from analysis.plan import AnalysisPlan, plan_from_spec
+from analysis.paired import IncompleteBlocksWarning
+from analysis.plan import RunPlan, plan_from_spec
 from analysis.report.audits import Audit, as_int_if_whole, run_audits
 from analysis.report.figure_sets import FigurePlan, run_figures, table_figures
 from analysis.report.html_page import markdown_to_html
@@ -35,7 +34,7 @@ from analysis.report.markdown import (VERDICT_RULE, bullet_list, deviations_mark
                                       fmt_p, fmt_signed, headline_markdown, hypotheses_table, markdown_table,
                                       overall_contrasts_markdown, plan_table, verdicts_table)
 from analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypotheses_or_default, hypothesis_verdicts
-from analysis.run_analysis import analyze_run, headline_table
+from analysis.run_analysis import analyze_plan, analyze_run, headline_table
 from analysis.store import load_run, load_trial_table
 
 REPORT_FORMATS = ("md", "html")
@@ -129,24 +128,25 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
         raise InputError(str(run_dir / "analysis" / "contrasts.csv"), "rows", "no contrast results to report")
     conditions = outcomes["condition"].dropna().astype(str).unique() if "condition" in outcomes else []
     spec, spec_source = frozen_spec(manifest)
-    plan = plan_from_spec(manifest.get("spec") or spec, conditions)
-    analysis_section = dict(spec.get("analysis") or {})
+    plan = plan_from_spec(manifest.get("spec") or spec, conditions, source=str(run_dir / "manifest.json"))
+    settings = plan.settings
     hypotheses = hypotheses_or_default(spec, contrasts, plan.primary_metric)
-    verdicts = hypothesis_verdicts(hypotheses, contrasts, alpha=plan.alpha, min_model_share=plan.min_model_share,
-                                   min_topic_share=plan.min_topic_share,
-                                   multiplicity=str(analysis_section.get("multiplicity", "fdr_bh")))
+    verdicts = hypothesis_verdicts(hypotheses, contrasts, alpha=settings.alpha,
+                                   min_model_share=settings.consistency.min_model_share,
+                                   min_topic_share=settings.consistency.min_topic_share,
+                                   multiplicity=settings.multiplicity)
     pairs = [(v.contrast, v.metric) for v in verdicts if v.n_blocks] + [
         (c.name, plan.primary_metric) for c in plan.contrasts]
     pairs = [p for p in pairs if ((contrasts["contrast"] == p[0]) & (contrasts["metric"] == p[1])).any()]
     primary = next((v for v in verdicts if v.primary), verdicts[0] if verdicts else None)
     network_arm = next((c.treatment for c in plan.contrasts if primary and c.name == primary.contrast), None)
-    plans = list(run_figures(data, tables, pairs, plan.primary_metric, network_arm, draws=plan.bootstrap_draws,
-                             seed=plan.seed, analysis_dir=run_dir / "analysis"))
+    plans = list(run_figures(data, tables, pairs, plan.primary_metric, network_arm, draws=settings.bootstrap_draws,
+                             seed=settings.bootstrap_seed, analysis_dir=run_dir / "analysis"))
     figures, notes = _draw(plans, step)
     if computed:
         notes.insert(0, f"`{run_dir / 'analysis'}` was missing, so this report computed it first")
     audits = run_audits(manifest, outcomes, data.trials, data.llm_calls, data.exposures,
-                        tables.get("excluded_blocks"), parse_failure_threshold=plan.parse_failure_threshold)
+                        tables.get("excluded_blocks"), parse_failure_threshold=settings.parse_failure_threshold)
     notes += _power_notes(verdicts)
     markdown = run_markdown(run_dir, manifest, spec, spec_source, plan, verdicts, tables, figures, audits, notes,
                             figure_formats)
@@ -157,14 +157,14 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
 
 
 def build_table_report(table_path: str | Path, out_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
-                       figure_formats: Sequence[str] = FIGURE_FORMATS, plan: AnalysisPlan | None = None,
+                       figure_formats: Sequence[str] = FIGURE_FORMATS, plan: RunPlan | None = None,
                        progress: Callable[[str], None] | None = None) -> ReportResult:
     """Write a report of a published per-trial table: contrasts, headline table and forest plots."""
     step = progress or (lambda label: None)
-    plan = plan or AnalysisPlan()
+    plan = plan or RunPlan.pvsst()
     table = load_trial_table(table_path, required=(*plan.block, "condition"))
     conditions = set(table["condition"].astype(str))
-    contrast_set = tuple(c for c in plan.contrasts if {c.treatment, c.baseline} <= conditions)
+    contrast_set = tuple(c for c in plan.contrasts if {c.treatment, c.control} <= conditions)
     if not contrast_set:
         raise InputError(str(table_path), "condition", "no planned contrast has both of its arms in the table")
     metrics = tuple(m for m in plan.metrics if m in table.columns)
@@ -172,13 +172,12 @@ def build_table_report(table_path: str | Path, out_dir: str | Path, *, formats: 
     step("statistics")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteBlocksWarning)
-        analysis = paired_contrast_table(table, contrast_set, metrics, block=plan.block, strata=strata,
-                                         draws=plan.bootstrap_draws, seed=plan.seed, source=str(table_path))
-    plan = AnalysisPlan(**{**plan.__dict__, "contrasts": contrast_set})
+        plan = replace(plan, contrasts=contrast_set)
+        analysis = analyze_plan(table, plan, metrics, strata, source=str(table_path))
     headline = headline_table(analysis, table, plan)
     contrasts = analysis.frame
-    plans = list(table_figures(table, contrasts, metrics, plan.primary_metric, draws=plan.bootstrap_draws,
-                               seed=plan.seed))
+    plans = list(table_figures(table, contrasts, metrics, plan.primary_metric, draws=plan.settings.bootstrap_draws,
+                               seed=plan.settings.bootstrap_seed))
     figures, notes = _draw(plans, step)
     markdown = table_markdown(Path(table_path), table, plan, contrasts, headline, analysis.excluded_blocks,
                               figures, notes, figure_formats)
@@ -222,7 +221,7 @@ def _figure_markdown(figures: Sequence[tuple[str, PaperFigure]], figure_formats:
     return "\n".join(parts) if parts else "_(no figures)_"
 
 
-def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: str, plan: AnalysisPlan,
+def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: str, plan: RunPlan,
                  verdicts: Sequence[HypothesisVerdict], tables: Mapping[str, pd.DataFrame],
                  figures: Sequence[tuple[str, PaperFigure]], audits: Sequence[Audit], notes: Sequence[str],
                  figure_formats: Sequence[str]) -> str:
@@ -234,7 +233,7 @@ def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: s
     block_audit = audits[0]
     contrasts_plan = {name: arms for name, arms in (spec.get("analysis") or {}).get("contrasts", {}).items()} \
         if isinstance((spec.get("analysis") or {}).get("contrasts"), Mapping) else \
-        {c.name: {"treatment": c.treatment, "control": c.baseline} for c in plan.contrasts}
+        {c.name: {"treatment": c.treatment, "control": c.control} for c in plan.contrasts}
     lines = [f"# Preregistration report: {spec.get('title') or manifest.get('spec_id') or run_dir.name}", "",
              f"Run `{run_dir}` - spec `{manifest.get('spec_id', spec.get('id', '?'))}` - spec sha256 "
              f"`{current_sha or '?'}` - frozen at {manifest.get('frozen_at', '?')} - run finished "
@@ -264,10 +263,7 @@ def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: s
               verdicts_table(verdicts), "",
               f"### Headline: every planned contrast on {plan.primary_metric}", "",
               headline_markdown(tables["headline"]), "",
-              "Mean/median: paired block differences (treatment - baseline). CI: 95% percentile bootstrap over "
-              f"blocks ({plan.bootstrap_draws:,} draws, seed {plan.seed}). sign p: exact two-sided sign test. "
-              "perm p: sign-flip randomization test of the mean. BH q: Benjamini-Hochberg across the plan's "
-              "metrics. Mixed model: random block intercepts (robustness check).", "",
+              _settings_note(plan), "",
               "### All contrasts and metrics (overall)", "", overall_contrasts_markdown(tables["contrasts"]), "",
               "Per-stratum rows (by model, by topic): `analysis/contrasts.csv`.", "",
               "### Figures", "", _figure_markdown(figures, figure_formats), "",
@@ -299,7 +295,21 @@ def environment_markdown(manifest: Mapping) -> str:
     return markdown_table(pd.DataFrame(rows))
 
 
-def table_markdown(table_path: Path, table: pd.DataFrame, plan: AnalysisPlan, contrasts: pd.DataFrame,
+def _settings_note(plan: RunPlan) -> str:
+    """How the headline numbers were computed, with the plan's settings."""
+    settings = plan.settings
+    randomization = settings.randomization
+    method = (f"exhaustive up to {randomization.exhaustive_max_n} nonzero pairs, else {randomization.draws:,} "
+              "Monte Carlo draws" if randomization.method == "auto" else
+              f"{randomization.draws:,} Monte Carlo draws" if randomization.method == "monte_carlo" else "exhaustive")
+    return ("Mean/median: paired block differences (treatment - baseline). CI: "
+            f"{1 - settings.alpha:.0%} percentile bootstrap over blocks ({settings.bootstrap_draws:,} draws, seed "
+            f"{settings.bootstrap_seed}). sign p: exact two-sided sign test. perm p: sign-flip randomization test "
+            f"of the mean ({method}). adjusted p: {settings.multiplicity} across the plan's metrics. Mixed model: "
+            "random block intercepts (robustness check).")
+
+
+def table_markdown(table_path: Path, table: pd.DataFrame, plan: RunPlan, contrasts: pd.DataFrame,
                    headline: pd.DataFrame, excluded: pd.DataFrame, figures: Sequence[tuple[str, PaperFigure]],
                    notes: Sequence[str], figure_formats: Sequence[str]) -> str:
     """The report of a published per-trial table as Markdown."""
@@ -309,12 +319,12 @@ def table_markdown(table_path: Path, table: pd.DataFrame, plan: AnalysisPlan, co
              f"complete {' x '.join(plan.block)} blocks per contrast). No run directory: no preregistration lock, "
              "deviations or run audits to show; the plan below is PV-SST's confirmatory plan.", "",
              "## Plan", "",
-             markdown_table(pd.DataFrame([{"contrast": c.name, "definition": f"{c.treatment} - {c.baseline}"}
+             markdown_table(pd.DataFrame([{"contrast": c.name, "definition": f"{c.treatment} - {c.control}"}
                                           for c in plan.contrasts])), "",
              f"Metrics: {', '.join(m for m in plan.metrics if m in table.columns)}; primary: {plan.primary_metric}. "
-             f"Strata: {', '.join(PVSST_STRATA)}. 95% percentile bootstrap over blocks ({plan.bootstrap_draws:,} "
-             f"draws, seed {plan.seed}); exact sign test; sign-flip randomization test; consistency: positive "
-             f"overall and in >= {plan.min_model_share:.0%} of models and >= {plan.min_topic_share:.0%} of topics.",
+             f"Strata: {', '.join(plan.strata)}. {_settings_note(plan)} Consistency: positive overall and in >= "
+             f"{plan.settings.consistency.min_model_share:.0%} of models and >= "
+             f"{plan.settings.consistency.min_topic_share:.0%} of topics.",
              "", f"## Headline: every contrast on {plan.primary_metric}", "", headline_markdown(headline), "",
              "## All contrasts and metrics (overall)", "", overall_contrasts_markdown(contrasts), "",
              "Every stratum: `contrasts.csv` (the published table's columns).", ""]

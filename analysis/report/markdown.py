@@ -174,8 +174,8 @@ def headline_markdown(headline: pd.DataFrame) -> str:
                "95% CI": fmt_ci(r["ci95_low"], r["ci95_high"]),
                "+/-/0": f"{int(r['positive'])}/{int(r['negative'])}/{int(r['ties'])}",
                "sign p": fmt_p(r["sign_test_p"]), "perm p": fmt_p(r["randomization_p"])}
-        if "bh_q" in r:
-            row["BH q"] = fmt_p(r["bh_q"])
+        if "adjusted_p" in r:
+            row[f"adjusted p ({r.get('multiplicity', '?')})"] = fmt_p(r["adjusted_p"])
         if "consistency_pass" in r:
             row["consistent"] = (f"{'yes' if _truthy(r['consistency_pass']) else 'no'} "
                                  f"({r.get('models_positive')} models, {r.get('topics_positive')} topics)")

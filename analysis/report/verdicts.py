@@ -31,9 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.multitest import multipletests
 
-from analysis.preregistered_checks import ConsistencyVerdict, consistency_check
+from analysis.preregistered_checks import ConsistencyVerdict, adjusted_p_values, consistency_check
 
 SUPPORTED, NOT_SUPPORTED, CONTRADICTED = "SUPPORTED", "NOT SUPPORTED", "CONTRADICTED"
 NOT_POWERED, NOT_EVALUATED = "NOT POWERED", "NOT EVALUATED"
@@ -105,7 +104,7 @@ def _adjusted_secondary_p(hypotheses, rows, multiplicity: str) -> list[float]:
                  if not h.get("primary", False) and row is not None]
     if secondary:
         p = np.array([float(rows[i]["randomization_p"]) for i in secondary])
-        q = p if multiplicity in (None, "none") else multipletests(p, method=multiplicity)[1]
+        q = adjusted_p_values(p, multiplicity or "none")
         for i, value in zip(secondary, q):
             adjusted[i] = float(value)
     return adjusted

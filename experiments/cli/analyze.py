@@ -33,18 +33,19 @@ def analyze_command(
                       f"(listed in {result.out_dir / 'excluded_blocks.csv'})")
     if "parse_error_rate" in result.trial_outcomes:
         rate = float(result.trial_outcomes["parse_error_rate"].astype(float).mean())
-        if rate > plan.parse_failure_threshold:
+        threshold = plan.settings.parse_failure_threshold
+        if rate > threshold:
             console.print(f"[yellow]warning:[/] parse-failure rate {rate:.3f} exceeds the preregistered "
-                          f"threshold {plan.parse_failure_threshold:.3f}")
+                          f"threshold {threshold:.3f}")
     table = Table(title=f"Preregistered headline: {plan.primary_metric} (overall)")
-    for column in ("contrast", "blocks", "mean diff", "95% CI", "+/-/0", "sign p", "perm p", "BH q",
+    for column in ("contrast", "blocks", "mean diff", "95% CI", "+/-/0", "sign p", "perm p", f"adj. p ({plan.settings.multiplicity})",
                    "consistent", "mixed coef"):
         table.add_column(column, justify="left" if column == "contrast" else "right")
     for row in result.headline.to_dict("records"):
         table.add_row(row["contrast"], str(row["n_blocks"]), f"{row['mean_difference']:+.4f}",
                       f"[{row['ci95_low']:+.4f}, {row['ci95_high']:+.4f}]",
                       f"{row['positive']}/{row['negative']}/{row['ties']}", f"{row['sign_test_p']:.4f}",
-                      f"{row['randomization_p']:.4f}", f"{row['bh_q']:.4f}",
+                      f"{row['randomization_p']:.4f}", f"{row['adjusted_p']:.4f}",
                       f"{'yes' if row['consistency_pass'] else 'no'} ({row['models_positive']} models, "
                       f"{row['topics_positive']} topics)", f"{row['mixed_coefficient']:+.4f}")
     console.print(table)

@@ -35,8 +35,9 @@ def paired_command(
     seed: int = typer.Option(20260729, "--seed", help="Seed of every fresh generator."),
 ) -> None:
     """Mean/median paired differences, bootstrap CI, sign test and sign-flip test per contrast x metric x stratum."""
-    from analysis.contrast_table import PVSST_CONTRASTS, PVSST_METRICS, paired_contrast_table
-    from analysis.paired import Contrast, IncompleteBlocksWarning
+    from analysis.contrast_table import paired_contrast_table
+    from analysis.paired import IncompleteBlocksWarning
+    from analysis.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
     from analysis.store import load_trial_table
 
     contrasts = [Contrast.parse(text) for text in contrast] or list(PVSST_CONTRASTS)

@@ -2,7 +2,7 @@
 
 A spec names hypotheses and outcomes, the factors (models x topics x seeds x conditions), how trials
 pair into blocks, the push direction of each seed, the trial protocol (:mod:`experiments.spec.trial`),
-the persona source, the analysis plan (:mod:`experiments.spec.analysis`), a budget, execution settings
+the persona source, the analysis plan (:mod:`analysis.plan`, the same model the statistics read), a budget, execution settings
 and the run order. Unknown keys and type coercions are errors; cross-field rules (contrast arms must be
 run, every seed needs a push direction, stages must cover every trial, ...) are checked here.
 
@@ -18,21 +18,19 @@ Examples
 """
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import re
-import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from personas.errors import InputError
-from experiments.spec.analysis import AnalysisPlan, Hypothesis, Outcomes
-from experiments.spec.base import (FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel,
-                                   first_duplicate, join_field)
+from analysis.plan import AnalysisPlan, Hypothesis, Outcomes
+from experiments.spec.base import FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from experiments.spec.protocol import ProtocolSpec
+from personas.validation import describe_validation_error
 from experiments.spec.trial import PersonaSpec, TrialParams
 from experiments.spec.yaml_file import read_yaml_mapping
 from sim.conditions import CONDITIONS, get_condition
@@ -366,7 +364,7 @@ def load_spec(path: str | Path) -> StudySpec:
     try:
         return StudySpec.model_validate(data)
     except ValidationError as err:
-        field, problem = describe_validation_error(err)
+        field, problem = describe_validation_error(err, StudySpec)
         raise InputError(str(path), field, problem) from None
 
 
@@ -404,56 +402,3 @@ def spec_sha256(spec: StudySpec) -> str:
     True
     """
     return hashlib.sha256(canonical_json(canonical_spec(spec)).encode("utf-8")).hexdigest()
-
-
-def describe_validation_error(err: ValidationError) -> tuple[str, str]:
-    """The dotted field path and a one-line problem for the first error pydantic reports."""
-    first = err.errors()[0]
-    loc = list(first["loc"])
-    is_key = bool(loc) and loc[-1] == "[key]"
-    if is_key:
-        loc.pop()
-    field = ""
-    for part in loc:
-        field = join_field(field, f"[{part}]" if isinstance(part, int) else str(part))
-    cause = (first.get("ctx") or {}).get("error")
-    if isinstance(cause, SpecFieldError):
-        return join_field(field, cause.field) or "spec", str(cause)
-    kind = first["type"]
-    if kind == "extra_forbidden":
-        problem = "unknown key" + _key_suggestion(loc)
-    elif kind == "missing":
-        problem = "required but missing"
-    else:
-        message = first["msg"].removeprefix("Value error, ")
-        shown = repr(first.get("input"))
-        problem = f"{'key: ' if is_key else ''}{message} (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
-    return field or "spec", problem.replace("\n", " ")
-
-
-def _key_suggestion(loc: list) -> str:
-    """`` (allowed: ...)`` with a close match first, for an unknown key at ``loc``."""
-    model: Any = StudySpec
-    for part in loc[:-1]:
-        # List indices and dict keys (contrast names, seeds) leave the model unchanged.
-        if isinstance(part, str) and part in model.model_fields:
-            model = _model_inside(model.model_fields[part].annotation)
-            if model is None:
-                return ""
-    if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        return ""
-    allowed = list(model.model_fields)
-    close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f" (allowed: {', '.join(allowed)}){hint}"
-
-
-def _model_inside(annotation: Any) -> Any:
-    """The pydantic model a field annotation holds (through Optional, list, dict and Annotated)."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _model_inside(arg)
-        if found is not None:
-            return found
-    return None

@@ -26,7 +26,7 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from personas.errors import InputError
-from experiments.spec.study import describe_validation_error
+from personas.validation import describe_validation_error
 from experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from experiments.spec.yaml_file import read_yaml_mapping
 from sim.llm.types import canonical_json
@@ -286,7 +286,7 @@ def _validate(data: dict, source: str) -> SurveySpec:
     try:
         return SurveySpec.model_validate(data)
     except ValidationError as err:
-        field, problem = describe_validation_error(err)
+        field, problem = describe_validation_error(err, SurveySpec)
         raise InputError(source, field, problem) from None
 
 

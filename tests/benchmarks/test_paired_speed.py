@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from analysis.block_tests import bootstrap_mean_ci, sign_flip_p
-from analysis.contrast_table import PVSST_CONTRASTS, PVSST_METRICS, paired_contrast_table
+from analysis.contrast_table import paired_contrast_table
+from analysis.plan import PVSST_CONTRASTS, PVSST_METRICS
 from reference_paths import PUBLISHED_ANALYSIS, PUBLISHED_RESULTS
 
 RESULTS = PUBLISHED_RESULTS

@@ -1,0 +1,250 @@
+"""Harness of the spec-coverage tests: walk a schema's leaf fields, run a tiny study, fingerprint what it did.
+
+A *leaf* is a field whose type holds no pydantic model; list items are written ``[]`` and mapping
+values ``{}`` (``hypotheses[].metric``, ``analysis.contrasts{}.treatment``). A run is fingerprinted in
+three parts, so a test can ask whether a change reached the part it governs:
+
+- ``requests``: every request the gateway handed to a provider (every field of the request but its
+  provenance tags: model, messages, schema, sampling, JSON mode, ...; the attempt seed, timeout, api base), the settings each gateway was built with (concurrency, pacing,
+  attempts) and how the executor was asked for (kind, workers, Ray address), recorded in-process: a
+  process pool or Ray executor is recorded and replaced by the in-process one;
+- ``store``: every trial's tables and ``metrics.json`` and the manifest, minus times, versions,
+  latencies and the manifest's own copy of the spec (which would make every field "reach" the store);
+- ``analysis``: every table of ``RUN/analysis/`` and the report's hypothesis verdicts; ``numbers`` is the
+  same without the columns that only echo a setting (``SETTING_ECHO_COLUMNS``), so a test can ask
+  that a setting changed a result, not only the record of it.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import hashlib
+import json
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+from pydantic import BaseModel
+
+TIMING_KEYS = {"elapsed_seconds", "elapsed_s", "latency_s", "started_at", "finished_at", "at", "frozen_at",
+               "created_at", "versions", "summary"}
+# The manifest's record of the spec itself: a copy of the input, not an effect of it.
+SPEC_COPY_KEYS = {"spec", "spec_sha256", "frozen_sha256", "spec_path", "spec_id"}
+# metrics.json / manifest records of the protocol section (copies of the setting, not effects of it)
+PROTOCOL_COPY_KEYS = {"protocol", "protocol_overrides", "similarity_edge_cases"}
+NOT_COMPARED_CALL_COLUMNS = ("latency_s", "cached")
+# LLMRequest fields that only label a call's provenance record; everything else is what is sent.
+REQUEST_TAGS = ("trial_id", "round", "agent_id", "phase")
+# Analysis columns that only echo a setting (the record of the value used, which every row must carry);
+# the ``numbers`` fingerprint leaves them out, so a change there shows the setting changed a result.
+SETTING_ECHO_COLUMNS = ("randomization_draws", "bootstrap_draws", "bootstrap_seed", "alpha", "multiplicity",
+                        "min_model_share", "min_topic_share", "threshold")
+
+
+def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Dotted paths of every leaf field of ``model`` (recursing through nested models, lists, dicts).
+
+    >>> from experiments.spec.study import StudySpec
+    >>> paths = leaf_paths(StudySpec)
+    >>> paths[0], paths[4], [p for p in paths if p.startswith("analysis.contrasts")]
+    ('spec_version', 'hypotheses[].id', ['analysis.contrasts{}.name', 'analysis.contrasts{}.treatment', 'analysis.contrasts{}.control'])
+    """
+    paths = []
+    for name, info in model.model_fields.items():
+        path = f"{prefix}.{name}" if prefix else name
+        inner, suffix = _model_inside(info.annotation)
+        if inner is None:
+            paths.append(path)
+        else:
+            paths.extend(leaf_paths(inner, path + suffix))
+    return paths
+
+
+def _model_inside(annotation: Any, suffix: str = "") -> tuple[type[BaseModel] | None, str]:
+    """The pydantic model an annotation holds and how it is reached: ``""``, ``"[]"`` or ``"{}"``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, suffix
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (list, tuple):
+        return _first_model(args, suffix + "[]")
+    if origin is dict:
+        return _model_inside(args[1], suffix + "{}") if len(args) == 2 else (None, suffix)
+    return _first_model(args, suffix)
+
+
+def _first_model(args, suffix: str) -> tuple[type[BaseModel] | None, str]:
+    for arg in args:
+        found, reached = _model_inside(arg, suffix)
+        if found is not None:
+            return found, reached
+    return None, suffix
+
+
+def set_path(data: dict, path: str, value: Any) -> None:
+    """Set ``a.b[0].c`` (list index) or ``a.b{key}.c`` (mapping key) in nested dicts, creating mappings.
+
+    >>> d = {"a": [{"b": 1}], "m": {"k": {"v": 1}}}
+    >>> set_path(d, "a[0].b", 2); set_path(d, "m{k}.v", 3); set_path(d, "n.o", 4)
+    >>> d
+    {'a': [{'b': 2}], 'm': {'k': {'v': 3}}, 'n': {'o': 4}}
+    """
+    parts = _split(path)
+    node = data
+    for part in parts[:-1]:
+        node = node[part] if isinstance(part, int) or part in node else node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def _split(path: str) -> list:
+    parts: list = []
+    for piece in path.split("."):
+        while piece:
+            if piece[0] == "[":
+                end = piece.index("]")
+                parts.append(int(piece[1:end]))
+                piece = piece[end + 1:]
+            elif piece[0] == "{":
+                end = piece.index("}")
+                parts.append(piece[1:end])
+                piece = piece[end + 1:]
+            else:
+                cut = min([i for i in (piece.find("["), piece.find("{")) if i >= 0] or [len(piece)])
+                parts.append(piece[:cut])
+                piece = piece[cut:]
+    return parts
+
+
+def with_patch(base: dict, patch: dict[str, Any]) -> dict:
+    """A deep copy of ``base`` with each ``path: value`` of ``patch`` set (value ``DELETE`` removes it)."""
+    data = copy.deepcopy(base)
+    for path, value in patch.items():
+        if value is DELETE:
+            parts = _split(path)
+            node = data
+            for part in parts[:-1]:
+                node = node[part]
+            node.pop(parts[-1], None)
+        else:
+            set_path(data, path, copy.deepcopy(value))
+    return data
+
+
+DELETE = object()
+
+
+# --- running and fingerprinting ---------------------------------------------------------------------
+
+
+class RequestRecorder:
+    """Records what reaches the providers and the gateways (patched in with pytest's monkeypatch)."""
+
+    def __init__(self, monkeypatch):
+        import sim.llm.gateway as gateway_module
+
+        self.calls: list[str] = []
+        self.gateways: list[str] = []
+        real_call, real_init = gateway_module.call_provider, gateway_module.Gateway.__init__
+        recorder = self
+
+        async def recording_call(request, seed, *, timeout_s, api_base):
+            sent = {k: v for k, v in dataclasses.asdict(request).items() if k not in REQUEST_TAGS}
+            recorder.calls.append(json.dumps({**sent, "seed": seed, "timeout_s": timeout_s, "api_base": api_base},
+                                             sort_keys=True, default=str))
+            return await real_call(request, seed, timeout_s=timeout_s, api_base=api_base)
+
+        def recording_init(self_, *args, **kwargs):
+            shown = {k: v for k, v in kwargs.items() if k != "cache"}
+            recorder.gateways.append(json.dumps(shown, sort_keys=True, default=str))
+            real_init(self_, *args, **kwargs)
+
+        monkeypatch.setattr(gateway_module, "call_provider", recording_call)
+        monkeypatch.setattr(gateway_module.Gateway, "__init__", recording_init)
+
+        import experiments.run.executors as executors
+
+        class RecordedPool(executors.InlineExecutor):
+            """Stands in for a process pool or Ray: records how it was asked for, runs in-process
+            (that pools and Ray give byte-identical stores is tested in tests/test_runner*.py)."""
+
+            def __init__(self, workers, address=None, kind="local"):
+                recorder.gateways.append(json.dumps({"executor": kind, "workers": workers, "address": address}))
+
+        monkeypatch.setattr(executors, "LocalExecutor", lambda workers: RecordedPool(workers))
+        monkeypatch.setattr(executors, "RayExecutor", lambda workers, address=None: RecordedPool(workers, address, "ray"))
+
+    @contextlib.contextmanager
+    def capture(self) -> Iterator[dict]:
+        """Collect the records of one run into the yielded dict (key ``requests``)."""
+        self.calls.clear()
+        self.gateways.clear()
+        out: dict = {}
+        yield out
+        out["requests"] = sorted(self.calls) + ["gateway " + g for g in sorted(set(self.gateways))]
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _without(value: Any, keys: set[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [_without(v, keys) for v in value]
+    return value
+
+
+def store_fingerprint(run_dir: Path) -> dict[str, str]:
+    """Per file of the run store (trial tables, metrics, manifest), a digest of its content."""
+    parts = {}
+    trials = run_dir / "trials"
+    for trial in sorted(p for p in trials.iterdir() if p.is_dir()) if trials.is_dir() else []:
+        for table in sorted(trial.glob("*.parquet")):
+            frame = pd.read_parquet(table)
+            frame = frame.drop(columns=[c for c in NOT_COMPARED_CALL_COLUMNS if c in frame.columns])
+            parts[f"{trial.name}/{table.name}"] = hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
+        metrics = trial / "metrics.json"
+        if metrics.is_file():
+            parts[f"{trial.name}/metrics.json"] = _digest(_without(json.loads(metrics.read_text()),
+                                                                   TIMING_KEYS | PROTOCOL_COPY_KEYS))
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    parts["manifest.json"] = _digest(_without(manifest, TIMING_KEYS | SPEC_COPY_KEYS | PROTOCOL_COPY_KEYS))
+    return parts
+
+
+def analysis_fingerprint(run_dir: Path) -> dict[str, str]:
+    """Per table of ``RUN/analysis/``, a digest; plus the report's verdicts on the frozen hypotheses."""
+    from analysis.report.build import frozen_spec
+    from analysis.report.verdicts import hypotheses_or_default, hypothesis_verdicts
+    from analysis.plan import plan_from_spec
+
+    parts, numbers = {}, {}
+    for table in sorted((run_dir / "analysis").glob("*.csv")):
+        parts[table.name] = hashlib.sha256(table.read_bytes()).hexdigest()
+        try:
+            frame = pd.read_csv(table)
+        except pd.errors.EmptyDataError:
+            continue
+        frame = frame.drop(columns=[c for c in SETTING_ECHO_COLUMNS if c in frame.columns])
+        numbers[table.name] = hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    contrasts = pd.read_csv(run_dir / "analysis" / "contrasts.csv")
+    spec, _ = frozen_spec(manifest)
+    plan = plan_from_spec(manifest["spec"])
+    settings = plan.settings
+    verdicts = hypothesis_verdicts(hypotheses_or_default(spec, contrasts, plan.primary_metric), contrasts,
+                                   alpha=settings.alpha, min_model_share=settings.consistency.min_model_share,
+                                   min_topic_share=settings.consistency.min_topic_share,
+                                   multiplicity=settings.multiplicity)
+    parts["verdicts"] = numbers["verdicts"] = _digest([v.__dict__ for v in verdicts])
+    return {"analysis": parts, "numbers": numbers}
+
+
+def write_spec(path: Path, data: dict) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
