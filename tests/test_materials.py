@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 from experiments.cli import main
-from experiments.spec.study import StudySpec
 from personas.errors import InputError
 from sim.materials import MATERIAL_FILES, TEMPLATES, copy_materials, default_materials_dir, load_materials
 
@@ -36,14 +35,10 @@ def materials(tmp_path):
     return tmp_path / "mat"
 
 
-def _spec_naming(tmp_path, materials, monkeypatch):
-    """A spec whose protocol names ``materials`` (relative to the spec file)."""
+def _spec_naming(tmp_path):
+    """A spec whose protocol names the materials directory ``mat`` (relative to the spec file)."""
     spec = tmp_path / "tiny.yaml"
-    if "protocol" in StudySpec.model_fields:
-        spec.write_text(TINY_SPEC + "protocol: {materials: mat}\n")
-    else:  # before the spec has a protocol section: point the default materials at the copy
-        spec.write_text(TINY_SPEC)
-        monkeypatch.setattr("experiments.spec.materials.default_materials_dir", lambda: materials)
+    spec.write_text(TINY_SPEC + "protocol: {materials: mat}\n")
     return spec
 
 
@@ -123,8 +118,8 @@ def test_protocol_new_copies_and_refuses_to_overwrite(tmp_path, capsys):
     assert "already exists" in capsys.readouterr().err
 
 
-def test_editing_a_materials_file_after_freeze_makes_run_exit_2_naming_it(tmp_path, materials, monkeypatch, capsys):
-    spec = _spec_naming(tmp_path, materials, monkeypatch)
+def test_editing_a_materials_file_after_freeze_makes_run_exit_2_naming_it(tmp_path, materials, capsys):
+    spec = _spec_naming(tmp_path)
     assert main(["prereg", "freeze", str(spec)]) == 0
     lock = json.loads((tmp_path / "tiny.yaml.lock.json").read_text())
     assert set(lock["materials"]) == set(MATERIAL_FILES)

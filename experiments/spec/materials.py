@@ -21,9 +21,11 @@ from sim.protocol import Protocol
 
 
 def spec_protocol(spec: StudySpec, spec_dir: Path | None = None) -> Protocol:
-    """The engine protocol of the spec's trials, its ``materials`` an absolute directory."""
-    section = getattr(spec, "protocol", None)  # the spec's protocol section, where the schema has one
-    protocol = section.to_protocol() if section is not None else Protocol()
+    """The engine protocol of the spec's trials; a ``materials`` directory made absolute (``None`` stays:
+    pvsst's own materials)."""
+    protocol = spec.protocol.to_protocol()
+    if protocol.materials is None:
+        return protocol
     return dataclasses.replace(protocol, materials=str(resolve_materials_dir(protocol.materials, spec_dir)))
 
 
@@ -39,4 +41,4 @@ def resolve_materials_dir(materials: str | None, spec_dir: Path | None = None) -
 
 def spec_materials_dir(spec: StudySpec, spec_dir: Path | None = None) -> Path:
     """The materials directory of ``spec`` (a spec file in ``spec_dir``)."""
-    return Path(spec_protocol(spec, spec_dir).materials)
+    return resolve_materials_dir(spec.protocol.to_protocol().materials, spec_dir)
