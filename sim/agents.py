@@ -61,10 +61,10 @@ class SocialAgent(mesa.Agent):
     def post_request(self, round: int, feed: list["FeedItem"], feed_note: str | None) -> LLMRequest:
         cfg = self.model.config
         messages = post_messages(
-            self.model.templates, self.model.topic, persona=str(self.persona["card"]),
+            self.model.materials, self.model.topic, persona=str(self.persona["card"]),
             posting_style=str(self.persona["posting_style"]), stance=self.stance, confidence=self.confidence,
             memory=list(self.memory) if cfg.memory_rounds > 0 else [], feed=feed, feed_note=feed_note,
-            char_limit=cfg.post_char_limit, agenda=self.agenda(),
+            char_limit=cfg.post_char_limit, agenda=self.agenda(), render=cfg.protocol.render,
         )
         return self._request(messages, post_schema(cfg.post_char_limit), round, PHASE_POST, "post",
                              cfg.temperature, cfg.max_tokens)
@@ -98,8 +98,9 @@ class HonestAgent(SocialAgent):
 
     def vote_request(self, round: int, targets: list[tuple[str, str]]) -> LLMRequest:
         cfg = self.model.config
-        messages = vote_messages(self.model.templates, self.model.topic, persona=str(self.persona["card"]),
-                                 stance=self.stance, posts=targets)
+        messages = vote_messages(self.model.materials, self.model.topic, persona=str(self.persona["card"]),
+                                 stance=self.stance, posts=targets, render=cfg.protocol.render,
+                                 confidence=self.confidence)
         return self._request(messages, vote_schema(len(targets)), round, PHASE_VOTE, "vote",
                              cfg.vote_temperature, cfg.vote_max_tokens)
 

@@ -18,7 +18,6 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from importlib import resources
 
 import mesa
 import networkx as nx
@@ -31,7 +30,7 @@ from sim.llm.types import LLMRequest, LLMResult
 from sim.network import build_follow_graph
 from sim.persona_table import cycle_personas, draw_personas, load_persona_table
 from sim.platform_state import Platform, Post
-from sim.prompts import PromptTemplates
+from sim.materials import load_materials
 from sim.prompts.render import CONTROL_NOTE, FIRST_ROUND_NOTE
 from sim.recorder import TrialRecorder
 from sim.seeds import RandomStreams
@@ -59,13 +58,14 @@ class SocialModel(mesa.Model):
         self.protocol = config.protocol
         self.gateway = gateway
         self.topic = config.topic
-        self.templates = PromptTemplates(config.prompt_version)
+        self.materials = load_materials(config.protocol.materials)
         self.recorder = TrialRecorder()
         self.on_round = on_round
         self.feed_policy = get_feed_policy(config.arm.feed_policy)
         self.feed_rng = self.streams.generator("feeds")
         self.vote_rng = self.streams.generator("votes")
-        self.honest = self._create_honest(load_persona_table(personas))
+        self.honest = self._create_honest(load_persona_table(
+            personas if personas is not None else self.materials.persona_path("honest_personas")))
         self.adversaries = self._create_adversaries()
         self.accounts: list[SocialAgent] = [*self.honest, *self.adversaries]
         # The number each viewer has in the adversary-slot rotation (checked here, before any call).
@@ -87,7 +87,9 @@ class SocialModel(mesa.Model):
             stances = reference_initial_stances(cfg.n_agents, cfg.seed)
         else:
             stances = balanced_initial_stances(cfg.n_agents, self.streams.generator("stances"))
-        ids = honest_ids(cfg.n_agents, protocol.account_ids)
+        # The id scheme is a study material; the reference setting overrides it with PV-SST's ids.
+        ids = (self.materials.account_ids("honest", cfg.n_agents) if protocol.account_ids == "materials"
+               else honest_ids(cfg.n_agents, protocol.account_ids))
         return [
             HonestAgent(self, ids[i], i, personas.iloc[i].to_dict(), stances[i], cfg.initial_confidence)
             for i in range(cfg.n_agents)
@@ -97,10 +99,11 @@ class SocialModel(mesa.Model):
         cfg = self.config
         if not cfg.arm.adversarial:
             return []
-        path = resources.files("sim.data").joinpath("adversary_personas.csv")
-        blend_in = load_persona_table(str(path))
+        blend_in = load_persona_table(self.materials.persona_path("adversary_personas"))
         angle = cfg.topic.support_angle if cfg.push_direction == "support" else cfg.topic.oppose_angle
-        ids = adversary_ids(cfg.condition, cfg.n_adversaries, self.protocol.account_ids)
+        ids = (self.materials.account_ids(cfg.arm.adversary_mode, cfg.n_adversaries)
+               if self.protocol.account_ids == "materials"
+               else adversary_ids(cfg.condition, cfg.n_adversaries, self.protocol.account_ids))
         return [
             AdversaryAgent(self, ids[j], cfg.n_agents + j, blend_in.iloc[j % len(blend_in)].to_dict(),
                            extreme_stance(cfg.push_direction), cfg.adversary_confidence, angle)
@@ -235,6 +238,7 @@ class SocialModel(mesa.Model):
 
     # -- helpers --------------------------------------------------------------------------------
     def call(self, requests: list[LLMRequest]) -> list[LLMResult]:
+        self.recorder.prompts.add(requests)
         results: list[LLMResult] = []
         for start in range(0, len(requests), CALL_CHUNK):
             results.extend(self.gateway.run(requests[start:start + CALL_CHUNK]))

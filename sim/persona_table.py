@@ -28,7 +28,8 @@ REQUIRED_COLUMNS = ("persona_id", "label", "posting_style")
 
 
 def default_persona_path() -> Path:
-    return Path(str(resources.files("sim.data").joinpath("default_personas.csv")))
+    """The honest persona table of pvsst's own materials (``sim/materials/pvsst``)."""
+    return Path(str(resources.files("sim.materials").joinpath("pvsst", "honest_personas.csv")))
 
 
 def load_persona_table(source: str | Path | pd.DataFrame | None = None) -> pd.DataFrame:

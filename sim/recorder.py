@@ -9,6 +9,8 @@ from collections import defaultdict
 
 import pandas as pd
 
+from sim.llm.prompt_table import PromptLog
+
 POST_COLUMNS = ("trial_id", "round", "agent_id", "text", "stance", "confidence", "parse_ok", "call_id")
 VOTE_COLUMNS = ("trial_id", "round", "voter_id", "target_agent_id", "value", "parse_ok")
 EXPOSURE_COLUMNS = ("trial_id", "round", "viewer_id", "position", "shown_agent_id", "likes_shown", "is_adversarial")
@@ -43,10 +45,11 @@ class TableBuilder:
 
 
 class TrialRecorder:
-    """The four event tables of one trial."""
+    """The four event tables of one trial and the texts of its requests (the prompts on record)."""
 
     def __init__(self) -> None:
         self.posts = TableBuilder(POST_COLUMNS)
         self.votes = TableBuilder(VOTE_COLUMNS)
         self.exposures = TableBuilder(EXPOSURE_COLUMNS)
         self.edges = TableBuilder(EDGE_COLUMNS)
+        self.prompts = PromptLog()

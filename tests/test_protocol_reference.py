@@ -68,7 +68,7 @@ def test_attacker_accounts_ids_personas_and_start(condition, ids):
     assert [a.ordinal for a in model.adversaries] == list(range(12, 12 + len(ids)))
     assert [a.initial_stance for a in model.adversaries] == [-3] * len(ids)
     assert [a.initial_confidence for a in model.adversaries] == [0.85] * len(ids)
-    table = load_persona_table("sim/data/adversary_personas.csv")
+    table = load_persona_table("sim/materials/pvsst/adversary_personas.csv")
     assert [a.persona["persona_id"] for a in model.adversaries] == [table.loc[j % 5, "persona_id"]
                                                                   for j in range(len(ids))]
 

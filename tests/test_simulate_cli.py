@@ -43,5 +43,5 @@ def test_simulate_writes_a_complete_trial_directory(tmp_path, capfd):
     trial = out / "trials" / "ai_labels__s101__single_source"
     names = {p.name for p in trial.iterdir()}
     assert names == {"agents.parquet", "posts.parquet", "votes.parquet", "exposures.parquet", "edges.parquet",
-                     "llm_calls.parquet", "metrics.json", "DONE"}
+                     "llm_calls.parquet", "prompts.parquet", "metrics.json", "DONE"}
     assert not [p for p in (out / "trials").iterdir() if p.name.startswith(".tmp")]

@@ -28,6 +28,7 @@ from analysis.figures.style import FIGURE_FORMATS, PaperFigure
 from analysis.paired import IncompleteBlocksWarning
 from analysis.plan import RunPlan, plan_from_spec
 from analysis.report.audits import Audit, as_int_if_whole, run_audits
+from analysis.template_echo import read_templates
 from analysis.report.figure_sets import FigurePlan, run_figures, table_figures
 from analysis.report.html_page import markdown_to_html
 from analysis.report.markdown import (VERDICT_RULE, bullet_list, deviations_markdown, design_table, fmt_ci,
@@ -146,7 +147,8 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
     if computed:
         notes.insert(0, f"`{run_dir / 'analysis'}` was missing, so this report computed it first")
     audits = run_audits(manifest, outcomes, data.trials, data.llm_calls, data.exposures,
-                        tables.get("excluded_blocks"), parse_failure_threshold=settings.parse_failure_threshold)
+                        tables.get("excluded_blocks"), parse_failure_threshold=settings.parse_failure_threshold,
+                        posts=data.posts, templates=read_templates(run_dir))
     notes += _power_notes(verdicts)
     markdown = run_markdown(run_dir, manifest, spec, spec_source, plan, verdicts, tables, figures, audits, notes,
                             figure_formats)

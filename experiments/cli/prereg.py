@@ -46,6 +46,8 @@ def verify_command(spec: Path = typer.Argument(..., help="The study spec (YAML).
         return
     console.print(f"MISMATCH: {spec} hashes to {result.current_sha256}, but its lock froze "
                   f"{result.frozen_sha256} ({result.lock.frozen_at})", markup=False)
+    for path in result.changed_materials:
+        console.print(f"changed materials file: {path}", markup=False)
     for change in result.changed_fields:
         console.print(f"changed: {change}", markup=False)
     console.print("\n".join(result.diff), markup=False)

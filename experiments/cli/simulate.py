@@ -42,7 +42,8 @@ def simulate(
     from sim.topics import get_topic, load_topic_file
     from sim.trial.run import prepare_trial, run_trial
     from sim.trial.config import TrialConfig
-    from experiments.run.store import write_trial
+    from experiments.run.store import write_materials, write_trial
+    from experiments.run.trial_pipeline import markup_audit
 
     if topic_file is not None:
         topics = {t.id: t for t in load_topic_file(topic_file)}
@@ -75,8 +76,10 @@ def simulate(
                              n_rounds=rounds, similarity_edge_cases=config.protocol.similarity_edge_cases)
     metrics = {"protocol": config.protocol.preset, "trial_id": trial_id, "model": model, "topic_id": chosen.id, "seed": seed, "condition": condition,
                "push_direction": config.push_direction, **metrics,
-               "n_calls": len(result.llm_calls), "cache_hits": int(result.llm_calls["cached"].sum())}
+               "n_calls": len(result.llm_calls), "cache_hits": int(result.llm_calls["cached"].sum()),
+               **markup_audit(result)}
     path = write_trial(result, out / "trials", metrics)
+    write_materials(out, model.materials.directory)
     gateway.close()
     Console().print(f"{path}: {len(result.posts)} posts, {len(result.votes)} votes, "
                     f"{int(result.exposures['is_adversarial'].sum()) if len(result.exposures) else 0} adversarial "

@@ -62,7 +62,7 @@ def calls_per_round(condition: str, trial: TrialParams) -> dict[str, int]:
 def prompt_tokens_per_call(phase: str, trial: TrialParams) -> int:
     """Estimated prompt tokens of one call of ``phase`` (``post``, ``vote`` or ``adversary_post``).
 
-    Rendered from the trial's prompt templates (``sim.prompts.estimate_prompt_tokens``, 4 characters
+    Rendered from pvsst's own materials (``sim.prompts.estimate_prompt_tokens``, 4 characters
     per token, full memory and feed). An adversary sees no feed, so its post prompt is a post prompt
     with an empty feed.
 
@@ -76,7 +76,7 @@ def prompt_tokens_per_call(phase: str, trial: TrialParams) -> int:
     feed_size = 0 if phase == "adversary_post" else trial.feed_size
     return estimate_prompt_tokens("vote" if phase == "vote" else "post", feed_size=feed_size,
                                   votes_per_voter=trial.votes_per_voter, post_char_limit=trial.post_char_limit,
-                                  memory_rounds=trial.memory_rounds, version=trial.prompt_version)
+                                  memory_rounds=trial.memory_rounds)
 
 
 def completion_tokens_per_call(phase: str, trial: TrialParams) -> int:

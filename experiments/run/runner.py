@@ -28,7 +28,8 @@ from experiments.run.persona_source import resolve_personas
 from experiments.spec.prereg import load_document, read_lock, verify
 from experiments.spec.study import StudySpec, canonical_spec, load_spec, spec_sha256
 from experiments.run.trial_pipeline import TrialOutcome, store_outcome
-from experiments.run.store import is_complete
+from experiments.run.store import is_complete, write_materials
+from experiments.spec.materials import spec_materials_dir
 
 CACHE_FILE = "cache.sqlite"
 EXIT_BUDGET = 3
@@ -79,12 +80,16 @@ def check_frozen(spec_path: Path, deviation: str | None) -> tuple[str, dict | No
         return check.current_sha256, ({"text": deviation, "frozen_sha256": check.frozen_sha256,
                                        "current_sha256": check.current_sha256, "at": utc_now()}
                                       if deviation else None)
+    if deviation is None and check.frozen_sha256 == check.current_sha256:
+        raise InputError(check.changed_materials[0], "sha256", "materials file changed since the spec was frozen "
+                         f"({len(check.changed_materials)} file(s) differ); re-freeze or pass --deviation TEXT")
     if deviation is None:
         raise InputError(spec_path, "spec_sha256", f"hash mismatch: spec changed since it was frozen (frozen "
                          f"{check.frozen_sha256[:12]}, now {check.current_sha256[:12]}; changed: "
                          f"{'; '.join(check.changed_fields[:3])}); re-freeze or pass --deviation TEXT")
     return check.current_sha256, {"text": deviation, "frozen_sha256": check.frozen_sha256,
                                   "current_sha256": check.current_sha256, "changed_fields": check.changed_fields,
+                                  "changed_materials": check.changed_materials,
                                   "at": utc_now()}
 
 
@@ -127,6 +132,9 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
         raise InputError("--budget", str(budget_usd), "must be > 0")
     design = expand(spec)
     manifest = _open_manifest(run_dir, spec_path, spec, digest, design, deviation_record)
+    materials_dir = spec_materials_dir(spec, spec_path.parent)
+    manifest.data["materials"] = {"directory": str(materials_dir),
+                                  "sha256": write_materials(run_dir, materials_dir)}
 
     execution = spec.execution
     kind = executor or execution.executor

@@ -3,7 +3,8 @@
 Layout (DESIGN.md "Run store")::
 
     TRIALS/<trial_id>/agents.parquet posts.parquet votes.parquet exposures.parquet edges.parquet
-                      llm_calls.parquet metrics.json DONE
+                      llm_calls.parquet prompts.parquet metrics.json DONE
+    RUN/materials/    a copy of the study materials the run used (templates, persona tables, ids)
 
 A directory without DONE is an interrupted write: :func:`is_complete` says no and the runner redoes it.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from sim.materials import MATERIAL_FILES, materials_hashes
 from sim.trial.run import TrialResult
 
 DONE = "DONE"
@@ -69,3 +71,33 @@ def write_trial(result: TrialResult, trials_root: str | Path, metrics: dict) -> 
     """Write ``result`` and its ``metrics`` to ``trials_root/<trial_id>``; return that directory."""
     metrics_json = json.dumps(metrics, indent=2, sort_keys=True, default=str) + "\n"
     return write_table_directory(trials_root, result.config.trial_id, result.tables(), {"metrics.json": metrics_json})
+
+
+def write_materials(run_dir: str | Path, source: str | Path) -> dict[str, str]:
+    """Copy the study materials ``source`` into ``run_dir/materials`` (atomically); return their sha256s.
+
+    The run store then holds the wording its prompts were made from, for the report's template-echo
+    audit and for anyone reading the run later.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from sim.materials import default_materials_dir
+    >>> hashes = write_materials(tempfile.mkdtemp(), default_materials_dir())
+    >>> hashes == materials_hashes(default_materials_dir())
+    True
+    """
+    hashes = materials_hashes(source)
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = run_dir / f".tmp-materials-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        for name in MATERIAL_FILES:
+            shutil.copy2(Path(source) / name, tmp / name)
+        shutil.rmtree(run_dir / "materials", ignore_errors=True)
+        os.replace(tmp, run_dir / "materials")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return hashes

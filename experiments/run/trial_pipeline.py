@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.feed_markup import count_markup_posts
 from analysis.outcomes import trial_outcomes
 from experiments.spec.design import TrialPlan
+from experiments.spec.materials import spec_protocol
 from experiments.spec.study import StudySpec
+from sim.materials import load_materials
 from sim.network import NetworkSpec
 from sim.protocol import differs_from_preset
 from sim.trial.run import TrialResult, run_trial
@@ -62,7 +65,7 @@ def trial_config(spec: StudySpec, plan: TrialPlan, spec_dir: Path | None = None)
                             m=network.m or 3, k=network.k or 4, homophily=network.homophily or 0.0,
                             attribute=network.attribute, path=path),
         feed_candidates=params.feed_candidates, follow_dynamics=params.follow_dynamics,
-        prompt_version=params.prompt_version, protocol=spec.protocol.to_protocol(),
+        prompt_version=params.prompt_version, protocol=spec_protocol(spec, spec_dir),
     )
 
 
@@ -87,7 +90,15 @@ def trial_metrics(result: TrialResult) -> dict:
         "cost_usd": float(calls["cost_usd"].sum()) if len(calls) else 0.0,
         "elapsed_seconds": round(result.elapsed_s, 3),
     }
-    return {**factors, **outcomes, **accounting}
+    return {**factors, **outcomes, **accounting, **markup_audit(result)}
+
+
+def markup_audit(result: TrialResult) -> dict:
+    """How agent text entered other prompts (``render``) and how many raw posts held line breaks or
+    feed-like markup (``markup_posts``, :mod:`analysis.feed_markup`), with the templates' field labels."""
+    protocol = result.config.protocol
+    labels = load_materials(protocol.materials).field_labels()
+    return {"render": protocol.render, "markup_posts": count_markup_posts(result.posts["text"], labels)}
 
 
 def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFrame | None,

@@ -5,8 +5,10 @@ survey instrument (:mod:`experiments.survey.spec`: a mapping with ``questions``)
 run settings (models, conditions, persona source and n, sampling, seed), so one lock covers both.
 
 The lock holds the sha256 of the canonical spec (:func:`experiments.spec.study.spec_sha256`), the UTC time
-of freezing, the versions of pvsst, Python and the key packages, and a copy of the canonical spec, so a
-later edit can be shown as a diff against exactly what was frozen. Freezing again an unchanged spec
+of freezing, the versions of pvsst, Python and the key packages, a copy of the canonical spec, so a
+later edit can be shown as a diff against exactly what was frozen, and the sha256 of every file of the
+study materials (``protocol.materials``: prompt templates, persona tables, account ids), so editing a
+template after freezing is refused like editing the spec. Freezing again an unchanged spec
 keeps the existing lock (and its time); overwriting a lock of a different spec needs ``force``.
 
 Examples
@@ -33,7 +35,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from personas.errors import InputError
+from experiments.spec.materials import spec_materials_dir
 from experiments.spec.study import canonical_spec, load_spec, spec_sha256
+from sim.materials import materials_hashes
 from sim.llm.types import canonical_json
 
 LOCK_SUFFIX = ".lock.json"
@@ -54,6 +58,8 @@ class Lock(BaseModel):
     frozen_at: str
     versions: dict[str, str]
     spec: dict[str, Any]
+    materials: dict[str, str] = Field(default_factory=dict)
+    """Materials file name -> sha256 at freezing (empty in locks written before materials existed)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,7 @@ class Verification:
 
     ``diff`` holds unified-diff lines (frozen -> current) of the canonical spec as YAML;
     ``changed_fields`` names each changed value as ``"dotted.path: old -> new"``;
+    ``changed_materials`` lists the materials files (paths) whose content differs from the frozen one;
     ``version_changes`` lists packages whose version differs from the one recorded at freezing
     (informative only: it does not make the verification fail).
     """
@@ -72,6 +79,7 @@ class Verification:
     lock: Lock
     diff: list[str] = field(default_factory=list)
     changed_fields: list[str] = field(default_factory=list)
+    changed_materials: list[str] = field(default_factory=list)
     version_changes: list[str] = field(default_factory=list)
 
 
@@ -172,6 +180,7 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
     """
     document = load_document(spec_path)
     digest = document.sha256
+    materials_dir, materials = document_materials(document, spec_path)
     path = lock_path(spec_path)
     if path.exists():
         try:
@@ -180,15 +189,19 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
             if not force:
                 raise
             existing = None
-        if existing is not None and existing.spec_sha256 == digest:
+        if existing is not None and existing.spec_sha256 == digest and existing.materials == materials:
             return existing
         if existing is not None and not force:
+            if existing.spec_sha256 == digest:
+                changed = changed_materials(existing.materials, materials, materials_dir or Path("."))
+                raise InputError(changed[0] if changed else str(path), "sha256", f"the study materials differ "
+                                 f"from those frozen {existing.frozen_at}; pass --force to re-freeze")
             raise InputError(str(path), "spec_sha256", f"a lock of a different spec exists (frozen "
                              f"{existing.frozen_at}, sha256 {existing.spec_sha256[:12]}...; this spec "
                              f"{digest[:12]}...); pass --force to re-freeze")
     lock = Lock(spec_id=document.spec_id, spec_file=Path(spec_path).name, spec_sha256=digest,
                 frozen_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                versions=package_versions(), spec=document.canonical)
+                versions=package_versions(), spec=document.canonical, materials=materials)
     _write_atomically(path, json.dumps(lock.model_dump(mode="json"), indent=2, sort_keys=True,
                                        ensure_ascii=False) + "\n")
     return lock
@@ -206,13 +219,38 @@ def verify(spec_path: str | Path) -> Verification:
     versions = package_versions()
     version_changes = [f"{name}: {lock.versions[name]} -> {versions.get(name, 'not installed')}"
                        for name in sorted(lock.versions) if lock.versions[name] != versions.get(name, "not installed")]
-    if digest == lock.spec_sha256:
+    materials_dir, hashes = document_materials(document, spec_path)
+    materials = changed_materials(lock.materials, hashes, materials_dir or Path("."))
+    if digest == lock.spec_sha256 and not materials:
         return Verification(True, lock.spec_sha256, digest, lock, version_changes=version_changes)
     diff = list(difflib.unified_diff(canonical_yaml(lock.spec).splitlines(), canonical_yaml(current).splitlines(),
                                      fromfile=f"{lock_path(spec_path).name} (frozen)",
                                      tofile=f"{Path(spec_path).name} (current)", lineterm=""))
     return Verification(False, lock.spec_sha256, digest, lock, diff=diff,
-                        changed_fields=changed_fields(lock.spec, current), version_changes=version_changes)
+                        changed_fields=changed_fields(lock.spec, current), changed_materials=materials,
+                        version_changes=version_changes)
+
+
+def document_materials(document: Document, spec_path: str | Path) -> tuple[Path | None, dict[str, str]]:
+    """The study materials directory of a study spec and the sha256 of each of its files (a missing file
+    is an ``InputError`` naming it); ``(None, {})`` for a survey instrument, which has none."""
+    if document.kind != "study":
+        return None, {}
+    directory = spec_materials_dir(load_spec(spec_path), Path(spec_path).parent)
+    return directory, materials_hashes(directory)
+
+
+def changed_materials(frozen: dict[str, str], current: dict[str, str], directory: Path) -> list[str]:
+    """Paths of the materials files whose hash differs from the frozen one (or that the lock lacks).
+
+    Examples
+    --------
+    >>> changed_materials({"post.txt": "a", "vote.txt": "b"}, {"post.txt": "a", "vote.txt": "c"}, Path("m"))
+    ['m/vote.txt']
+    >>> changed_materials({}, {"post.txt": "a"}, Path("m"))
+    ['m/post.txt']
+    """
+    return [str(directory / name) for name in sorted(set(frozen) | set(current)) if frozen.get(name) != current.get(name)]
 
 
 def canonical_yaml(data: dict) -> str:

@@ -100,13 +100,9 @@ class TrialParams(StrictModel):
     @field_validator("prompt_version")
     @classmethod
     def _templates_exist(cls, value: str) -> str:
-        from personas.errors import InputError as SimInputError
-        from sim.prompts.templates import PromptTemplates
-
-        try:
-            PromptTemplates(value)
-        except SimInputError as err:
-            raise SpecFieldError("", err.problem) from None
+        if value != "v1":
+            raise SpecFieldError("", f"no prompt template version {value!r}: the wording of prompts comes from "
+                                 "a materials directory (protocol.materials); prompt_version stays v1")
         return value
 
     @model_validator(mode="after")

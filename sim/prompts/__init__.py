@@ -1,6 +1,5 @@
-"""Prompt templates (versioned text files) and the functions that fill them."""
+"""Prompt rendering (templates from a materials directory, agent text as data) and the reply schemas."""
 from sim.prompts.render import estimate_prompt_tokens, post_messages, vote_messages
-from sim.prompts.templates import PromptTemplates, post_schema, vote_schema
+from sim.prompts.templates import post_schema, vote_schema
 
-__all__ = ["PromptTemplates", "estimate_prompt_tokens", "post_messages", "post_schema", "vote_messages",
-           "vote_schema"]
+__all__ = ["estimate_prompt_tokens", "post_messages", "post_schema", "vote_messages", "vote_schema"]

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
+from sim.llm.prompt_table import prompt_table
 from sim.llm.types import CALL_RECORD_FIELDS
 from sim.model import SocialModel
 from sim.trial.config import TrialConfig
@@ -36,10 +37,11 @@ class TrialResult:
     edges: pd.DataFrame
     llm_calls: pd.DataFrame
     elapsed_s: float
+    prompts: pd.DataFrame = field(default_factory=lambda: prompt_table([]))
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"agents": self.agents, "posts": self.posts, "votes": self.votes, "exposures": self.exposures,
-                "edges": self.edges, "llm_calls": self.llm_calls}
+                "edges": self.edges, "llm_calls": self.llm_calls, "prompts": self.prompts}
 
 
 def agents_frame(model: SocialModel) -> pd.DataFrame:
@@ -86,4 +88,4 @@ def run_trial(config: TrialConfig, gateway, personas: pd.DataFrame | None = None
     calls = pd.DataFrame(records, columns=list(CALL_RECORD_FIELDS))
     rec = model.recorder
     return TrialResult(config, agents_frame(model), rec.posts.frame(), rec.votes.frame(), rec.exposures.frame(),
-                       rec.edges.frame(), calls, time.perf_counter() - started)
+                       rec.edges.frame(), calls, time.perf_counter() - started, rec.prompts.frame())

@@ -12,9 +12,9 @@ Examples
 --------
 >>> from sim.llm.types import LLMRequest
 >>> from sim.prompts import vote_schema
->>> req = LLMRequest(model="scripted/imitate", seed=1, schema=vote_schema(2), messages=(
+>>> req = LLMRequest(model="scripted/imitate", seed=2, schema=vote_schema(2), messages=(
 ...     {"role": "user", "content": 'TOPIC: Should AI-generated content be labeled on social platforms?\\n'
-...      'YOUR PERSONA: x\\nYOUR OPINION: strongly support\\n[0] @a01: "labels build trust"\\n'
+...      'YOU: x\\nYOUR STANCE: strongly support\\n[0] @a01: "labels build trust"\\n'
 ...      '[1] @a02: "labels create stigma for artists"'},))
 >>> ImitateProvider().reply(req).text
 '{"votes": [1, -1]}'
@@ -36,9 +36,10 @@ from sim.stance import LABEL_TO_STANCE, STANCE_LABELS
 
 _FEED_LINE = re.compile(r'^- (?:\[(\d+) likes\] )?@(\S+) \((.*?)\): "(.*)"$')
 _VOTE_LINE = re.compile(r'^\[(\d+)\] @(\S+): "(.*)"$')
-_FIELD = re.compile(r"^(TOPIC|YOUR CURRENT OPINION|YOUR OPINION|YOUR CURRENT CONFIDENCE \(0 to 1\)): (.*)$")
-_LIMIT = re.compile(r"at most (\d+) characters")
-_ANGLE = re.compile(r'framing in your own words: "(.*?)"')
+# The field lines and phrases of pvsst's own materials (sim/materials/pvsst): this null model reads them.
+_FIELD = re.compile(r"^(TOPIC|YOUR STANCE|YOUR CONFIDENCE): (.*)$")
+_LIMIT = re.compile(r"max (\d+) characters")
+_ANGLE = re.compile(r'phrased freshly each time: "(.*?)"')
 _WORD = re.compile(r"[a-z][a-z\-]{3,}")
 POST_FIELDS = {"post", "opinion", "confidence", "reason"}  # the simulation's post schema
 
@@ -137,8 +138,8 @@ class ImitateProvider:
     def _post(self, prompt: str, rng: np.random.Generator) -> dict:
         fields = _fields(prompt)
         lexicon = lexicon_for(fields.get("TOPIC", ""))
-        stance = LABEL_TO_STANCE.get(fields.get("YOUR CURRENT OPINION", "neutral"), 0)
-        confidence = float(fields.get("YOUR CURRENT CONFIDENCE (0 to 1)", 0.7))
+        stance = LABEL_TO_STANCE.get(fields.get("YOUR STANCE", "neutral"), 0)
+        confidence = float(fields.get("YOUR CONFIDENCE", 0.7))
         limit = int(m.group(1)) if (m := _LIMIT.search(prompt)) else 180
         angle = m.group(1) if (m := _ANGLE.search(prompt)) else None
         matches = [_FEED_LINE.match(line) for line in prompt.splitlines()]
@@ -173,7 +174,7 @@ class ImitateProvider:
     def _vote(self, prompt: str, rng: np.random.Generator) -> dict:
         fields = _fields(prompt)
         lexicon = lexicon_for(fields.get("TOPIC", ""))
-        stance = LABEL_TO_STANCE.get(fields.get("YOUR OPINION", "neutral"), 0)
+        stance = LABEL_TO_STANCE.get(fields.get("YOUR STANCE", "neutral"), 0)
         votes = []
         for line in prompt.splitlines():
             if (match := _VOTE_LINE.match(line)) is None:

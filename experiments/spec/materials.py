@@ -1,0 +1,44 @@
+"""Where a spec's study materials are, and the engine protocol of its trials with that directory resolved.
+
+``protocol.materials: DIR`` is read relative to the spec file; absent, the materials pvsst ships
+(``sim/materials/pvsst``). Their file hashes are frozen with the spec (:mod:`experiments.spec.prereg`).
+
+Examples
+--------
+>>> from experiments.spec.study import load_spec
+>>> spec = load_spec("experiments/specs/quickstart.yaml")
+>>> spec_materials_dir(spec, Path("experiments/specs")).name
+'pvsst'
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from experiments.spec.study import StudySpec
+from sim.materials import default_materials_dir
+from sim.protocol import Protocol
+
+
+def spec_protocol(spec: StudySpec, spec_dir: Path | None = None) -> Protocol:
+    """The engine protocol of the spec's trials; a ``materials`` directory made absolute (``None`` stays:
+    pvsst's own materials)."""
+    protocol = spec.protocol.to_protocol()
+    if protocol.materials is None:
+        return protocol
+    return dataclasses.replace(protocol, materials=str(resolve_materials_dir(protocol.materials, spec_dir)))
+
+
+def resolve_materials_dir(materials: str | None, spec_dir: Path | None = None) -> Path:
+    """``materials`` relative to ``spec_dir`` (``None``: pvsst's own materials)."""
+    if materials is None:
+        return default_materials_dir().resolve()
+    path = Path(materials)
+    if not path.is_absolute() and spec_dir is not None:
+        path = Path(spec_dir) / path
+    return path.resolve()
+
+
+def spec_materials_dir(spec: StudySpec, spec_dir: Path | None = None) -> Path:
+    """The materials directory of ``spec`` (a spec file in ``spec_dir``)."""
+    return resolve_materials_dir(spec.protocol.to_protocol().materials, spec_dir)
