@@ -248,3 +248,27 @@ def analysis_fingerprint(run_dir: Path) -> dict[str, str]:
 def write_spec(path: Path, data: dict) -> Path:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+class StopwordProvider:
+    """``scripted/stopwords`` (registered by the coverage test): agent ``a00`` posts only stop words, the
+    others a content sentence, so the final round has an empty TF-IDF row (the case where pvsst's and the
+    reference's similarity edge cases differ). Votes are a valid instance of the vote schema."""
+
+    name = "stopwords"
+
+    def reply(self, request):
+        import json
+
+        import numpy as np
+
+        from sim.llm.providers.scripted import schema_instance
+        from sim.llm.types import ProviderReply
+
+        properties = (request.schema or {}).get("properties", {})
+        if "votes" in properties:
+            value = schema_instance(request.schema, np.random.default_rng(request.seed or 0), ["ok"])
+        else:
+            post = "the and of it" if str(request.agent_id).startswith("a00") else "labels protect careful readers"
+            value = {"post": post, "opinion": "lean support", "confidence": 0.5, "reason": "coverage"}
+        return ProviderReply(text=json.dumps(value), prompt_tokens=1, completion_tokens=1)

@@ -192,18 +192,22 @@ ALTERNATIVES: dict[str, Alt] = {
     "run_order.stages[].topics": Alt({"run_order.stages[0].topics": ["ai_labels"],
                                       "run_order.stages[1].topics": ["identity_verification"]}, "store", TWO_TOPICS),
     "protocol.preset": Alt({"protocol.preset": "pvsst_reference"}, "store", {"trial.n_agents": 6}),
-    "protocol.render": Alt({"protocol.render": "verbatim"}, "requests"),
+    "protocol.render": Alt({"protocol.render": "verbatim"}, "requests", {"factors.models": ["scripted/echo"]}),
+    "protocol.materials": Alt({"protocol.materials": "materials_b"}, "requests"),
     "protocol.persona_order": Alt({"protocol.persona_order": "cycle"}, "store"),
     "protocol.initial_stances": Alt({"protocol.initial_stances": "reference"}, "store", {"trial.n_agents": 6}),
     "protocol.account_ids": Alt({"protocol.account_ids": "reference"}, "store"),
-    "protocol.viewer_ordinal": Alt({"protocol.viewer_ordinal": "from_id"}, "requests"),
+    "protocol.viewer_ordinal": Alt({"protocol.viewer_ordinal": "from_id"}, "requests",
+                                   {"protocol.materials": "materials_ids"}),
     "protocol.adversary_opinion": Alt({"protocol.adversary_opinion": "drifts"}, "store"),
     "protocol.vote_sampling": Alt({"protocol.vote_sampling": "reference"}, "store"),
     "protocol.reply_handling": Alt({"protocol.reply_handling": "lenient"}, "requests"),
     "protocol.retry_seed": Alt({"protocol.retry_seed": "same"}, "requests"),
     "protocol.json_mode": Alt({"protocol.json_mode": "json_object"}, "requests"),
     "protocol.reasoning": Alt({"protocol.reasoning": "off"}, "requests"),
-    "protocol.similarity_edge_cases": Alt({"protocol.similarity_edge_cases": "reference"}, "analysis"),
+    # Recorded per trial in metrics.json when the trial runs (analysis reads it back from there).
+    "protocol.similarity_edge_cases": Alt({"protocol.similarity_edge_cases": "reference"}, "store",
+                                          {"factors.models": ["scripted/stopwords"]}),
     "run_order.by": Alt({"run_order.by": ["condition", "model", "topic_id", "seed"]}, "store"),
 }
 
@@ -224,7 +228,14 @@ def test_every_leaf_field_has_an_alternative_or_a_documented_exemption():
 
 
 def _support_files(directory: Path) -> None:
-    """Files the file-based alternatives name: two edge lists and two persona tables."""
+    """Files the file-based alternatives name: two edge lists, two persona tables and two materials
+    directories (one reworded, one whose honest ids carry numbers other than their ordinals)."""
+    assert main(["protocol", "new", str(directory / "materials_b")]) == 0
+    post_system = directory / "materials_b" / "post_system.txt"
+    post_system.write_text("Coverage wording. " + post_system.read_text())
+    assert main(["protocol", "new", str(directory / "materials_ids")]) == 0
+    accounts = directory / "materials_ids" / "accounts.yaml"
+    accounts.write_text(accounts.read_text().replace('honest: "a{i:0{width}d}"', 'honest: "a{i:02d}1"'))
     (directory / "edges_a.txt").write_text("a00 a01\na01 a02\n")
     (directory / "edges_b.txt").write_text("a00 a02\na02 a00\na01 a00\n")
     from personas.synthesis import synthesize
@@ -294,6 +305,9 @@ def _flat(value, prefix=""):
 
 @pytest.fixture(scope="module")
 def study_runs(tmp_path_factory):
+    from sim.llm.providers.registry import register_scripted_provider
+
+    register_scripted_provider("stopwords", "spec_coverage:StopwordProvider")
     monkeypatch = pytest.MonkeyPatch()
     try:
         yield StudyRuns(tmp_path_factory.mktemp("coverage"), RequestRecorder(monkeypatch))
