@@ -2,7 +2,10 @@
 
 Each POST to ``/v1/chat/completions`` takes the next step of the script (the last step repeats once
 the script is used up). The server counts requests, records the seeds it was sent, and measures the
-most requests it had in flight at once.
+most requests it had in flight at once. With ``reply=`` the content of an ``ok`` answer is a function
+of the request body instead (:func:`imitate_reply`: the scripted null model behind HTTP, so any number
+of such servers answer a request alike). ``stop_after=n`` makes the server die after ``n`` requests:
+later requests find the connection closed without an answer, as when a model server is killed.
 """
 from __future__ import annotations
 
@@ -60,8 +63,11 @@ def completion_body(step: Step, model: str) -> dict[str, Any]:
 class StubServer:
     """``with StubServer([ok("hi")]) as stub: ... stub.api_base ...``"""
 
-    def __init__(self, script: list[Step]):
-        self.script = list(script) or [ok()]
+    def __init__(self, script: list[Step] | None = None, reply: Any = None, stop_after: int | None = None):
+        self.script = list(script or []) or [ok()]
+        self.reply = reply
+        self.stop_after = stop_after
+        self.stopped = False
         self.requests = 0
         self.seeds: list[Any] = []
         self.bodies: list[dict[str, Any]] = []
@@ -80,7 +86,13 @@ class StubServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if stub._dead():
+                    self.close_connection = True  # a killed server: the connection ends, no answer
+                    return
                 step = stub._begin(body)
+                if stub.reply is not None and step.kind == "ok":
+                    step = Step("ok", content=stub.reply(body), prompt_tokens=step.prompt_tokens,
+                                completion_tokens=step.completion_tokens, delay_s=step.delay_s)
                 try:
                     time.sleep(step.delay_s)
                     self._answer(step, body.get("model", "stub"))
@@ -108,6 +120,14 @@ class StubServer:
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
+    def _dead(self) -> bool:
+        with self._lock:
+            return self.stopped or (self.stop_after is not None and self.requests >= self.stop_after)
+
+    def _close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
     def _begin(self, body: dict[str, Any]) -> Step:
         with self._lock:
             step = self.script[min(self.requests, len(self.script) - 1)]
@@ -122,6 +142,11 @@ class StubServer:
     def _end(self) -> None:
         with self._lock:
             self.in_flight -= 1
+            dies = self.stop_after is not None and self.requests >= self.stop_after and not self.stopped
+            if dies:
+                self.stopped = True
+        if dies:  # killed right after its last answer: no new connections, open ones end unanswered
+            threading.Thread(target=self._close, daemon=True).start()
 
     @property
     def api_base(self) -> str:
@@ -132,8 +157,35 @@ class StubServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        with self._lock:
+            already, self.stopped = self.stopped, True
+        if not already:
+            self._close()
+
+
+def request_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a request asks for: from ``response_format`` (json_schema or llama.cpp's
+    json_object form), else the simulation's own post / vote schema told apart by the prompt."""
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        return response_format["json_schema"]["schema"]
+    if response_format.get("schema") is not None:
+        return response_format["schema"]
+    from sim.prompts import post_schema, vote_schema
+
+    prompt = "\n".join(m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user")
+    ballot = [line for line in prompt.splitlines() if line.startswith("[") and "] @" in line]
+    return vote_schema(len(ballot)) if ballot else post_schema(180)
+
+
+def imitate_reply(body: dict[str, Any]) -> str:
+    """``scripted/imitate``'s reply to an OpenAI chat request: a pure function of messages and seed."""
+    from sim.llm.providers.imitate import ImitateProvider
+    from sim.llm.types import LLMRequest
+
+    request = LLMRequest(model="scripted/imitate", messages=tuple(body.get("messages", ())),
+                         schema=request_schema(body), seed=body.get("seed"))
+    return ImitateProvider().reply(request).text
 
 
 class CountingEchoProvider:

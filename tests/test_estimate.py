@@ -125,3 +125,25 @@ def test_cost_uses_litellm_prices_and_says_unknown_without_one(tmp_path, capsys)
     out = capsys.readouterr().out
     assert "unknown" in out and "hosted_vllm/my-finetune" in out
     assert "exceeds budget.max_usd" in out
+
+
+def test_endpoints_raise_served_throughput_up_to_what_the_servers_take(tmp_path):
+    """Issue 13: three servers taking 4 requests each, fed by 2 workers x 8: 12 in flight, so the
+    PV-SST study's wall time is a third of the one-server estimate at 4 parallel requests."""
+    import yaml
+
+    from experiments.spec.study import StudySpec
+
+    data = yaml.safe_load((SPECS / "pvsst_confirmatory.yaml").read_text())
+    one = estimate(StudySpec.model_validate(data))
+    data["execution"].pop("api_base")
+    data["execution"].update(workers=2, max_concurrency=8, endpoints=[
+        {"api_base": f"http://10.0.0.{i}:11434", "max_concurrency": 4} for i in range(3)])
+    many = estimate(StudySpec.model_validate(data))
+    assert many.calls == one.calls == 38_784
+    assert many.wall_s == pytest.approx(one.wall_s / 3)
+    assert "3 endpoints taking 12 requests at once" in many.throughput_note
+    # servers without a limit of their own: the gateway's 16 slots are the limit
+    for entry in data["execution"]["endpoints"]:
+        entry.pop("max_concurrency")
+    assert estimate(StudySpec.model_validate(data)).wall_s == pytest.approx(one.wall_s / 4)

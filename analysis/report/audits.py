@@ -1,4 +1,5 @@
-"""The audits of a run: complete blocks, exposure counts, parse failures, model calls, cost and time.
+"""The audits of a run: complete blocks, exposure counts, parse failures, model calls, cost and time,
+degraded trials and model servers.
 
 Each audit is a small table plus one-line findings; a finding that needs a reader's attention starts
 with ``WARNING``. Inputs are the run's manifest, the trial outcome table (``RUN/analysis``) and the
@@ -155,6 +156,46 @@ def usage_audit(llm_calls: pd.DataFrame, trials: pd.DataFrame, manifest: Mapping
     return Audit("Model calls, cache, tokens, cost and time", table, findings)
 
 
+def call_health_audit(manifest: Mapping, threshold: float) -> Audit:
+    """Degraded trials (a share of failed calls above the preregistered threshold), calls served per
+    model endpoint, failovers and the structured-output mode that served, from the run's manifest.
+
+    Examples
+    --------
+    >>> manifest = {"trials": {"t1": {"status": "degraded", "calls": 24, "failed_calls": 24, "failed_share": 1.0},
+    ...                        "t2": {"status": "done", "calls": 24, "failed_calls": 0, "failed_share": 0.0}},
+    ...             "model_calls": {"endpoints": {"http://a/v1": 24}, "failovers": 2,
+    ...                             "structured_output": {"m @ http://a/v1": "json_object"}}}
+    >>> audit = call_health_audit(manifest, threshold=0.05)
+    >>> audit.warnings
+    ['WARNING 1 trial(s) degraded: more of their model calls failed than the preregistered 5.0%: t1 (100.0% of 24)']
+    >>> audit.table.to_dict("records")
+    [{'endpoint': 'http://a/v1', 'calls_served': 24}]
+    """
+    trials = manifest.get("trials") if isinstance(manifest.get("trials"), Mapping) else {}
+    summary = manifest.get("model_calls") if isinstance(manifest.get("model_calls"), Mapping) else {}
+    degraded = {name: entry for name, entry in trials.items() if entry.get("status") == "degraded"}
+    findings = []
+    if degraded:
+        listed = ", ".join(f"{name} ({float(entry.get('failed_share') or 0):.1%} of {int(entry.get('calls') or 0)})"
+                           for name, entry in list(degraded.items())[:10])
+        more = f", and {len(degraded) - 10} more" if len(degraded) > 10 else ""
+        findings.append(f"WARNING {len(degraded)} trial(s) degraded: more of their model calls failed than the "
+                        f"preregistered {threshold:.1%}: {listed}{more}")
+    else:
+        failed = sum(int(entry.get("failed_calls") or 0) for entry in trials.values())
+        findings.append(f"no trial degraded ({failed} failed call(s) in all; threshold {threshold:.1%} per trial)")
+    endpoints = summary.get("endpoints") or {}
+    table = pd.DataFrame([{"endpoint": k, "calls_served": int(v)} for k, v in endpoints.items()],
+                         columns=["endpoint", "calls_served"])
+    if endpoints:
+        findings.append(f"{sum(endpoints.values()):,} provider calls over {len(endpoints)} endpoint(s); "
+                        f"{int(summary.get('failovers') or 0)} failover(s) to another endpoint")
+    for pair, mode in (summary.get("structured_output") or {}).items():
+        findings.append(f"structured output {mode} for {pair}")
+    return Audit("Model servers and failed calls", table, findings)
+
+
 def run_wall_seconds(manifest: Mapping) -> float | None:
     """Summed wall time of the run sessions recorded in the manifest (None when none finished)."""
     total, seen = 0.0, False
@@ -179,7 +220,7 @@ def run_audits(manifest: Mapping, outcomes: pd.DataFrame, trials: pd.DataFrame, 
     return [block_audit(manifest, outcomes, excluded), exposure_audit(outcomes, exposures),
             parse_failure_audit(outcomes, parse_failure_threshold), agent_text_audit(trials),
             template_echo_audit(posts if posts is not None else pd.DataFrame(), templates or {}),
-            usage_audit(llm_calls, trials, manifest)]
+            usage_audit(llm_calls, trials, manifest), call_health_audit(manifest, parse_failure_threshold)]
 
 
 def as_int_if_whole(frame: pd.DataFrame) -> pd.DataFrame:

@@ -20,7 +20,8 @@ def run(
 ) -> None:
     """Run every trial of a frozen spec; skips trials already DONE (resume).
 
-    Exit codes: 0 all trials done; 1 some trials failed (recorded in the manifest); 2 bad input
+    Exit codes: 0 all trials done; 1 some trials failed, or are degraded (more of their model calls
+    failed than the spec's analysis.parse_failure_threshold; both recorded in the manifest); 2 bad input
     (unfrozen or changed spec, invalid spec); 3 budget reached; 4 replay-only cache miss.
     """
     from experiments.run.runner import run_study
@@ -30,8 +31,12 @@ def run(
     console = Console(stderr=False)
     for failure in summary.failures[:10]:
         console.print(f"[red]failed[/red] {failure}", highlight=False, soft_wrap=True)
+    for line in summary.degraded[:10]:
+        console.print(f"[red]degraded[/red] {line}", highlight=False, soft_wrap=True)
+    if len(summary.degraded) > 10:
+        console.print(f"[red]degraded[/red] ... and {len(summary.degraded) - 10} more (see the manifest)")
     console.print(summary.line(), highlight=False, soft_wrap=True)
-    code = summary.exit_code or (1 if summary.failed else 0)
+    code = summary.exit_code or (1 if summary.failed or summary.degraded else 0)
     if code:
         raise typer.Exit(code)
 

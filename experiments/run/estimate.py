@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from experiments.spec.execution import Execution
 from experiments.spec.study import StudySpec
 from experiments.spec.trial import TrialParams
 from sim.conditions import get_condition
@@ -125,8 +126,38 @@ def model_price(model: str) -> ModelPrice:
     return ModelPrice(0.0, 0.0, "unknown")
 
 
-def default_seconds_per_call(model: str, max_concurrency: int) -> tuple[float, str]:
-    """Assumed seconds per call for ``model`` when no throughput is given, and where it comes from.
+def served_parallelism(execution: Execution) -> tuple[int, str]:
+    """Requests in flight at once against served models, and how that number comes about.
+
+    Each worker's gateway keeps up to ``max_concurrency`` requests in flight; with ``endpoints`` that
+    all set ``max_concurrency`` the servers together take at most the sum of those, so the run
+    reaches the smaller of the two. Each server is assumed to answer like PV-SST's (constant
+    latency per call at that load), so N such servers give N times the throughput of one.
+
+    Examples
+    --------
+    >>> from experiments.spec.execution import Execution
+    >>> served_parallelism(Execution(max_concurrency=4))[0]
+    4
+    >>> many = Execution(workers=4, max_concurrency=8, endpoints=[{"api_base": f"http://h{i}:8000/v1",
+    ...                  "max_concurrency": 4} for i in range(3)])
+    >>> served_parallelism(many)
+    (12, '3 endpoints taking 12 requests at once (gateway: 4 workers x 8)')
+    """
+    gateway = execution.workers * execution.max_concurrency
+    servers = execution.total_concurrency()
+    where = f"{execution.workers} workers x {execution.max_concurrency}"
+    if not execution.endpoints:
+        return gateway, f"{gateway} parallel requests ({where})"
+    n = len(execution.endpoints)
+    if servers is None or servers >= gateway:
+        return gateway, f"{n} endpoints, {gateway} parallel requests ({where})"
+    return servers, f"{n} endpoints taking {servers} requests at once (gateway: {where})"
+
+
+def default_seconds_per_call(model: str, max_concurrency: int | Execution) -> tuple[float, str]:
+    """Assumed seconds per call for ``model`` when no throughput is given, and where it comes from;
+    ``max_concurrency`` is the parallel requests, or the spec's execution section to derive them from.
 
     Examples
     --------
@@ -138,8 +169,11 @@ def default_seconds_per_call(model: str, max_concurrency: int) -> tuple[float, s
         return EMBEDDED_SECONDS_PER_CALL, "embedded: 1.5 s/call measured on 2 cores"
     if prefix == "scripted":
         return SCRIPTED_SECONDS_PER_CALL, "scripted: <= 4 ms/call"
-    seconds = SERVED_CALL_LATENCY_S / max_concurrency
-    return seconds, f"served: {SERVED_CALL_LATENCY_S} s per call (PV-SST) over {max_concurrency} parallel requests"
+    if isinstance(max_concurrency, Execution):
+        parallel, how = served_parallelism(max_concurrency)
+    else:
+        parallel, how = max_concurrency, f"{max_concurrency} parallel requests"
+    return SERVED_CALL_LATENCY_S / parallel, f"served: {SERVED_CALL_LATENCY_S} s per call (PV-SST) over {how}"
 
 
 @dataclass(frozen=True)
@@ -208,7 +242,7 @@ def estimate(spec: StudySpec, *, calls_per_second: float | None = None) -> Estim
         if not price.known:
             unpriced.append(model)
         if calls_per_second is None:
-            seconds, note = default_seconds_per_call(model, spec.execution.max_concurrency)
+            seconds, note = default_seconds_per_call(model, spec.execution)
             notes.append(note)
         else:
             seconds = 1.0 / calls_per_second

@@ -45,6 +45,8 @@ class GatewaySettings:
     timeout_s: float = 240.0
     api_base: str | None = None
     cache_server: Any = None           # ... a Ray actor handle serving that file (the Ray executor)
+    endpoints: tuple[tuple[str, float, int | None], ...] = ()   # (api_base, weight, max_concurrency)
+    structured_output: tuple[tuple[str, str], ...] = ()          # (model, setting) of every study model
 
     def create_cache(self) -> None:
         """Create the cache file (WAL mode, schema) in the parent, before any worker opens it."""
@@ -84,13 +86,16 @@ _GATEWAYS: dict[GatewaySettings, object] = {}
 
 def worker_gateway(settings: GatewaySettings):
     """This process's gateway for ``settings`` (made once per process: one model load, one connection)."""
+    from sim.llm.endpoints import Endpoint
     from sim.llm.gateway import Gateway
 
     if settings not in _GATEWAYS:
         _GATEWAYS[settings] = Gateway(
             cache=settings.open_cache(), replay_only=settings.replay_only,
             max_concurrency=settings.max_concurrency, requests_per_minute=settings.requests_per_minute,
-            max_attempts=settings.max_attempts, timeout_s=settings.timeout_s, api_base=settings.api_base)
+            max_attempts=settings.max_attempts, timeout_s=settings.timeout_s, api_base=settings.api_base,
+            endpoints=[Endpoint(*entry) for entry in settings.endpoints] or None,
+            structured_output=dict(settings.structured_output))
     return _GATEWAYS[settings]
 
 

@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from experiments.spec.design import Design, expand
 from personas.errors import InputError
+from experiments.run.call_health import DEGRADED, degraded_line, model_calls_summary, trial_fields, trial_status
 from experiments.run.executors import (BlockTask, GatewaySettings, InlineExecutor, lost_block, make_executor,
                                       remaining_block, run_block, run_block_trials)
 from experiments.run.manifest import RunManifest, environment, utc_now
@@ -34,6 +35,7 @@ from experiments.spec.materials import spec_materials_dir
 CACHE_FILE = "cache.sqlite"
 EXIT_BUDGET = 3
 EXIT_REPLAY_MISS = 4
+EXIT_DEGRADED = 1  # as for failed trials: the run did not produce what it was meant to
 
 
 @dataclass
@@ -49,11 +51,14 @@ class RunSummary:
     stopped: str = ""
     exit_code: int = 0
     failures: list[str] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)  # "trial: share of calls failed" lines
 
     def count(self, name: str, status: str, error: str, calls: int, cache_hits: int) -> None:
         """Add one finished trial (or survey unit) to the tallies."""
         if status == "done":
             self.done += 1
+        elif status == DEGRADED:
+            self.degraded.append(f"{name}: {error}")
         elif status == "failed":
             self.failed += 1
             self.failures.append(f"{name}: {error}")
@@ -61,7 +66,8 @@ class RunSummary:
         self.cache_hits += cache_hits
 
     def line(self) -> str:
-        text = (f"{self.total} trials: {self.done} done, {self.failed} failed, {self.skipped} skipped; "
+        degraded = f"{len(self.degraded)} degraded, " if self.degraded else ""
+        text = (f"{self.total} trials: {self.done} done, {degraded}{self.failed} failed, {self.skipped} skipped; "
                 f"{self.calls} calls, {self.cache_hits} cache hits, ${self.cost_usd:.4f}")
         return f"{text}; stopped: {self.stopped}" if self.stopped else text
 
@@ -147,7 +153,10 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
     settings = GatewaySettings(
         cache_path=str((run_dir / CACHE_FILE).resolve()), replay_only=replay_only,
         max_concurrency=execution.max_concurrency, requests_per_minute=execution.requests_per_minute,
-        max_attempts=spec.trial.max_attempts, timeout_s=execution.request_timeout_s, api_base=execution.api_base)
+        max_attempts=spec.trial.max_attempts, timeout_s=execution.request_timeout_s, api_base=execution.api_base,
+        endpoints=execution.endpoint_list(),
+        structured_output=tuple((m, execution.structured_output_for(m)) for m in spec.factors.models))
+    threshold = spec.analysis.parse_failure_threshold
     manifest.data["runs"].append({"started_at": utc_now(), "executor": kind, "workers": n_workers,
                                   "replay_only": replay_only, "budget_usd": cap_usd, "versions": environment()})
     manifest.save()
@@ -157,7 +166,11 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
     for plan in design.trials:
         if is_complete(run_dir / "trials" / plan.trial_id):
             summary.skipped += 1
-            manifest.set_trial(plan.trial_id, status="done")
+            entry = manifest.trials.get(plan.trial_id, {})
+            if entry.get("status") == DEGRADED:  # still degraded: resuming does not make it a success
+                summary.degraded.append(degraded_line(plan.trial_id, entry, threshold))
+            else:
+                manifest.set_trial(plan.trial_id, status="done")
         else:
             pending.append(plan)
     spent = {"usd": 0.0, "tokens": 0}
@@ -195,14 +208,19 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
             for outcomes in results:
                 for outcome in outcomes:
                     outcome = store_outcome(outcome, run_dir)  # the driver is the run store's only writer
-                    _account(summary, outcome, spent)
-                    manifest.set_trial(outcome.trial_id, status=outcome.status, error=outcome.error,
+                    status = trial_status(outcome, threshold)
+                    manifest.set_trial(outcome.trial_id, status=status, error=outcome.error,
                                        calls=outcome.calls, cache_hits=outcome.cache_hits,
-                                       elapsed_s=round(outcome.elapsed_s, 3), finished_at=utc_now())
+                                       elapsed_s=round(outcome.elapsed_s, 3), finished_at=utc_now(),
+                                       **trial_fields(outcome))
+                    error = (degraded_line("", manifest.trials[outcome.trial_id], threshold)[2:]
+                             if status == DEGRADED else outcome.error)
+                    _account(summary, outcome, spent, status, error)
                     bar.update(task_id, advance=1, last=f"{outcome.trial_id}: {outcome.status}")
                     if outcome.status in ("budget_exceeded", "replay_miss"):
                         summary.stopped = outcome.error
                         summary.exit_code = EXIT_BUDGET if outcome.status == "budget_exceeded" else EXIT_REPLAY_MISS
+                manifest.data["model_calls"] = model_calls_summary(manifest.trials)
                 manifest.save()
                 if summary.stopped:
                     break
@@ -210,13 +228,17 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
         runner.close()
     manifest.data["runs"][-1]["finished_at"] = utc_now()
     manifest.data["runs"][-1]["summary"] = summary.line()
-    manifest.data["finished_at"] = utc_now() if summary.done + summary.skipped == summary.total else None
+    manifest.data["model_calls"] = model_calls_summary(manifest.trials)
+    finished = all(is_complete(run_dir / "trials" / plan.trial_id) for plan in design.trials)
+    manifest.data["finished_at"] = utc_now() if finished else None
+    if summary.degraded and not summary.exit_code:
+        summary.exit_code = EXIT_DEGRADED
     manifest.save()
     return summary
 
 
-def _account(summary: RunSummary, outcome: TrialOutcome, spent: dict) -> None:
-    summary.count(outcome.trial_id, outcome.status, outcome.error, outcome.calls, outcome.cache_hits)
+def _account(summary: RunSummary, outcome: TrialOutcome, spent: dict, status: str, error: str) -> None:
+    summary.count(outcome.trial_id, status, error, outcome.calls, outcome.cache_hits)
     summary.cost_usd += outcome.cost_usd
     summary.tokens += outcome.prompt_tokens + outcome.completion_tokens
     spent["usd"] += outcome.cost_usd

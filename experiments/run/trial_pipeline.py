@@ -42,6 +42,15 @@ class TrialOutcome:
     elapsed_s: float = 0.0
     result: TrialResult | None = None  # the finished trial's tables (status done), for the driver to write
     metrics: dict | None = None
+    failed_calls: int = 0                              # calls that ended without a valid reply
+    endpoint_calls: tuple[tuple[str, int], ...] = ()   # provider calls served per endpoint
+    failovers: int = 0                                 # times the Router moved a call to another endpoint
+    structured_output: tuple[tuple[str, str], ...] = ()  # (model @ endpoint, mode that served)
+
+    @property
+    def failed_share(self) -> float:
+        """Share of the trial's calls that failed (transport or parse)."""
+        return self.failed_calls / self.calls if self.calls else 0.0
 
 
 def trial_config(spec: StudySpec, plan: TrialPlan, spec_dir: Path | None = None) -> TrialConfig:
@@ -119,7 +128,7 @@ def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFr
     return TrialOutcome(plan.trial_id, "done", calls=metrics["n_calls"], cache_hits=metrics["cache_hits"],
                         prompt_tokens=metrics["prompt_tokens"], completion_tokens=metrics["completion_tokens"],
                         cost_usd=metrics["cost_usd"], elapsed_s=time.perf_counter() - started,
-                        result=result, metrics=metrics)
+                        result=result, metrics=metrics, **call_accounting(result.llm_calls))
 
 
 def store_outcome(outcome: TrialOutcome, run_dir: Path) -> TrialOutcome:
@@ -136,3 +145,35 @@ def store_outcome(outcome: TrialOutcome, run_dir: Path) -> TrialOutcome:
         return dataclasses.replace(outcome, result=None, metrics=None)
     write_trial(outcome.result, Path(run_dir) / "trials", outcome.metrics)
     return dataclasses.replace(outcome, result=None, metrics=None)
+
+
+REPLIED = ("ok", "parse_error", "empty", "refusal")  # call statuses of a reply (the others: transport)
+
+
+def call_accounting(calls: pd.DataFrame) -> dict:
+    """Failed calls, calls per endpoint, failovers and the structured-output modes that served, from a
+    trial's provenance rows (``llm_calls``).
+
+    Examples
+    --------
+    >>> calls = pd.DataFrame({"status": ["ok", "parse_error", "server_error"], "cached": [False, False, False],
+    ...                       "endpoint": ["http://a", "http://b", ""], "failovers": [0, 1, 0],
+    ...                       "model": ["openai/m"] * 3, "structured_output": ["json_object", "json_object", ""]})
+    >>> acc = call_accounting(calls)
+    >>> acc["failed_calls"], acc["endpoint_calls"], acc["failovers"]
+    (2, (('http://a', 1), ('http://b', 1)), 1)
+    >>> acc["structured_output"]
+    (('openai/m @ http://a', 'json_object'), ('openai/m @ http://b', 'json_object'))
+    """
+    if not len(calls):
+        return {}
+    answered = calls[~calls["cached"].astype(bool) & calls["status"].isin(REPLIED)]  # a server replied
+    endpoints = answered[answered["endpoint"].astype(str) != ""]
+    modes = answered[answered["structured_output"].astype(str) != ""]
+    pairs = (modes["model"].astype(str) + " @ " + modes["endpoint"].astype(str).replace("", "(default)"))
+    return {
+        "failed_calls": int((calls["status"] != "ok").sum()),
+        "endpoint_calls": tuple((str(k), int(v)) for k, v in endpoints.groupby("endpoint").size().items()),
+        "failovers": int(pd.to_numeric(calls["failovers"], errors="coerce").fillna(0).sum()),
+        "structured_output": tuple(sorted({(p, str(m)) for p, m in zip(pairs, modes["structured_output"])})),
+    }

@@ -29,6 +29,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from personas.errors import InputError
 from analysis.plan import AnalysisPlan, Hypothesis, Outcomes
 from experiments.spec.base import FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
+from experiments.spec.execution import Execution
 from experiments.spec.protocol import ProtocolSpec
 from personas.validation import describe_validation_error
 from experiments.spec.trial import PersonaSpec, TrialParams
@@ -225,24 +226,6 @@ class Budget(StrictModel):
     max_tokens: Annotated[int, Field(gt=0)] | None = None
 
 
-class Execution(StrictModel):
-    """Defaults for how the runner executes (``pvsst run`` options override them)."""
-
-    executor: Literal["local", "ray"] = "local"
-    workers: Annotated[int, Field(ge=1)] = 1
-    ray_address: NonEmptyText | None = None
-    max_concurrency: Annotated[int, Field(ge=1)] = 4
-    requests_per_minute: Annotated[int, Field(ge=1)] | None = None
-    request_timeout_s: Annotated[float, Field(gt=0)] = 240.0
-    api_base: NonEmptyText | None = None
-
-    @model_validator(mode="after")
-    def _ray_address_needs_ray(self) -> Execution:
-        if self.ray_address is not None and self.executor != "ray":
-            raise SpecFieldError("ray_address", "only used with executor 'ray'")
-        return self
-
-
 class StudySpec(StrictModel):
     """A whole preregistered study. Load one with :func:`load_spec`."""
 
@@ -293,6 +276,7 @@ class StudySpec(StrictModel):
             raise SpecFieldError("personas.n", f"a pool of {self.personas.n} personas cannot seat "
                                  f"{self.trial.n_agents} agents (trial.n_agents)")
         self._check_stages()
+        self.execution.check_models(self.factors.models)
         return self
 
     def _check_hypotheses(self) -> None:

@@ -6,16 +6,17 @@ and provenance are the gateway's business.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.llm.providers.registry import import_litellm, split_model
 from sim.llm.providers.scripted import load_scripted_provider
+from sim.llm.structured_modes import response_format_for
 from sim.llm.types import LLMRequest, ProviderReply
 
+from sim.llm.endpoints import placeholder_api_key
 
-def response_format_for(schema: dict[str, Any]) -> dict[str, Any]:
-    """The OpenAI-style ``response_format`` asking for JSON valid under ``schema``."""
-    return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
+if TYPE_CHECKING:
+    from sim.llm.endpoints import EndpointPool
 
 
 OLLAMA_PREFIXES = ("ollama", "ollama_chat")
@@ -49,8 +50,9 @@ def _reply_cost(litellm: Any, response: Any) -> float:
     return float(cost or 0.0)
 
 
-def reply_from_response(litellm: Any, response: Any) -> ProviderReply:
-    """Text, tokens, cost and refusal flag of a litellm ``ModelResponse``."""
+def reply_from_response(litellm: Any, response: Any, **where: Any) -> ProviderReply:
+    """Text, tokens, cost and refusal flag of a litellm ``ModelResponse`` (``where``: endpoint,
+    failovers and structured-output mode of the call)."""
     choice = response.choices[0] if response.choices else None
     message = getattr(choice, "message", None)
     text = getattr(message, "content", None) or ""
@@ -62,12 +64,16 @@ def reply_from_response(litellm: Any, response: Any) -> ProviderReply:
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         cost_usd=_reply_cost(litellm, response),
         refusal=refusal,
+        **where,
     )
 
 
-async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: float,
-                        api_base: str | None) -> ProviderReply:
+async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: float, api_base: str | None,
+                        mode: str = "json_schema", pool: EndpointPool | None = None) -> ProviderReply:
     """Send ``request`` with ``seed`` (the attempt's seed) to its provider, once.
+
+    A schema is asked for in structured-output ``mode`` (:mod:`sim.llm.structured_modes`); with a
+    ``pool`` the pool's Router picks the endpoint and the mode learned for it.
 
     Examples
     --------
@@ -92,14 +98,24 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
     }
     if seed is not None:
         kwargs["seed"] = seed
-    if request.json_mode == "json_object":
-        # Any JSON object, no schema: Ollama's `format: "json"` (litellm maps json_object to it).
-        kwargs["response_format"] = {"type": "json_object"}
-    elif request.schema is not None:
-        kwargs["response_format"] = response_format_for(request.schema)
     if request.think is not None:
         kwargs.update(think_params(prefix, request.think))
+    schema = request.schema
+    if request.json_mode == "json_object":
+        # Any JSON object, no schema: Ollama's `format: "json"` (litellm maps json_object to it).
+        kwargs["response_format"], mode, schema = {"type": "json_object"}, "json_mode", None
+    if pool is not None and prefix not in ("embedded",):
+        response, routed = await pool.acompletion(schema, **kwargs)
+        return reply_from_response(litellm, response, endpoint=routed.endpoint, failovers=routed.failovers,
+                                   mode=routed.mode if schema is not None else mode if request.schema else "")
+    response_format = response_format_for(schema, mode) if schema is not None else kwargs.get("response_format")
+    if response_format is not None:
+        kwargs["response_format"] = response_format
     if api_base is not None and prefix not in ("embedded",):
         kwargs["api_base"] = api_base
+        key = placeholder_api_key(request.model)
+        if key is not None:
+            kwargs["api_key"] = key
     response = await litellm.acompletion(**kwargs)
-    return reply_from_response(litellm, response)
+    return reply_from_response(litellm, response, endpoint=(api_base or "") if prefix != "embedded" else "",
+                               mode=mode if request.schema is not None else "")

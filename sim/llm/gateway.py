@@ -18,10 +18,12 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from personas.errors import InputError
 from sim.llm.budget import Budget, BudgetExceeded
 from sim.llm.cache import ReplayMiss, ResponseCache
-from sim.llm.dispatch import call_provider
+from sim.llm.endpoints import Endpoint, EndpointPool
+from sim.llm.mode_sender import ModeRejected, ModeSender
 from sim.llm.pacing import RatePacer
 from sim.llm.providers.registry import ensure_runnable
 from sim.llm.structured import parse_lenient, parse_reply
+from sim.llm.structured_modes import MODES, StructuredModes
 from sim.llm.transport_errors import is_retryable, one_line, retry_after_s, transport_status
 from sim.llm.types import (
     STATUS_OK,
@@ -58,9 +60,11 @@ SCRIPTED_PREFIX = "scripted/"
 
 
 class _TransportFailure(Exception):
-    def __init__(self, status: str, tries: int, error: str):
+    def __init__(self, status: str, tries: int, error: str, mode: str = ""):
         super().__init__(error)
-        self.status, self.tries, self.error = status, tries, error
+        self.status, self.tries, self.error, self.mode = status, tries, error, mode
+
+
 
 
 class Gateway:
@@ -87,6 +91,11 @@ class Gateway:
         Spending cap; once reached, no new request starts and :class:`BudgetExceeded` is raised.
     api_base
         Endpoint for pass-through litellm models (vLLM, Ollama, a stub server).
+    endpoints
+        Many endpoints instead of ``api_base``, routed by litellm's Router (:mod:`sim.llm.endpoints`).
+    structured_output
+        Structured-output setting per model (``{model: mode}``) or for all models (a mode): one of
+        :data:`sim.llm.structured_modes.SETTINGS`; default ``json_schema``.
     backoff_base_s
         Exponential backoff ``backoff_base_s * 2**(try - 1)``, or a longer Retry-After.
 
@@ -103,7 +112,8 @@ class Gateway:
     def __init__(self, *, cache: ResponseCache | None = None, replay_only: bool = False,
                  max_concurrency: int = 8, requests_per_minute: float | None = None, max_attempts: int = 3,
                  max_retries: int = 4, timeout_s: float = 240.0, budget: Budget | None = None,
-                 api_base: str | None = None, backoff_base_s: float = 1.0):
+                 api_base: str | None = None, backoff_base_s: float = 1.0,
+                 endpoints: Sequence[Endpoint] | None = None, structured_output: dict[str, str] | str | None = None):
         for field, value, low in (("max_concurrency", max_concurrency, 1), ("max_attempts", max_attempts, 1),
                                   ("max_retries", max_retries, 0)):
             if int(value) < low:
@@ -114,9 +124,21 @@ class Gateway:
             raise InputError("gateway", "requests_per_minute", f"must be > 0, got {requests_per_minute}")
         if replay_only and cache is None:
             raise InputError("gateway", "replay_only", "replay-only mode needs a cache")
+        if endpoints and api_base is not None:
+            raise InputError("gateway", "endpoints", "give api_base or endpoints, not both")
+        settings = structured_output if isinstance(structured_output, dict) else {}
+        try:
+            self.modes = StructuredModes(settings, default=structured_output if isinstance(structured_output, str)
+                                         else "json_schema")
+        except ValueError as err:
+            raise InputError("gateway", "structured_output", str(err)) from None
+        self.pool = EndpointPool(list(endpoints), self.modes) if endpoints else None
+        self._sender = ModeSender(self.modes, self.pool, api_base, float(timeout_s))
         self.cache = cache
         self.replay_only = replay_only
         self.max_concurrency = int(max_concurrency)
+        if self.pool is not None and self.pool.capacity() is not None:
+            self.max_concurrency = min(self.max_concurrency, self.pool.capacity())  # no more than they take
         self.max_attempts = int(max_attempts)
         self.max_retries = int(max_retries)
         self.timeout_s = float(timeout_s)
@@ -234,6 +256,7 @@ class Gateway:
         text: str | None = None
         parsed: Any = None
         status, error = STATUS_OK, ""
+        endpoint, mode, failovers = "", "", 0
         for attempt in range(self.max_attempts):
             step = attempt if request.retry_seed == "next" else 0
             seed = None if request.seed is None else request.seed + step
@@ -242,11 +265,12 @@ class Gateway:
                 reply, attempt_tries = await self._call_with_retries(request, seed, starts_request=(attempt == 0))
             except _TransportFailure as failure:
                 tries += failure.tries
-                status, error = failure.status, failure.error
+                status, error, mode = failure.status, failure.error, failure.mode
                 statuses.append(status)
                 text, parsed = None, None
                 break
             tries += attempt_tries
+            endpoint, mode, failovers = reply.endpoint, reply.mode, failovers + reply.failovers
             prompt_tokens += reply.prompt_tokens
             completion_tokens += reply.completion_tokens
             cost += reply.cost_usd
@@ -268,7 +292,8 @@ class Gateway:
                                  "cost_usd": cost})
         record = self._record(request, cached=False, attempts=tries, status=status, prompt_tokens=prompt_tokens,
                               completion_tokens=completion_tokens, cost_usd=cost,
-                              latency_s=time.perf_counter() - started, error=error)
+                              latency_s=time.perf_counter() - started, error=error, endpoint=endpoint,
+                              failovers=failovers, structured_output=mode)
         return LLMResult(text=text, parsed=parsed if status == STATUS_OK else None, record=record,
                          extra={"seeds": seeds, "attempt_statuses": statuses})
 
@@ -289,22 +314,24 @@ class Gateway:
     async def _call_with_retries(self, request: LLMRequest, seed: int | None, *,
                                  starts_request: bool) -> tuple[ProviderReply, int]:
         """One schema attempt: the reply and how many transport tries it took."""
-        tries = 0
         limit = self._limit()
+        sent = {"mode": "", "tries": 0}  # tries: every request sent for this attempt
 
         async def one_try() -> ProviderReply:
-            nonlocal tries
             async with limit:
                 if self._pacer is not None:
                     await self._pacer.acquire()
-                if starts_request and tries == 0 and self.budget is not None:
+                if starts_request and sent["tries"] == 0 and self.budget is not None:
                     # Checked once a slot is held: no new request starts once the cap is reached,
                     # while requests already in flight (their retries included) finish.
                     self.budget.check()
-                tries += 1
-                self.provider_tries += 1
-                async with asyncio.timeout(self.timeout_s):  # also bounds handlers that ignore litellm's
-                    return await call_provider(request, seed, timeout_s=self.timeout_s, api_base=self.api_base)
+                before = sent["tries"]
+                sent["tries"] += 1
+                try:
+                    async with asyncio.timeout(self.timeout_s):  # also bounds handlers that ignore litellm's
+                        return await self._sender.send(request, seed, sent)
+                finally:
+                    self.provider_tries += sent["tries"] - before
 
         try:
             if request.model.startswith(SCRIPTED_PREFIX):
@@ -312,11 +339,21 @@ class Gateway:
                 # set-up (~2 ms of CPU) would dominate a 100,000-agent simulation.
                 reply = await one_try()
             else:
-                retrying = AsyncRetrying(stop=stop_after_attempt(1 + self.max_retries), wait=self._backoff,
-                                         retry=retry_if_exception(is_retryable), reraise=True)
-                reply = await retrying(one_try)
+                # A mode that `auto` moves off is tried again at once, outside the transport retries:
+                # at most once per mode and endpoint.
+                for _ in range(len(MODES) * (len(self.pool.endpoints) if self.pool else 1)):
+                    retrying = AsyncRetrying(stop=stop_after_attempt(1 + self.max_retries), wait=self._backoff,
+                                             retry=retry_if_exception(is_retryable), reraise=True)
+                    try:
+                        reply = await retrying(one_try)
+                        break
+                    except ModeRejected:
+                        continue
+                else:
+                    reply = await one_try()
         except (InputError, BudgetExceeded):
             raise
         except Exception as err:  # every provider failure becomes a recorded status, never a crash
-            raise _TransportFailure(transport_status(err), tries, one_line(err)) from err
-        return reply, tries
+            cause = err.__cause__ if isinstance(err, ModeRejected) and err.__cause__ is not None else err
+            raise _TransportFailure(transport_status(cause), sent["tries"], one_line(cause), sent["mode"]) from err
+        return reply, sent["tries"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import re
 import time
 from typing import Any
 
@@ -17,6 +18,9 @@ _RATE_LIMIT_CLASSES = {"RateLimitError"}
 _SERVER_CLASSES = {"InternalServerError", "ServiceUnavailableError", "BadGatewayError",
                    "APIConnectionError", "ConnectError", "RemoteProtocolError",
                    "APIResponseValidationError"}
+# A request the server's own validation rejected but reported as a 5xx: llama-cpp-python's server
+# answers 500 with pydantic's "1 validation error: ... 'loc': ('body', 'response_format', ...)".
+_REQUEST_VALIDATION = re.compile(r"validation errors?\b.*\(\s*'body'", re.DOTALL)
 # Retry-After values above this are treated as this (a provider asking for an hour stalls a run).
 MAX_RETRY_AFTER_S = 120.0
 
@@ -34,6 +38,8 @@ def transport_status(err: BaseException) -> str:
     """
     names = {cls.__name__ for cls in type(err).__mro__}
     status_code = getattr(err, "status_code", None)
+    if is_request_rejected(err):
+        return STATUS_ERROR
     if names & _TIMEOUT_CLASSES or isinstance(err, asyncio.TimeoutError) or status_code in (408,):
         return STATUS_TIMEOUT
     if names & _RATE_LIMIT_CLASSES or status_code == 429:
@@ -47,6 +53,30 @@ def transport_status(err: BaseException) -> str:
 
 def is_retryable(err: BaseException) -> bool:
     return transport_status(err) != STATUS_ERROR
+
+
+def is_request_rejected(err: BaseException) -> bool:
+    """The server rejected the request itself (a client error): HTTP 4xx other than 408 and 429, or a
+    5xx whose message is the server's validation of the request body (llama-cpp-python's server).
+    Such a request fails the same way on every try, so it is never retried.
+
+    Examples
+    --------
+    >>> class BadRequest(Exception):
+    ...     status_code = 400
+    >>> class Internal(Exception):
+    ...     status_code = 500
+    >>> is_request_rejected(BadRequest()), is_request_rejected(Internal("boom"))
+    (True, False)
+    >>> is_request_rejected(Internal("1 validation error: {'loc': ('body', 'response_format', 'type')}"))
+    True
+    """
+    status_code = getattr(err, "status_code", None)
+    if isinstance(status_code, int) and 400 <= status_code < 500:
+        return status_code not in (408, 429)
+    if isinstance(status_code, int) and status_code >= 500:
+        return bool(_REQUEST_VALIDATION.search(str(err)))
+    return False
 
 
 def _header_sources(err: BaseException) -> list[Any]:

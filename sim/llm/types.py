@@ -14,7 +14,7 @@ from typing import Any
 CALL_RECORD_FIELDS = (
     "call_id", "trial_id", "round", "agent_id", "phase", "model", "request_seed", "prompt_sha256",
     "cached", "attempts", "status", "prompt_tokens", "completion_tokens", "cost_usd", "latency_s",
-    "error",
+    "error", "endpoint", "failovers", "structured_output",
 )
 
 # Terminal statuses of a call.
@@ -102,6 +102,9 @@ class ProviderReply:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     refusal: bool = False
+    endpoint: str = ""          # the api_base that served ("" in-process / provider default)
+    failovers: int = 0          # times the Router moved the request to another endpoint first
+    mode: str = ""              # structured-output mode sent (sim.llm.structured_modes)
 
 
 @dataclass
@@ -124,6 +127,9 @@ class CallRecord:
     cost_usd: float = 0.0
     latency_s: float = 0.0
     error: str = ""
+    endpoint: str = ""
+    failovers: int = 0
+    structured_output: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in CALL_RECORD_FIELDS}
