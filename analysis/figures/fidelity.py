@@ -112,12 +112,16 @@ def fidelity_by_question_figure(fidelity: pd.DataFrame, metric: str = DEFAULT_ME
         value = part["value"].to_numpy(float)
         color = _control_grey(provider) if is_control(provider) else LINE_COLORS[i % len(LINE_COLORS)]
         ax.errorbar(value, part["y"].to_numpy(float),
-                    xerr=[value - part["ci_low"].to_numpy(float), part["ci_high"].to_numpy(float) - value],
+                    # a percentile interval need not contain the observed value (small samples): no negative bar
+                    xerr=[np.clip(value - part["ci_low"].to_numpy(float), 0, None),
+                          np.clip(part["ci_high"].to_numpy(float) - value, 0, None)],
                     fmt=MARKERS[i % len(MARKERS)], color=color, label=provider,
                     markerfacecolor="white" if is_control(provider) else color)
     ax.set_yticks(-np.arange(len(questions), dtype=float), [q[:28] for q in questions])
     ax.set_xlabel(METRIC_UNITS.get(metric, pretty_label(metric)))
-    ax.legend(loc="best", fontsize=6)
+    handles, labels = ax.get_legend_handles_labels()  # above the axes: it never hides a point
+    figure.legend(handles, labels, loc="outside upper center", fontsize=6,
+                  ncols=1 if max(map(len, labels)) > 22 else min(len(labels), 3))
     n_controls = sum(is_control(p) for p in providers)
     caption = (f"Survey fidelity per question: {pretty_label(metric)} between simulated and human answer "
                f"distributions (group: {group}), for {len(providers) - n_controls} simulator(s) and "

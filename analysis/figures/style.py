@@ -50,6 +50,11 @@ RC_PARAMS = {
     "lines.linewidth": 1.2, "lines.markersize": 4, "errorbar.capsize": 2, "pdf.fonttype": 42,
     "savefig.bbox": "tight", "savefig.pad_inches": 0.02,
 }
+# Saved canvases are cut to the drawn artists plus this margin (inches). Figures are built under
+# RC_PARAMS but saved later, outside that context, so the saving code passes the setting itself: a
+# fixed canvas cut every text that constrained layout let run past the figure's edge (an x-axis label
+# centred under axes pushed right by long tick labels, a tick label at the left edge).
+SAVE_PAD_IN = 0.03
 
 
 @dataclass
@@ -71,7 +76,7 @@ class PaperFigure:
     def png_bytes(self) -> bytes:
         """The figure as PNG bytes (for embedding in HTML)."""
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png", dpi=DPI)
+        save_figure(self.figure, buffer, "png")
         return buffer.getvalue()
 
     def save(self, directory: str | Path, formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
@@ -84,7 +89,7 @@ class PaperFigure:
             handle, temp = tempfile.mkstemp(prefix=f".{self.name}-", suffix=f".{fmt}", dir=directory)
             os.close(handle)
             try:
-                self.figure.savefig(temp, format=fmt, dpi=DPI)
+                save_figure(self.figure, temp, fmt)
                 os.replace(temp, target)
             finally:
                 if os.path.exists(temp):
@@ -94,6 +99,22 @@ class PaperFigure:
 
     def close(self) -> None:
         plt.close(self.figure)
+
+
+def save_figure(figure: Figure, target, fmt: str) -> None:
+    """Write ``figure`` to ``target`` (a path or a binary file) as ``fmt``: the one place pvsst saves a figure.
+
+    The canvas is the bounding box of everything drawn plus :data:`SAVE_PAD_IN`, so no text is ever
+    cut at the edge, whatever rcParams are active when the figure is saved.
+
+    Examples
+    --------
+    >>> buffer = io.BytesIO()
+    >>> save_figure(new_figure(), buffer, "png")
+    >>> buffer.getvalue()[:4]
+    b'\\x89PNG'
+    """
+    figure.savefig(target, format=fmt, dpi=DPI, bbox_inches="tight", pad_inches=SAVE_PAD_IN)
 
 
 def in_style(function: Callable[..., PaperFigure]) -> Callable[..., PaperFigure]:

@@ -143,7 +143,7 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
     network_arm = next((c.treatment for c in plan.contrasts if primary and c.name == primary.contrast), None)
     plans = list(run_figures(data, tables, pairs, plan.primary_metric, network_arm, draws=settings.bootstrap_draws,
                              seed=settings.bootstrap_seed, analysis_dir=run_dir / "analysis"))
-    figures, notes = _draw(plans, step)
+    figures, notes = draw_figures(plans, step)
     if computed:
         notes.insert(0, f"`{run_dir / 'analysis'}` was missing, so this report computed it first")
     audits = run_audits(manifest, outcomes, data.trials, data.llm_calls, data.exposures,
@@ -180,7 +180,7 @@ def build_table_report(table_path: str | Path, out_dir: str | Path, *, formats: 
     contrasts = analysis.frame
     plans = list(table_figures(table, contrasts, metrics, plan.primary_metric, draws=plan.settings.bootstrap_draws,
                                seed=plan.settings.bootstrap_seed))
-    figures, notes = _draw(plans, step)
+    figures, notes = draw_figures(plans, step)
     markdown = table_markdown(Path(table_path), table, plan, contrasts, headline, analysis.excluded_blocks,
                               figures, notes, figure_formats)
     step("writing")
@@ -190,7 +190,7 @@ def build_table_report(table_path: str | Path, out_dir: str | Path, *, formats: 
     return ReportResult(Path(out_dir), files, figures, [], notes)
 
 
-def _draw(plans: Iterable[FigurePlan], step: Callable[[str], None]) -> tuple[list[tuple[str, PaperFigure]], list[str]]:
+def draw_figures(plans: Iterable[FigurePlan], step: Callable[[str], None]) -> tuple[list[tuple[str, PaperFigure]], list[str]]:
     figures, notes = [], []
     for plan in plans:
         try:
@@ -211,7 +211,7 @@ def _power_notes(verdicts: Sequence[HypothesisVerdict]) -> list[str]:
             "estimates as a demonstration of the pipeline, not as findings"]
 
 
-def _figure_markdown(figures: Sequence[tuple[str, PaperFigure]], figure_formats: Sequence[str]) -> str:
+def figure_markdown(figures: Sequence[tuple[str, PaperFigure]], figure_formats: Sequence[str]) -> str:
     parts, section = [], None
     ext = "png" if "png" in figure_formats else figure_formats[0]
     for number, (heading, figure) in enumerate(figures, 1):
@@ -268,7 +268,7 @@ def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: s
               _settings_note(plan), "",
               "### All contrasts and metrics (overall)", "", overall_contrasts_markdown(tables["contrasts"]), "",
               "Per-stratum rows (by model, by topic): `analysis/contrasts.csv`.", "",
-              "### Figures", "", _figure_markdown(figures, figure_formats), "",
+              "### Figures", "", figure_markdown(figures, figure_formats), "",
               "## 3. Deviations from the preregistration", "",
               deviations_markdown(deviations, frozen_sha, current_sha), "", "## 4. Audits", ""]
     for audit in audits:
@@ -334,7 +334,7 @@ def table_markdown(table_path: Path, table: pd.DataFrame, plan: RunPlan, contras
         lines += [f"{len(excluded)} block x contrast x metric rows were excluded as incomplete.", ""]
     if notes:
         lines += ["Notes:", "", bullet_list(notes), ""]
-    lines += ["## Figures", "", _figure_markdown(figures, figure_formats), ""]
+    lines += ["## Figures", "", figure_markdown(figures, figure_formats), ""]
     return "\n".join(lines)
 
 

@@ -9,9 +9,14 @@ Reads only the run store written by ``pvsst survey run``::
     RUN/units/<unit>/responses.parquet   (complete units only: DONE)
 
 and writes ``RUN/analysis/fidelity.csv``: one row per model x condition x question x group x metric,
-columns ``model, provider, condition, question, group, metric, value, ci_low, ci_high`` (``model``: the
-language model or reference control that answered; ``provider``: the same string, the column's name
-in tables written before several models could share a run). ``group`` is ``all``
+columns ``model, provider, condition, elicitation, question, group, metric, value, ci_low, ci_high``
+(``model``: the language model or reference control that answered; ``provider``: the same string, the
+column's name in tables written before several models could share a run). ``elicitation`` names how
+the condition's answers were obtained (``sample``: sampled answers, a persona's unit is its answer
+counts; ``logprobs`` / ``verbalized``: one distribution per persona x question, the unit is that
+distribution over the substantive codes, renormalised; the population distribution is then the
+(weighted) mean of the personas' distributions). Runs from before the column read as ``sample``.
+``group`` is ``all``
 (whole population), ``axis=level`` (one group) or ``axis`` (between-group measures eta2_human,
 eta2_model, delta_eta2). ``kl_noise_floor`` is KL(human || a resample of the human answers as large
 as the model's): what a perfect simulator scores from sampling noise alone; its interval is the noise
@@ -47,7 +52,9 @@ from analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, distribution
                                kl_divergence, percentile_interval, resample_index)
 from analysis.survey.data import GROUP_PREFIX
 
-FIDELITY_COLUMNS = ("model", "provider", "condition", "question", "group", "metric", "value", "ci_low", "ci_high")
+FIDELITY_COLUMNS = ("model", "provider", "condition", "elicitation", "question", "group", "metric", "value",
+                    "ci_low", "ci_high")
+DISTRIBUTION_METHODS = ("logprobs", "verbalized")
 SCORING_FILE = "scoring.json"
 
 
@@ -210,8 +217,11 @@ def human_units(human: pd.DataFrame, scale: QuestionScale, axes: list[str]) -> U
 
 def model_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: QuestionScale,
                 axes: list[str]) -> UnitAnswers:
-    """One unit per persona with at least one substantive answer: counts over its samples, times the
-    persona's survey weight (1 when ``personas`` has no ``weight`` column)."""
+    """One unit per persona with at least one substantive answer: counts over its samples (sampled
+    answers) or its distribution over the substantive codes, renormalised (distribution methods), times
+    the persona's survey weight (1 when ``personas`` has no ``weight`` column)."""
+    if "probabilities" in responses and responses["elicitation"].isin(DISTRIBUTION_METHODS).any():
+        return _distribution_units(responses, personas, scale, axes)
     valid = responses[responses["parse_ok"] & responses["answer"].isin(scale.codes)]
     table = pd.crosstab(valid["persona_id"], pd.Categorical(valid["answer"], categories=list(scale.codes)),
                         dropna=False)
@@ -220,6 +230,27 @@ def model_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: Question
     weights = groups["weight"].to_numpy(dtype=float) if "weight" in groups else np.ones(len(table))
     return UnitAnswers(table.to_numpy(dtype=float) * weights[:, None],
                        {a: groups[GROUP_PREFIX + a].to_numpy(dtype=object) for a in axes})
+
+
+def substantive_distributions(responses: pd.DataFrame, scale: QuestionScale) -> pd.DataFrame:
+    """(persona x code) probabilities of the parsed distribution replies, and ``substantive`` = their
+    mass on the substantive codes (the rest is the non-substantive option's)."""
+    valid = responses[responses["parse_ok"] & responses["probabilities"].notna()]
+    frame = pd.DataFrame([json.loads(text) for text in valid["probabilities"]], index=valid["persona_id"].astype(str))
+    frame = frame.reindex(columns=list(scale.codes), fill_value=0.0).fillna(0.0)
+    frame = frame.groupby(level=0, sort=True).mean()
+    frame["substantive"] = frame.sum(axis=1)
+    return frame
+
+
+def _distribution_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: QuestionScale,
+                        axes: list[str]) -> UnitAnswers:
+    frame = substantive_distributions(responses, scale)
+    frame = frame[frame["substantive"] > 0]
+    counts = frame[list(scale.codes)].to_numpy(dtype=float) / frame["substantive"].to_numpy(dtype=float)[:, None]
+    groups = personas.assign(persona_id=personas["persona_id"].astype(str)).set_index("persona_id").reindex(frame.index)
+    weights = groups["weight"].to_numpy(dtype=float) if "weight" in groups else np.ones(len(frame))
+    return UnitAnswers(counts * weights[:, None], {a: groups[GROUP_PREFIX + a].to_numpy(dtype=object) for a in axes})
 
 
 def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFrame:
@@ -236,10 +267,13 @@ def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFr
     human = pd.read_parquet(run_dir / "human.parquet")
     personas = pd.read_parquet(run_dir / "personas.parquet")
     responses = read_responses(run_dir)
+    if "elicitation" not in responses:
+        responses["elicitation"] = "sample"
     rows: list[dict] = []
     humans = [human_units(human, scale, axes) for scale in scales]
     memos: list[dict] = [{} for _ in scales]
-    for (provider, condition), part in responses.groupby(["provider", "condition"], sort=False):
+    for (provider, condition, method), part in responses.groupby(["provider", "condition", "elicitation"],
+                                                                 sort=False):
         for index, scale in enumerate(scales):
             asked = part[part["question"] == scale.question]
             if asked.empty:
@@ -248,15 +282,20 @@ def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFr
             scored = score_question(scale, humans[index], model, settings, index, memos[index])
             n_calls = len(asked)
             answered = asked["parse_ok"] & asked["answer"].isin(scale.codes)
+            n_model, nonsubstantive = float(answered.sum()), (asked["parse_ok"] & ~answered).mean() if n_calls else np.nan
+            if method in DISTRIBUTION_METHODS:  # personas with a substantive distribution; the mean other mass
+                mass = substantive_distributions(asked, scale)["substantive"]
+                n_model, nonsubstantive = float((mass > 0).sum()), float((1 - mass).mean()) if len(mass) else np.nan
             scored += [
                 {"question": scale.question, "group": "all", "metric": metric, "value": value,
                  "ci_low": np.nan, "ci_high": np.nan}
                 for metric, value in (
                     ("n_human", float(human[scale.question].isin(scale.codes).sum())),
-                    ("n_model", float(answered.sum())),
+                    ("n_model", n_model),
                     ("parse_failure_rate", float((~asked["parse_ok"]).mean()) if n_calls else np.nan),
-                    ("nonsubstantive_share", float((asked["parse_ok"] & ~answered).mean()) if n_calls else np.nan))]
-            rows += [{"model": provider, "provider": provider, "condition": condition, **row} for row in scored]
+                    ("nonsubstantive_share", float(nonsubstantive)))]
+            rows += [{"model": provider, "provider": provider, "condition": condition, "elicitation": method, **row}
+                     for row in scored]
     return pd.DataFrame(rows, columns=list(FIDELITY_COLUMNS))
 
 
@@ -274,7 +313,7 @@ def write_fidelity(table: pd.DataFrame, run_dir: str | Path) -> Path:
 def question_summary(table: pd.DataFrame) -> pd.DataFrame:
     """One row per question x model x condition: the whole-population metrics, the noise band of
     KL(human||model), and the mean |delta eta^2| over grouping axes."""
-    keys = ["question", "model", "condition"]
+    keys = ["question", "model", "condition"] + (["elicitation"] if "elicitation" in table else [])
     overall = table[table["group"] == "all"].pivot_table(index=keys, columns="metric", values="value", sort=False)
     noise = table[(table["group"] == "all") & (table["metric"] == "kl_noise_floor")]
     noise = noise.set_index(keys)["ci_high"].rename("kl_noise_high")

@@ -1,5 +1,8 @@
 """``pvsst report``: paper figures and the preregistration report of a run (or of a published table).
 
+A survey run (``RUN/survey.json``, written by ``pvsst survey run``) gets the survey report of
+:mod:`analysis.report.survey`: answer shares, a Jensen-Shannon heatmap, subgroup gaps, definitions.
+
 ``pvsst report RUN [--format md,html] [--figures png,pdf]`` writes ``RUN/report/`` (computing
 ``RUN/analysis/`` first when it is missing); ``pvsst report --from-table TABLE.csv [--out DIR]`` reports a
 published per-trial table such as PV-SST's core panel. See :mod:`analysis.report.build`.
@@ -16,7 +19,7 @@ from personas.errors import InputError
 
 
 def report_command(
-    run: Path = typer.Argument(None, help="A run directory (with manifest.json and trials/)."),
+    run: Path = typer.Argument(None, help="A run directory (an experiment run with trials/, or a survey run)."),
     formats: str = typer.Option("md,html", "--format", help="Report formats, comma-separated: md, html."),
     figures: str = typer.Option("png,pdf", "--figures", help="Figure formats, comma-separated: png, pdf."),
     from_table: Path = typer.Option(None, "--from-table",
@@ -28,6 +31,7 @@ def report_command(
     """Write figures and a Markdown + self-contained HTML report (plan beside results, audits)."""
     from analysis.figures.style import FIGURE_FORMATS
     from analysis.report.build import REPORT_FORMATS, build_run_report, build_table_report, parse_formats
+    from analysis.report.survey import build_survey_report, is_survey_run
 
     if (run is None) == (from_table is None):
         raise InputError("pvsst report", "RUN", "give a run directory or --from-table TABLE (exactly one)")
@@ -47,6 +51,8 @@ def report_command(
             target = out or Path(f"{from_table.stem}_report")
             result = build_table_report(from_table, target, formats=report_formats, figure_formats=figure_formats,
                                         progress=advance)
+        elif is_survey_run(run):
+            result = build_survey_report(run, formats=report_formats, figure_formats=figure_formats, progress=advance)
         else:
             result = build_run_report(run, formats=report_formats, figure_formats=figure_formats,
                                       homophily_replicates=homophily_replicates, progress=advance)

@@ -23,6 +23,7 @@ def run(
     workers: Optional[int] = typer.Option(None, "--workers", help="Units in parallel (processes)."),
     replay_only: bool = typer.Option(False, "--replay-only", help="Serve every call from the run's cache; a miss stops the run (exit 4)."),
     deviation: Optional[str] = typer.Option(None, "--deviation", help="Run a changed or unfrozen instrument; the text is recorded in the manifest."),
+    elicitation: Optional[str] = typer.Option(None, "--elicitation", help="sample, logprobs or verbalized for every condition (default: each condition's own)."),
 ) -> None:
     """Ask every persona every question under every condition (every model), plus the reference controls.
 
@@ -36,8 +37,12 @@ def run(
         from personas.errors import InputError
 
         raise InputError("--personas", personas, "must be respondents or census")
+    if elicitation is not None and elicitation not in ("sample", "logprobs", "verbalized"):
+        from personas.errors import InputError
+
+        raise InputError("--elicitation", elicitation, "must be sample, logprobs or verbalized")
     summary = run_survey(survey, out, model=model or None, personas=personas, n=n, seed=seed, workers=workers,
-                         replay_only=replay_only, deviation=deviation)
+                         replay_only=replay_only, deviation=deviation, elicitation=elicitation)
     console = Console()
     for failure in summary.failures[:10]:
         console.print(f"[red]failed[/red] {failure}", highlight=False, soft_wrap=True)
@@ -64,7 +69,8 @@ def score(
     summary = question_summary(table)
     view = Table(title=f"Distributional fidelity (KL with smoothing; noise = 95% band of a perfect simulator) -> {path}")
     for column in summary.columns:
-        view.add_column(column, justify="left" if column in ("question", "model", "condition") else "right")
+        view.add_column(column, justify="left" if column in ("question", "model", "condition", "elicitation")
+                        else "right")
     for row in summary.itertuples(index=False):
         view.add_row(*[str(v) if isinstance(v, str) else _cell(float(v)) for v in row])
     Console(width=200).print(view)

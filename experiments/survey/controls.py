@@ -10,6 +10,11 @@ They give every fidelity number a yardstick (no language model involved):
   structure, so its delta eta^2 is minus the human eta^2.
 - ``uniform`` draws uniformly from the reply schema's answer codes: maximal entropy.
 
+Asked for a distribution (``logprobs`` elicitation: the request's ``option_scoring``; ``verbalized``:
+a ``probabilities`` reply schema) they reply with the distribution their draws come from: the oracle
+a point mass on the respondent's answer, the marginal the (weighted) marginal, the uniform control
+the uniform distribution, so the yardsticks stay comparable under every elicitation method.
+
 A survey prompt for a scripted model ends with one machine-readable line (:func:`reference_line`)::
 
     SURVEY-REFERENCE {"source": "stevedata/gss_spending", "id_column": "id", "respondent": "17", ...}
@@ -38,6 +43,7 @@ from functools import lru_cache
 import numpy as np
 
 from personas.respondents import canonical_value, canonical_values
+from sim.llm.option_probabilities import PROBABILITIES, distribution_reply
 from sim.llm.providers.scripted import last_user_message, prompt_word_count, request_rng
 from sim.llm.types import LLMRequest, ProviderReply
 
@@ -101,6 +107,21 @@ def _answer_reply(request: LLMRequest, code: str | None) -> ProviderReply:
     return ProviderReply(text=text, prompt_tokens=prompt_word_count(request), completion_tokens=2)
 
 
+def distribution_codes(request: LLMRequest) -> list[str] | None:
+    """The codes a distribution request asks about (``None`` for a request of one sampled answer)."""
+    if request.option_scoring is not None:
+        return list(request.option_scoring)
+    wanted = ((request.schema or {}).get("properties", {})).get(PROBABILITIES)
+    return list(wanted.get("required") or wanted.get("properties") or []) if isinstance(wanted, dict) else None
+
+
+def _distribution_reply(request: LLMRequest, codes: list[str], probabilities: dict[str, float] | None) -> ProviderReply:
+    if probabilities is None:
+        return ProviderReply(text="", prompt_tokens=prompt_word_count(request), refusal=True)
+    text = distribution_reply({code: float(probabilities.get(code, 0.0)) for code in codes})
+    return ProviderReply(text=text, prompt_tokens=prompt_word_count(request), completion_tokens=len(codes))
+
+
 def _require_reference(request: LLMRequest, name: str) -> dict:
     reference = read_reference(request)
     if reference is None:
@@ -112,22 +133,31 @@ class OracleProvider:
     """``scripted/oracle``: the named respondent's real answer (refuses where there is none)."""
 
     name = "oracle"
+    returns_distributions = True
 
     def reply(self, request: LLMRequest) -> ProviderReply:
         ref = _require_reference(request, self.name)
         raw = _answers_by_respondent(_data_key(ref), ref["id_column"], ref["column"]).get(canonical_value(ref["respondent"]))
-        return _answer_reply(request, ref["values"].get(raw) if raw is not None else None)
+        code = ref["values"].get(raw) if raw is not None else None
+        codes = distribution_codes(request)
+        if codes is not None:
+            return _distribution_reply(request, codes, None if code is None else {code: 1.0})
+        return _answer_reply(request, code)
 
 
 class MarginalProvider:
     """``scripted/marginal``: a draw from the question's (weighted) population marginal."""
 
     name = "marginal"
+    returns_distributions = True
 
     def reply(self, request: LLMRequest) -> ProviderReply:
         ref = _require_reference(request, self.name)
         codes, probabilities = _marginal(_data_key(ref), ref["column"], ref.get("weight"),
                                          json.dumps(ref["values"], sort_keys=True))
+        asked = distribution_codes(request)
+        if asked is not None:
+            return _distribution_reply(request, asked, dict(zip(codes, probabilities.tolist())))
         return _answer_reply(request, codes[int(request_rng(request).choice(len(codes), p=probabilities))])
 
 
@@ -135,8 +165,12 @@ class UniformProvider:
     """``scripted/uniform``: a uniform draw over the reply schema's answer codes."""
 
     name = "uniform"
+    returns_distributions = True
 
     def reply(self, request: LLMRequest) -> ProviderReply:
+        asked = distribution_codes(request)
+        if asked is not None:
+            return _distribution_reply(request, asked, {code: 1.0 / len(asked) for code in asked})
         answer = ((request.schema or {}).get("properties", {})).get("answer", {})
         codes = answer.get("enum")
         if not codes:

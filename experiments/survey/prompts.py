@@ -1,5 +1,6 @@
 """Survey prompts: the versioned templates ``sim/prompts/survey_{system,question}_v1.txt``, the reply
-schema (an enum of option codes) and the seed of every request.
+schema (an enum of option codes; for ``verbalized`` conditions a probability per code, with the
+``survey_{system,question}_verbalized_v1.txt`` templates) and the seed of every request.
 
 A prompt for a scripted model (the reference controls) ends with the machine-readable
 ``SURVEY-REFERENCE`` line of :mod:`experiments.survey.controls`; language models never see it.
@@ -85,7 +86,7 @@ def question_prompt(spec: SurveySpec, question: QuestionSpec, condition: Conditi
     if spec.non_substantive.policy == "offered":
         lines.append(f"- {spec.non_substantive.code}: {spec.non_substantive.label}")
     return _render(
-        "question", spec.prompt_version,
+        "question_verbalized" if condition.elicitation == "verbalized" else "question", spec.prompt_version,
         persona_block=f"Answer as this person would:\n{card}\n\n" if card else "",
         preamble_block=f"{spec.preamble}\n\n" if spec.preamble else "",
         wording=question.wording,
@@ -95,8 +96,10 @@ def question_prompt(spec: SurveySpec, question: QuestionSpec, condition: Conditi
     )
 
 
-def system_prompt(spec: SurveySpec) -> str:
-    return _render("system", spec.prompt_version)
+def system_prompt(spec: SurveySpec, condition: ConditionSpec | None = None) -> str:
+    """The system message; a ``verbalized`` condition asks for a probability per option instead of one code."""
+    verbalized = condition is not None and condition.elicitation == "verbalized"
+    return _render("system_verbalized" if verbalized else "system", spec.prompt_version)
 
 
 def survey_request_seed(run_seed: int, condition: str, persona_id: str, question: str, sample: int) -> int:

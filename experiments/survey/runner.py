@@ -52,6 +52,7 @@ from experiments.survey.spec import (ConditionSpec, SurveySpec, canonical_survey
                                      survey_sha256, with_overrides)
 from experiments.survey.controls import reference_line
 from sim.llm.prompt_table import prompt_table
+from sim.llm.option_probabilities import PROBABILITIES, distribution_schema, logprobs_problem, renormalise
 from sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
 from experiments.run.store import is_complete, write_table, write_table_directory
 
@@ -60,9 +61,10 @@ SURVEY_FILE = "survey.json"
 SCORING_FILE = "scoring.json"
 REFERENCE_CONDITION = "reference"
 EXIT_REPLAY_MISS = 4
-RESPONSE_COLUMNS = ("unit_id", "provider", "condition", "persona_id", "reference_respondent_id", "question",
-                    "sample", "answer", "parse_ok", "status", "call_id", "request_seed", "cached", "attempts",
-                    "latency_s", "option_order", "prompt_sha256")
+RESPONSE_COLUMNS = ("unit_id", "provider", "condition", "elicitation", "persona_id", "reference_respondent_id",
+                    "question", "sample", "answer", "probabilities", "parse_ok", "status", "call_id",
+                    "request_seed", "cached", "attempts", "latency_s", "option_order", "prompt_sha256")
+DISTRIBUTION_METHODS = ("logprobs", "verbalized")
 
 
 @dataclass(frozen=True)
@@ -108,10 +110,28 @@ class SurveyRunSummary(RunSummary):
 
 # -- units ---------------------------------------------------------------------------------------
 
+def reference_conditions(spec: SurveySpec) -> list[ConditionSpec]:
+    """The controls' conditions: ``reference`` (sampled answers), plus ``reference_<method>`` for each
+    other elicitation method a condition uses, so every method has its yardsticks."""
+    methods = dict.fromkeys(["sample"] if any(c.elicitation == "sample" for c in spec.conditions) else [])
+    methods.update(dict.fromkeys(c.elicitation for c in spec.conditions))
+    return [ConditionSpec(id=REFERENCE_CONDITION if m == "sample" else f"{REFERENCE_CONDITION}_{m}", elicitation=m)
+            for m in methods]
+
+
+def condition_by_id(spec: SurveySpec, condition_id: str) -> ConditionSpec:
+    """The condition ``condition_id`` of the spec, or one of the controls' reference conditions."""
+    for condition in [*spec.conditions, *reference_conditions(spec)]:
+        if condition.id == condition_id:
+            return condition
+    return ConditionSpec(id=condition_id)
+
+
 def provider_conditions(spec: SurveySpec) -> list[tuple[str, ConditionSpec]]:
-    """(model, condition) pairs: every model under every condition, then each control under ``reference``."""
+    """(model, condition) pairs: every model under every condition, then each control under each
+    reference condition (:func:`reference_conditions`)."""
     pairs = [(model, condition) for model in spec.asked_models for condition in spec.conditions]
-    pairs += [(f"scripted/{name}", ConditionSpec(id=REFERENCE_CONDITION)) for name in spec.controls
+    pairs += [(f"scripted/{name}", reference) for reference in reference_conditions(spec) for name in spec.controls
               if f"scripted/{name}" not in spec.asked_models]
     return pairs
 
@@ -126,13 +146,21 @@ def plan_units(spec: SurveySpec, persona_ids: list[str]) -> list[SurveyUnit]:
 def unit_requests(spec: SurveySpec, unit: SurveyUnit,
                   personas: pd.DataFrame) -> list[tuple[LLMRequest, tuple[str, ...]]]:
     """Every request of a unit (persona x question x sample, in that order) with the option codes in
-    the order its prompt lists them."""
-    condition = ({c.id: c for c in spec.conditions}.get(unit.condition) or ConditionSpec(id=unit.condition))
+    the order its prompt lists them.
+
+    ``sample``: ``samples_per_persona`` requests per persona x question. ``logprobs``: one request that
+    scores the reply codes (``option_scoring``) at temperature 0 (a served model's answer path; the
+    scores are the model's own probabilities). ``verbalized``: one request for a probability per code,
+    with room for the JSON (``max_tokens`` at least 24 + 12 per code).
+    """
+    condition = condition_by_id(spec, unit.condition)
     scripted = unit.provider.startswith("scripted/")
     temperature = condition.temperature if condition.temperature is not None else spec.sampling.temperature
+    method = condition.elicitation
+    samples = spec.sampling.samples_per_persona if method == "sample" else 1
     by_id = personas.set_index("persona_id")
     values = {a.question: a.values for a in answer_columns(spec)}
-    system = {"role": "system", "content": system_prompt(spec)}
+    system = {"role": "system", "content": system_prompt(spec, condition)}
     read = [q.column for q in spec.questions] + [spec.data.respondent_id] + ([spec.data.weight] if spec.data.weight else [])
     recipe = None if spec.data.plain_rdataset(read) else spec.data.recipe()
     requests = []
@@ -147,10 +175,15 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
                                            values[question.id], spec.data.weight, recipe)
             order = option_order(spec, question, persona_id)
             user = {"role": "user", "content": question_prompt(spec, question, condition, card, reference, order)}
-            for sample in range(spec.sampling.samples_per_persona):
+            codes = spec.reply_codes(question)
+            shape = {"schema": answer_schema(codes), "temperature": temperature, "max_tokens": spec.sampling.max_tokens}
+            if method == "logprobs":
+                shape.update(option_scoring=codes, temperature=0.0)
+            elif method == "verbalized":
+                shape.update(schema=distribution_schema(codes), max_tokens=max(spec.sampling.max_tokens, 24 + 12 * len(codes)))
+            for sample in range(samples):
                 requests.append((LLMRequest(
-                    model=unit.provider, messages=(system, user), schema=answer_schema(spec.reply_codes(question)),
-                    temperature=temperature, max_tokens=spec.sampling.max_tokens,
+                    model=unit.provider, messages=(system, user), **shape,
                     seed=survey_request_seed(spec.seed, unit.condition, persona_id, question.id, sample),
                     trial_id=unit.unit_id, round=sample, agent_id=persona_id, phase=question.id), order))
     return requests
@@ -186,14 +219,16 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
         return UnitOutcome(unit.unit_id, "replay_miss", str(err))
     gateway.drain_records()
     references = personas.set_index("persona_id")
+    method = condition_by_id(spec, unit.condition).elicitation
     rows = []
     for request, order, result in zip(requests, orders, results):
-        answer = result.parsed.get("answer") if result.ok and isinstance(result.parsed, dict) else None
+        answer, probabilities = reply_answer(result.parsed if result.ok else None, method)
         record = result.record
         rows.append({"unit_id": unit.unit_id, "provider": unit.provider, "condition": unit.condition,
-                     "persona_id": request.agent_id, "reference_respondent_id": str(references.at[request.agent_id, REFERENCE_PREFIX + request.phase]),
+                     "elicitation": method, "persona_id": request.agent_id,
+                     "reference_respondent_id": str(references.at[request.agent_id, REFERENCE_PREFIX + request.phase]),
                      "question": request.phase, "sample": request.round, "answer": answer,
-                     "parse_ok": answer is not None, "status": record.status, "call_id": record.call_id,
+                     "probabilities": probabilities, "parse_ok": answer is not None, "status": record.status, "call_id": record.call_id,
                      "request_seed": request.seed, "cached": record.cached, "attempts": record.attempts,
                      "latency_s": record.latency_s,
                      "option_order": "|".join(order), "prompt_sha256": request.prompt_sha256()})
@@ -203,6 +238,31 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
                                                    "prompts": prompt_table(requests)})
     return UnitOutcome(unit.unit_id, "done", calls=len(results), cache_hits=int(calls["cached"].sum()),
                        parse_failures=int((~responses["parse_ok"]).sum()), elapsed_s=time.perf_counter() - started)
+
+
+def reply_answer(parsed, method: str) -> tuple[str | None, str | None]:
+    """(answer, probabilities JSON) of a parsed reply: a sampled answer, or for a distribution method
+    the renormalised distribution and its modal code (``None, None`` when the reply is unusable, e.g.
+    a verbalized distribution of zeros).
+
+    Examples
+    --------
+    >>> reply_answer({"answer": "yes"}, "sample")
+    ('yes', None)
+    >>> reply_answer({"probabilities": {"yes": 0.125, "no": 0.375}}, "verbalized")
+    ('no', '{"yes": 0.25, "no": 0.75}')
+    >>> reply_answer({"probabilities": {"yes": 0.0, "no": 0.0}}, "verbalized")
+    (None, None)
+    """
+    if not isinstance(parsed, dict):
+        return None, None
+    if method not in DISTRIBUTION_METHODS:
+        return parsed.get("answer"), None
+    try:
+        distribution = renormalise(parsed.get(PROBABILITIES) or {})
+    except ValueError:
+        return None, None
+    return max(distribution, key=distribution.get), json.dumps(distribution)
 
 
 def _guarded(task: SurveyUnitTask) -> UnitOutcome:
@@ -293,19 +353,21 @@ def data_sha256(spec: SurveySpec) -> str | None:
 def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[str] | None = None,
                personas: str | None = None, n: int | None = None, seed: int | None = None,
                workers: int | None = None, replay_only: bool = False, deviation: str | None = None,
-               progress: bool = True) -> SurveyRunSummary:
+               progress: bool = True, elicitation: str | None = None) -> SurveyRunSummary:
     """Run (or resume) a frozen survey instrument into ``run_dir``; see the module docstring."""
     spec_path, run_dir = Path(spec_path), Path(run_dir)
     file_spec = load_survey(spec_path)
-    spec = with_overrides(file_spec, model=model or None, personas=personas, n=n, seed=seed)
+    spec = with_overrides(file_spec, model=model or None, personas=personas, n=n, seed=seed, elicitation=elicitation)
     from sim.llm.providers.registry import ensure_runnable
 
     for name in spec.asked_models:
         ensure_runnable(name)
+    check_elicitation(spec)
     if workers is not None and workers < 1:
         raise InputError("--workers", str(workers), "must be >= 1")
     deviations, frozen_sha256 = _deviations(spec_path, file_spec, spec, deviation,
-                                            {"model": model or None, "personas": personas, "n": n, "seed": seed})
+                                            {"model": model or None, "personas": personas, "n": n, "seed": seed,
+                                             "elicitation": elicitation})
     persona_frame = prepare_run(spec, run_dir)
     units = plan_units(spec, persona_frame["persona_id"].astype(str).tolist())
     manifest = RunManifest.load(run_dir) or RunManifest.create(run_dir, survey_id=spec.id,
@@ -356,6 +418,14 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     manifest.data["runs"][-1].update(finished_at=utc_now(), summary=summary.line())
     manifest.save()
     return summary
+
+
+def check_elicitation(spec: SurveySpec) -> None:
+    """Refuse, before any call, a ``logprobs`` condition whose model returns no log-probabilities."""
+    for condition in spec.conditions:
+        for model in spec.asked_models if condition.elicitation == "logprobs" else ():
+            if problem := logprobs_problem(model):
+                raise InputError(f"conditions[{condition.id}].elicitation", "logprobs", f"{model}: {problem}")
 
 
 def _account(summary: SurveyRunSummary, outcome: UnitOutcome) -> None:

@@ -44,6 +44,12 @@ CONDITION_PRESETS: dict[str, dict] = {
     "persona_label": {"id": "persona_label", "persona_card": "label"},
     "high_temperature": {"id": "high_temperature", "temperature": 1.5},
     "diversity": {"id": "diversity", "diversity_request": True},
+    "direct_logprobs": {"id": "direct_logprobs", "elicitation": "logprobs"},
+    "persona_profile_logprobs": {"id": "persona_profile_logprobs", "persona_card": "profile",
+                                 "elicitation": "logprobs"},
+    "direct_verbalized": {"id": "direct_verbalized", "elicitation": "verbalized"},
+    "persona_profile_verbalized": {"id": "persona_profile_verbalized", "persona_card": "profile",
+                                   "elicitation": "verbalized"},
 }
 
 
@@ -179,11 +185,23 @@ class PersonaSourceSpec(StrictModel):
     id_prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")] | None = None
 
 
+ELICITATIONS = ("sample", "logprobs", "verbalized")
+
+
 class ConditionSpec(StrictModel):
+    """A conditioning style and how its answers are elicited.
+
+    ``elicitation``: ``sample`` (one sampled answer per call, ``samples_per_persona`` calls),
+    ``logprobs`` (one call per persona x question: the normalised probability of each option's tokens
+    as the answer; embedded model, scripted controls, or a litellm provider with top log-probabilities)
+    or ``verbalized`` (one call: the model states a probability per option as JSON, renormalised).
+    """
+
     id: Identifier
     persona_card: Literal["profile", "backstory", "label"] | None = None
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     diversity_request: bool = False
+    elicitation: Literal["sample", "logprobs", "verbalized"] = "sample"
 
 
 class SamplingSpec(StrictModel):
@@ -296,8 +314,9 @@ def load_survey(path: str | Path) -> SurveySpec:
 
 
 def with_overrides(spec: SurveySpec, *, model: str | list[str] | None = None, personas: str | None = None,
-                   n: int | None = None, seed: int | None = None) -> SurveySpec:
-    """The spec with the command-line overrides applied (validated again); ``model`` may name several.
+                   n: int | None = None, seed: int | None = None, elicitation: str | None = None) -> SurveySpec:
+    """The spec with the command-line overrides applied (validated again); ``model`` may name several;
+    ``elicitation`` sets every condition's.
 
     Examples
     --------
@@ -323,6 +342,9 @@ def with_overrides(spec: SurveySpec, *, model: str | list[str] | None = None, pe
         data["personas"]["n"] = n
     if seed is not None:
         data["seed"] = seed
+    if elicitation is not None:  # every condition elicits its answers this way
+        for condition in data["conditions"]:
+            condition["elicitation"] = elicitation
     return _validate(data, "command line")
 
 
@@ -352,6 +374,9 @@ def canonical_survey(spec: SurveySpec) -> dict:
             parent = parent[key]
         if parent.get(path[-1], default) == default:
             parent.pop(path[-1], None)
+    for condition in data["conditions"]:  # likewise a condition's elicitation while it is "sample"
+        if condition.get("elicitation") == "sample":
+            del condition["elicitation"]
     return data
 
 

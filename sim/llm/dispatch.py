@@ -83,6 +83,8 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
     'hello'
     """
     prefix, name = split_model(request.model)
+    if request.option_scoring is not None and prefix != "scripted":
+        return await _score_options(request, seed, timeout_s=timeout_s, api_base=api_base)
     if prefix == "scripted":
         # In-process: litellm would add ~3 ms of CPU per call to a reply that takes microseconds.
         return load_scripted_provider(name).reply(dataclasses.replace(request, seed=seed))
@@ -119,3 +121,47 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
     response = await litellm.acompletion(**kwargs)
     return reply_from_response(litellm, response, endpoint=(api_base or "") if prefix != "embedded" else "",
                                mode=mode if request.schema is not None else "")
+
+
+async def _score_options(request: LLMRequest, seed: int | None, *, timeout_s: float,
+                         api_base: str | None) -> ProviderReply:
+    """An option-scoring request (``logprobs`` elicitation): the reply text is the distribution's JSON.
+
+    The embedded model scores every option in-process (llama.cpp); a litellm provider answers once with
+    ``logprobs=True, top_logprobs=20`` and the options are read off the answer's tokens.
+    """
+    import asyncio
+
+    from sim.llm.option_probabilities import (TOP_LOGPROBS, distribution_from_top_logprobs, distribution_reply,
+                                              from_logprobs)
+
+    prefix, name = split_model(request.model)
+    codes = list(request.option_scoring or ())
+    if prefix == "embedded":
+        from sim.llm.providers import embedded
+
+        out = await asyncio.to_thread(embedded.option_logprobs, name, [dict(m) for m in request.messages], codes)
+        return ProviderReply(text=distribution_reply(from_logprobs(out["logprobs"])),
+                             prompt_tokens=out["prompt_tokens"], completion_tokens=out["completion_tokens"])
+    litellm = import_litellm()
+    kwargs: dict[str, Any] = {
+        "model": request.model, "messages": [dict(m) for m in request.messages],
+        "temperature": request.temperature, "max_tokens": request.max_tokens, "timeout": timeout_s,
+        "max_retries": 0, "logprobs": True, "top_logprobs": TOP_LOGPROBS,
+    }
+    if seed is not None:
+        kwargs["seed"] = seed
+    if request.schema is not None:
+        kwargs["response_format"] = response_format_for(request.schema)
+    if api_base is not None:
+        kwargs["api_base"] = api_base
+    response = await litellm.acompletion(**kwargs)
+    reply = reply_from_response(litellm, response)
+    choice = response.choices[0] if response.choices else None
+    logprobs = getattr(choice, "logprobs", None)
+    content = (logprobs.get("content") if isinstance(logprobs, dict) else getattr(logprobs, "content", None)) or []
+    try:
+        text = distribution_reply(distribution_from_top_logprobs(content, codes))
+    except ValueError as err:  # recorded as a parse failure of this reply, never a crash
+        text = f"no distribution: {err}"
+    return dataclasses.replace(reply, text=text)

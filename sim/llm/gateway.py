@@ -282,7 +282,7 @@ class Gateway:
             elif request.parse == "lenient":
                 parsed, status, error = parse_lenient(reply.text)
             else:
-                parsed, status, error = parse_reply(reply.text, request.schema)
+                parsed, status, error = parse_reply(reply.text, request.reply_schema())
             statuses.append(status)
             if status == STATUS_OK:
                 break

@@ -48,6 +48,9 @@ class LLMRequest:
     take any JSON object in the reply (``lenient``, :func:`sim.replies.lenient_json_object`).
     ``retry_seed``: attempt ``i`` uses ``seed + i`` (``next``) or ``seed`` again (``same``).
     ``think``: ``False`` switches a reasoning model's thinking off; ``None`` leaves the default.
+    ``option_scoring`` (the option codes) asks for the
+    model's probability of each code as the answer of the ``{"answer": ...}`` reply instead of a sampled
+    reply (:mod:`sim.llm.option_probabilities`); the parsed reply is then ``{"probabilities": ...}``.
     """
 
     model: str
@@ -64,6 +67,15 @@ class LLMRequest:
     parse: str = "schema"
     retry_seed: str = "next"
     think: bool | None = None
+    option_scoring: tuple[str, ...] | None = None
+
+    def reply_schema(self) -> dict[str, Any] | None:
+        """The schema the parsed reply must satisfy: the distribution's for an option-scoring request."""
+        if self.option_scoring is None:
+            return self.schema
+        from sim.llm.option_probabilities import distribution_schema
+
+        return distribution_schema(self.option_scoring)
 
     def cache_key(self) -> str:
         """sha256 over everything that determines the reply (model, messages, schema, sampling, seed)."""
@@ -82,6 +94,8 @@ class LLMRequest:
         for name, default in (("json_mode", "schema"), ("parse", "schema"), ("retry_seed", "next"), ("think", None)):
             if getattr(self, name) != default:
                 payload[name] = getattr(self, name)
+        if self.option_scoring is not None:  # absent otherwise: keys of sampled requests are unchanged
+            payload["option_scoring"] = list(self.option_scoring)
         key = hashlib.sha256(canonical_json(payload).encode()).hexdigest()
         self.__dict__["_cache_key"] = key  # memo: the request is frozen, so the key cannot go stale
         return key

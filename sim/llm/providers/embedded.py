@@ -173,3 +173,105 @@ def generate(name: str, messages: list[dict[str, str]], *, temperature: float, m
         "completion_tokens": int(usage.get("completion_tokens", 0)),
         "latency_s": time.perf_counter() - started,
     }
+
+
+ANSWER_PREFIX = '{"answer": "'  # how a schema-constrained reply opens; an option is scored as what follows
+ANSWER_SUFFIX = '"}'
+
+
+def chat_prompt(model: Any, messages: list[dict[str, str]]) -> str:
+    """The prompt text llama.cpp builds for ``messages`` (the GGUF's own chat template, generation prompt on)."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = model.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise InputError("model", "embedded", "the GGUF has no chat template to build a scoring prompt")
+    token = lambda t: model.detokenize([t], special=True).decode("utf-8", errors="ignore")  # noqa: E731
+    formatter = Jinja2ChatFormatter(template=template, eos_token=token(model.token_eos()),
+                                    bos_token=token(model.token_bos()))
+    return formatter(messages=[dict(m) for m in messages]).prompt
+
+
+def _last_logprobs(model: Any) -> Any:
+    import numpy as np
+    import llama_cpp
+
+    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits(model.ctx), shape=(model.n_vocab(),)).astype(float)
+    top = logits.max()
+    return logits - top - np.log(np.exp(logits - top).sum())
+
+
+def _split_point(model: Any, prompt: str, tokens: list[int]) -> int:
+    """Where the prompt's evaluation is cut: after its last blank line (in a survey prompt, before the
+    question), when that text tokenizes as a prefix of ``tokens``; else 0 (one piece)."""
+    cut = prompt.rfind("\n\n")
+    for end in (cut + 2, cut + 1, cut):  # the first of these that the tokenizer does not merge across
+        if end <= 0:
+            return 0
+        head = model.tokenize(prompt[:end].encode("utf-8"), add_bos=False, special=True)
+        if 0 < len(head) < len(tokens) and list(tokens[:len(head)]) == list(head):
+            return len(head)
+    return 0
+
+
+def _eval_prompt(model: Any, prompt: str, tokens: list[int]) -> None:
+    """Evaluate ``tokens`` as two evals, ``[:split]`` then ``[split:]``, reusing the first piece's KV cache
+    when the model holds exactly it. Both ways compute the second piece on the same cache with the same
+    batch, so the logits do not depend on what the model evaluated before (CPU kernels are deterministic)."""
+    split = _split_point(model, prompt, tokens)
+    held = int(model.n_tokens)
+    if split and held >= split and list(model.input_ids[:split]) == list(tokens[:split]):
+        model.n_tokens = split
+    else:
+        model.reset()
+        if split:
+            model.eval(tokens[:split])
+    model.eval(tokens[split:])
+
+
+def option_logprobs(name: str, messages: list[dict[str, str]], options: list[str]) -> dict[str, Any]:
+    """Log-probability of each option as the reply's answer: ``{"logprobs": {option: lp}, "prompt_tokens",
+    "completion_tokens", "latency_s"}``.
+
+    Each option is scored as the continuation ``<option>"}`` of the chat prompt followed by
+    ``{"answer": "`` (how every schema-constrained reply opens): prompt and continuation are
+    tokenized together, the tokens all options share are evaluated once, and each option's remaining
+    tokens are summed from the model's next-token log-softmax (deterministic: no sampling). The prompt
+    is evaluated in two fixed pieces (:func:`_eval_prompt`), so consecutive calls that share the first
+    (a persona's card, asked question after question) reuse its KV cache with identical numbers.
+
+    Examples
+    --------
+    >>> out = option_logprobs("smollm2-135m", [{"role": "user", "content": "Yes or no?"}], ["yes", "no"])  # doctest: +SKIP
+    >>> sorted(out["logprobs"])  # doctest: +SKIP
+    ['no', 'yes']
+    """
+    model = load_model(name)
+    started = time.perf_counter()
+    with _LOCK:
+        prompt = chat_prompt(model, messages) + ANSWER_PREFIX
+        sequences = [model.tokenize((prompt + option + ANSWER_SUFFIX).encode("utf-8"), add_bos=False, special=True)
+                     for option in options]
+        shared = min(len(s) for s in sequences) - 1
+        for position in range(shared):
+            if len({s[position] for s in sequences}) > 1:
+                shared = position
+                break
+        if max(len(s) for s in sequences) > N_CTX:
+            raise InputError("model", f"embedded/{name}", f"prompt longer than the context ({N_CTX} tokens)")
+        _eval_prompt(model, prompt, sequences[0][:shared])
+        base = _last_logprobs(model)
+        scores, scored = {}, 0
+        for option, sequence in zip(options, sequences):
+            model.n_tokens = shared
+            current, total = base, 0.0
+            rest = sequence[shared:]
+            for index, token in enumerate(rest):
+                total += float(current[token])
+                if index + 1 < len(rest):
+                    model.eval([token])
+                    current = _last_logprobs(model)
+            scores[option] = total
+            scored += len(rest)
+    return {"logprobs": scores, "prompt_tokens": shared, "completion_tokens": scored,
+            "latency_s": time.perf_counter() - started}

@@ -1,0 +1,240 @@
+"""``pvsst report RUN`` on a survey run: fidelity tables, figures, definitions, preregistration, audits.
+
+Reads the run store of ``pvsst survey run`` only (``survey.json``, ``manifest.json``, ``scoring.json``,
+``human.parquet``, ``personas.parquet``, ``units/*/``), computes ``RUN/analysis/fidelity.csv`` first
+when it is missing, and writes ``RUN/report/`` with the experiment report's machinery
+(:func:`analysis.report.build.write_report`: report.md, a self-contained report.html, figures as PNG
+and PDF, built in a temporary folder and swapped into place)::
+
+    report.md  report.html  figures/survey_answer_shares.*  survey_heatmap_js_distance.*
+    survey_subgroup_gaps.*  fidelity_js_distance.*  answer_shares.csv
+
+Examples
+--------
+>>> result = build_survey_report("RUN")  # doctest: +SKIP
+>>> sorted(p.name for p in result.files if p.suffix == ".md")  # doctest: +SKIP
+['report.md']
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.figures.fidelity import fidelity_by_question_figure, is_control
+from analysis.figures.style import FIGURE_FORMATS
+from analysis.figures.survey import answer_shares_figure, js_heatmap_figure, subgroup_gaps_figure
+from analysis.report.build import REPORT_FORMATS, ReportResult, draw_figures, figure_markdown, write_report
+from analysis.report.figure_sets import FigurePlan
+from analysis.report.markdown import bullet_list, deviations_markdown, markdown_table
+from analysis.survey.scoring import question_summary, score_survey_run, write_fidelity
+from analysis.survey.shares import answer_shares
+from personas.errors import InputError
+
+SURVEY_FILE = "survey.json"
+METRIC_DEFINITIONS = (
+    ("p, q", "the human and the simulated answer distributions over a question's K substantive options "
+             "(human: weighted shares of the respondents' answers; simulated: the share of sampled answers, "
+             "or for logprobs / verbalized the mean of the personas' distributions)."),
+    ("smoothing", "p' = (p + s) / (1 + K s) with s = analysis.smoothing (default 1e-3), applied to both "
+                  "distributions before a KL divergence only, then renormalised (the formula keeps the sum 1)."),
+    ("kl_human_model", "KL(p' || q') = sum_k p'_k ln(p'_k / q'_k), in nats."),
+    ("kl_model_human", "KL(q' || p'), in nats."),
+    ("kl_noise_floor", "median over bootstrap draws of KL(p' || r') where r is a resample of the human "
+                       "respondents as large as the model's sample: what a perfect simulator scores from "
+                       "sampling noise alone; ci_low / ci_high is its 95% band."),
+    ("js_distance", "Jensen-Shannon distance, base 2: sqrt(JSD(p, q)), JSD = (KL2(p || m) + KL2(q || m)) / 2, "
+                    "m = (p + q) / 2, logarithms base 2, so it lies in [0, 1]; no smoothing."),
+    ("representativeness_w1", "1 - W1(p, q) / (K - 1), options at positions 0..K-1 (ordinal questions): "
+                              "OpinionQA's representativeness, 1 = identical."),
+    ("entropy_norm_human / entropy_norm_model", "H(p) / ln K and H(q) / ln K: Shannon entropy normalised "
+                                                "by its maximum (1 = uniform, 0 = one option)."),
+    ("entropy_deviation", "|H(q) / ln K - H(p) / ln K| (PSII's diversity measure)."),
+    ("eta2_human / eta2_model", "eta^2 of the ordinal position by group: SS_between / SS_total with "
+                                "(weighted) counts as frequencies, over groups with at least min_group_n "
+                                "members on both sides."),
+    ("delta_eta2", "eta2_model - eta2_human: > 0 exaggerates group differences, < 0 erases them."),
+    ("ci_low / ci_high", "percentile bootstrap interval (analysis.ci_level) over bootstrap_draws resamples of "
+                         "respondents and of personas (a persona with all its samples is one unit), seeded "
+                         "by analysis.bootstrap_seed; every source is compared against the same human draws."),
+    ("elicitation", "sample: one sampled answer per call; logprobs: one call per persona x question, the "
+                    "normalised probability of each option's tokens as the answer; verbalized: one call, "
+                    "the model's stated probability per option, renormalised. The controls answer under each "
+                    "method (oracle: a point mass on the respondent's answer; marginal: the marginal; "
+                    "uniform: uniform)."),
+)
+
+
+def is_survey_run(run_dir: str | Path) -> bool:
+    """Whether ``run_dir`` holds a survey run (``survey.json``) rather than an experiment run."""
+    return (Path(run_dir) / SURVEY_FILE).is_file()
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise InputError(path, "json", f"cannot read: {err}") from None
+
+
+def survey_fidelity(run_dir: Path, draws: int | None = None) -> tuple[pd.DataFrame, bool]:
+    """``RUN/analysis/fidelity.csv`` as a frame, scoring the run first when it is missing: (table, computed)."""
+    path = run_dir / "analysis" / "fidelity.csv"
+    if path.is_file():
+        return pd.read_csv(path), False
+    table = score_survey_run(run_dir, draws=draws)
+    write_fidelity(table, run_dir)
+    return table, True
+
+
+def survey_figures(shares: pd.DataFrame, fidelity: pd.DataFrame) -> list[FigurePlan]:
+    """The survey report's figures, in report order."""
+    return [FigurePlan("Answer shares", lambda: answer_shares_figure(shares), "answer shares"),
+            FigurePlan("Fidelity", lambda: js_heatmap_figure(fidelity), "Jensen-Shannon heatmap"),
+            FigurePlan("Fidelity", lambda: fidelity_by_question_figure(_labelled(fidelity)), "fidelity by question"),
+            FigurePlan("Subgroup gaps", lambda: subgroup_gaps_figure(fidelity), "subgroup gaps")]
+
+
+def _labelled(fidelity: pd.DataFrame) -> pd.DataFrame:
+    """The fidelity table with ``provider`` naming provider | condition (the per-question dot plot's key)."""
+    method = fidelity.get("elicitation", pd.Series("sample", index=fidelity.index)).astype(str)
+    label = fidelity["provider"].astype(str) + " | " + fidelity["condition"].astype(str)
+    return fidelity.assign(provider=label.where(method == "sample", label + " (" + method + ")"))
+
+
+def _models(spec: Mapping) -> list[str]:
+    models = spec.get("models") or spec.get("model") or []
+    return [models] if isinstance(models, str) else [str(m.get("id", m)) if isinstance(m, Mapping) else str(m)
+                                                   for m in models]
+
+
+def summary_table(fidelity: pd.DataFrame) -> pd.DataFrame:
+    """One row per provider x condition x elicitation: means over questions of the headline metrics,
+    and how many questions sit within the oracle's interval (the floor) or at/above uniform (the ceiling)."""
+    keys = [k for k in ("provider", "condition", "elicitation") if k in fidelity]
+    overall = fidelity[fidelity["group"].astype(str) == "all"]
+    wide = overall.pivot_table(index=keys + ["question"], columns="metric", values="value", sort=False)
+    frame = wide.groupby(level=keys, sort=False).mean()
+    wanted = ["js_distance", "kl_human_model", "representativeness_w1", "entropy_deviation", "parse_failure_rate"]
+    frame = frame[[c for c in wanted if c in frame.columns]].add_prefix("mean_")
+    frame.insert(0, "questions", wide.groupby(level=keys, sort=False).size())
+    return frame.reset_index()
+
+
+def design_markdown(spec: Mapping) -> str:
+    """The instrument: data, personas, models, conditions (with elicitation), controls, questions."""
+    conditions = pd.DataFrame([{"condition": c.get("id"), "elicitation": c.get("elicitation", "sample"),
+                                "persona card": c.get("persona_card") or "-",
+                                "temperature": c.get("temperature") if c.get("temperature") is not None else "default",
+                                "diversity request": bool(c.get("diversity_request"))}
+                               for c in spec.get("conditions") or []])
+    questions = pd.DataFrame([{"question": q.get("id"), "wording": q.get("wording"),
+                               "options": ", ".join(o.get("code", "?") for o in q.get("options") or []),
+                               "ordinal": q.get("ordinal", True)} for q in spec.get("questions") or []])
+    data, personas, sampling = spec.get("data") or {}, spec.get("personas") or {}, spec.get("sampling") or {}
+    facts = [f"Data: `{data.get('source', '?')}` (respondent id `{data.get('respondent_id', '?')}`, weight "
+             f"`{data.get('weight') or 'none'}`). {data.get('citation', '')}".strip(),
+             f"Personas: {personas.get('source', '?')}, n = {personas.get('n', '?')}, seed {personas.get('seed', '?')}.",
+             f"Models: {', '.join(f'`{m}`' for m in _models(spec)) or '?'}; controls: "
+             f"{', '.join(spec.get('controls') or []) or 'none'}.",
+             f"Sampling: temperature {sampling.get('temperature', '?')}, {sampling.get('samples_per_persona', '?')} "
+             f"sample(s) per persona x question (sampled conditions), option order "
+             f"{sampling.get('option_order', 'as_asked')}; run seed {spec.get('seed', '?')}."]
+    return "\n".join([bullet_list(facts), "", "Conditions:", "", markdown_table(conditions), "", "Questions:", "",
+                      markdown_table(questions)])
+
+
+def prereg_markdown(manifest: Mapping) -> str:
+    """What the manifest says about the preregistration (a lock's hash, when, deviations); its absence too."""
+    frozen, current = manifest.get("frozen_sha256"), manifest.get("survey_sha256") or manifest.get("spec_sha256")
+    deviations = list(manifest.get("deviations") or [])
+    if not frozen and not deviations:
+        return (f"**Not preregistered:** the manifest records no frozen lock (run instrument sha256 "
+                f"`{current or '?'}`). Freeze the instrument with `pvsst prereg freeze` before a confirmatory run.")
+    lines = [f"Frozen at {manifest.get('frozen_at', '?')} with sha256 `{frozen or '?'}`"
+             + (f" (lock `{manifest['lock_path']}`)" if manifest.get("lock_path") else "") + ".", ""]
+    settings = manifest.get("frozen_settings") or manifest.get("prereg_settings")
+    if isinstance(settings, Mapping) and settings:
+        lines += [markdown_table(pd.DataFrame([{"setting": k, "value": json.dumps(v, default=str)}
+                                               for k, v in settings.items()])), ""]
+    return "\n".join(lines + [deviations_markdown(deviations, frozen, current)])
+
+
+def audit_markdown(run_dir: Path, manifest: Mapping, responses_note: str) -> str:
+    units = manifest.get("units") or {}
+    statuses = pd.Series([u.get("status", "?") for u in units.values()]).value_counts().to_dict()
+    calls = sum(int(u.get("calls") or 0) for u in units.values())
+    hits = sum(int(u.get("cache_hits") or 0) for u in units.values())
+    failures = sum(int(u.get("parse_failures") or 0) for u in units.values())
+    failed = [f"{name}: {u.get('error', '')}" for name, u in units.items() if u.get("status") not in ("done", None)]
+    findings = [f"{len(units)} unit(s): " + ", ".join(f"{n} {s}" for s, n in statuses.items()),
+                f"{calls} model calls recorded, {hits} served from the cache, {failures} parse failure(s)",
+                responses_note]
+    return bullet_list(findings + [f"not done: {f}" for f in failed[:10]])
+
+
+def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: pd.DataFrame,
+                    figures: Sequence, notes: Sequence[str], figure_formats: Sequence[str]) -> str:
+    """The whole survey report as Markdown."""
+    summary = summary_table(fidelity)
+    per_question = question_summary(fidelity)
+    models = summary[~summary["provider"].map(is_control)]
+    best = models.sort_values("mean_js_distance").iloc[0] if len(models) and "mean_js_distance" in models else None
+    lines = [f"# Survey fidelity report: {spec.get('title') or spec.get('id') or run_dir.name}", "",
+             f"Run `{run_dir}` - instrument `{spec.get('id', '?')}` - sha256 `{manifest.get('survey_sha256', '?')}` "
+             f"- created {manifest.get('created_at', '?')}.", "", "## Summary", ""]
+    found = [f"{len(per_question['question'].unique())} question(s), "
+             f"{len(models)} model x condition source(s), {len(summary) - len(models)} control source(s)."]
+    if best is not None:
+        found.append(f"Closest model source on mean Jensen-Shannon distance: `{best['provider']}` under "
+                     f"`{best['condition']}` ({best.get('elicitation', 'sample')}): {best['mean_js_distance']:.4f}.")
+    lines += [bullet_list(found + [f"note: {n}" for n in notes]), "", markdown_table(summary), "",
+              "Means over questions of the whole-population metrics (definitions in section 4).", "",
+              "## 1. Preregistration", "", prereg_markdown(manifest), "",
+              "## 2. Instrument and design", "", design_markdown(spec), "",
+              "## 3. Results", "", "### Per question", "", markdown_table(per_question), "",
+              "Every row of `analysis/fidelity.csv` (groups, intervals) is in the run; answer shares in "
+              "`report/answer_shares.csv`.", "", "### Figures", "", figure_markdown(figures, figure_formats), "",
+              "## 4. Metric definitions", "",
+              markdown_table(pd.DataFrame([{"name": n, "definition": d} for n, d in METRIC_DEFINITIONS])), "",
+              "## 5. Audits", "", audit_markdown(run_dir, manifest, "scores read the complete units only (DONE)"), "",
+              "## 6. Environment", "", _environment(manifest), ""]
+    return "\n".join(lines)
+
+
+def _environment(manifest: Mapping) -> str:
+    runs = manifest.get("runs") or []
+    last = runs[-1] if runs else {}
+    rows = [{"item": "run sessions", "value": str(len(runs))},
+            {"item": "last session", "value": f"{last.get('started_at', '?')} - {last.get('finished_at', '?')}"},
+            {"item": "workers", "value": str(last.get("workers", "?"))}]
+    rows += [{"item": k, "value": str(v)} for k, v in sorted((last.get("versions") or {}).items())]
+    return markdown_table(pd.DataFrame(rows))
+
+
+def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
+                        figure_formats: Sequence[str] = FIGURE_FORMATS, draws: int | None = None,
+                        progress: Callable[[str], None] | None = None) -> ReportResult:
+    """Write ``RUN/report/`` for a survey run (see the module docstring)."""
+    run_dir = Path(run_dir)
+    step = progress or (lambda label: None)
+    if not is_survey_run(run_dir):
+        raise InputError(run_dir, SURVEY_FILE, "not a survey run directory (run `pvsst survey run` first)")
+    spec = _read_json(run_dir / SURVEY_FILE).get("spec") or {}
+    manifest = _read_json(run_dir / "manifest.json") if (run_dir / "manifest.json").is_file() else {}
+    step("fidelity table")
+    fidelity, computed = survey_fidelity(run_dir, draws)
+    if fidelity.empty:
+        raise InputError(run_dir / "analysis" / "fidelity.csv", "rows", "no fidelity rows to report")
+    shares = answer_shares(run_dir)
+    figures, notes = draw_figures(survey_figures(shares, fidelity), step)
+    if computed:
+        notes.insert(0, f"`{run_dir / 'analysis' / 'fidelity.csv'}` was missing, so this report scored the run first")
+    markdown = survey_markdown(run_dir, spec, manifest, fidelity, figures, notes, figure_formats)
+    step("writing")
+    files = write_report(run_dir / "report", markdown, figures, formats, figure_formats,
+                         title=f"pvsst survey report: {spec.get('title') or run_dir.name}",
+                         extra_tables={"answer_shares.csv": shares})
+    return ReportResult(run_dir / "report", files, figures, [], notes)
