@@ -69,8 +69,11 @@ def score(
     summary = question_summary(table)
     view = Table(title=f"Distributional fidelity (KL with smoothing; noise = 95% band of a perfect simulator) -> {path}")
     for column in summary.columns:
-        view.add_column(column, justify="left" if column in ("question", "model", "condition", "elicitation")
-                        else "right")
+        if column in ("question", "model", "condition", "elicitation"):  # names are never cut; numbers give way
+            view.add_column(column, justify="left", no_wrap=True,
+                            min_width=max([len(column), *(len(str(v)) for v in summary[column])]))
+        else:
+            view.add_column(column, justify="right")
     for row in summary.itertuples(index=False):
         view.add_row(*[str(v) if isinstance(v, str) else _cell(float(v)) for v in row])
     Console(width=200).print(view)

@@ -52,7 +52,8 @@ from experiments.survey.spec import (ConditionSpec, SurveySpec, canonical_survey
                                      survey_sha256, with_overrides)
 from experiments.survey.controls import reference_line
 from sim.llm.prompt_table import prompt_table
-from sim.llm.option_probabilities import PROBABILITIES, distribution_schema, logprobs_problem, renormalise
+from experiments.survey.elicitation import DISTRIBUTION_METHODS, check_elicitation, reply_answer
+from sim.llm.option_probabilities import distribution_schema
 from sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
 from experiments.run.store import is_complete, write_table, write_table_directory
 
@@ -64,7 +65,6 @@ EXIT_REPLAY_MISS = 4
 RESPONSE_COLUMNS = ("unit_id", "provider", "condition", "elicitation", "persona_id", "reference_respondent_id",
                     "question", "sample", "answer", "probabilities", "parse_ok", "status", "call_id",
                     "request_seed", "cached", "attempts", "latency_s", "option_order", "prompt_sha256")
-DISTRIBUTION_METHODS = ("logprobs", "verbalized")
 
 
 @dataclass(frozen=True)
@@ -240,31 +240,6 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
                        parse_failures=int((~responses["parse_ok"]).sum()), elapsed_s=time.perf_counter() - started)
 
 
-def reply_answer(parsed, method: str) -> tuple[str | None, str | None]:
-    """(answer, probabilities JSON) of a parsed reply: a sampled answer, or for a distribution method
-    the renormalised distribution and its modal code (``None, None`` when the reply is unusable, e.g.
-    a verbalized distribution of zeros).
-
-    Examples
-    --------
-    >>> reply_answer({"answer": "yes"}, "sample")
-    ('yes', None)
-    >>> reply_answer({"probabilities": {"yes": 0.125, "no": 0.375}}, "verbalized")
-    ('no', '{"yes": 0.25, "no": 0.75}')
-    >>> reply_answer({"probabilities": {"yes": 0.0, "no": 0.0}}, "verbalized")
-    (None, None)
-    """
-    if not isinstance(parsed, dict):
-        return None, None
-    if method not in DISTRIBUTION_METHODS:
-        return parsed.get("answer"), None
-    try:
-        distribution = renormalise(parsed.get(PROBABILITIES) or {})
-    except ValueError:
-        return None, None
-    return max(distribution, key=distribution.get), json.dumps(distribution)
-
-
 def _guarded(task: SurveyUnitTask) -> UnitOutcome:
     try:
         return run_unit(task)
@@ -418,14 +393,6 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     manifest.data["runs"][-1].update(finished_at=utc_now(), summary=summary.line())
     manifest.save()
     return summary
-
-
-def check_elicitation(spec: SurveySpec) -> None:
-    """Refuse, before any call, a ``logprobs`` condition whose model returns no log-probabilities."""
-    for condition in spec.conditions:
-        for model in spec.asked_models if condition.elicitation == "logprobs" else ():
-            if problem := logprobs_problem(model):
-                raise InputError(f"conditions[{condition.id}].elicitation", "logprobs", f"{model}: {problem}")
 
 
 def _account(summary: SurveyRunSummary, outcome: UnitOutcome) -> None:
