@@ -145,24 +145,26 @@ class RequestRecorder:
 
     def __init__(self, monkeypatch):
         import sim.llm.gateway as gateway_module
+        import sim.llm.mode_sender as sender_module
 
         self.calls: list[str] = []
         self.gateways: list[str] = []
-        real_call, real_init = gateway_module.call_provider, gateway_module.Gateway.__init__
+        real_call, real_init = sender_module.call_provider, gateway_module.Gateway.__init__
         recorder = self
 
-        async def recording_call(request, seed, *, timeout_s, api_base):
+        async def recording_call(request, seed, *, timeout_s, api_base, mode="json_schema", pool=None):
             sent = {k: v for k, v in dataclasses.asdict(request).items() if k not in REQUEST_TAGS}
-            recorder.calls.append(json.dumps({**sent, "seed": seed, "timeout_s": timeout_s, "api_base": api_base},
-                                             sort_keys=True, default=str))
-            return await real_call(request, seed, timeout_s=timeout_s, api_base=api_base)
+            endpoints = [dataclasses.asdict(e) for e in pool.endpoints] if pool is not None else None
+            recorder.calls.append(json.dumps({**sent, "seed": seed, "timeout_s": timeout_s, "api_base": api_base,
+                                              "mode": mode, "endpoints": endpoints}, sort_keys=True, default=str))
+            return await real_call(request, seed, timeout_s=timeout_s, api_base=api_base, mode=mode, pool=pool)
 
         def recording_init(self_, *args, **kwargs):
             shown = {k: v for k, v in kwargs.items() if k != "cache"}
             recorder.gateways.append(json.dumps(shown, sort_keys=True, default=str))
             real_init(self_, *args, **kwargs)
 
-        monkeypatch.setattr(gateway_module, "call_provider", recording_call)
+        monkeypatch.setattr(sender_module, "call_provider", recording_call)
         monkeypatch.setattr(gateway_module.Gateway, "__init__", recording_init)
 
         import experiments.run.executors as executors

@@ -92,7 +92,15 @@ TWO_MODELS = {"factors.models": ["scripted/imitate", "scripted/echo"],
 TWO_TOPICS = {"factors.topics": ["ai_labels", "identity_verification"],
               "run_order.stages": [{"topics": ["identity_verification"]}, {"topics": ["ai_labels"]}]}
 
+ENDPOINTS = {"execution.endpoints": [{"api_base": "http://127.0.0.1:9"}, {"api_base": "http://127.0.0.1:10"}]}
+
 ALTERNATIVES: dict[str, Alt] = {
+    "execution.endpoints[].api_base": Alt({"execution.endpoints[0].api_base": "http://127.0.0.1:8"}, "requests",
+                                          ENDPOINTS),
+    "execution.endpoints[].weight": Alt({"execution.endpoints[0].weight": 2.0}, "requests", ENDPOINTS),
+    "execution.endpoints[].max_concurrency": Alt({"execution.endpoints[0].max_concurrency": 3}, "requests",
+                                                 ENDPOINTS),
+    "execution.structured_output": Alt({"execution.structured_output": "json_object"}, "requests"),
     "hypotheses[].id": Alt({"hypotheses[0].id": "H1b"}, "analysis"),
     "hypotheses[].contrast": Alt({"hypotheses[1].contrast": "organic"}, "analysis"),
     "hypotheses[].metric": Alt({"hypotheses[1].metric": "final_honest_pairwise_similarity"}, "analysis"),

@@ -74,10 +74,14 @@ def _cces() -> dict:
 
 # data.path is read relative to the working directory: @DIR@ stands for the test's folder
 LOCAL_CSV = {"data.source": DELETE, "data.path": "@DIR@/gss_a.csv", "data.format": "csv"}
+# A Stata copy whose respondent-id column carries value labels: read as labels, every respondent (and
+# so every respondent-matched persona) has another id.
+LOCAL_DTA = {"data.source": DELETE, "data.path": "@DIR@/gss_a.dta", "data.format": "stata"}
 
 ALTERNATIVES: dict[str, Alt] = {
     "data.path": Alt({"data.path": "@DIR@/gss_b.csv"}, "store", LOCAL_CSV),
     "data.format": Alt({"data.path": "@DIR@/gss_b.parquet", "data.format": "parquet"}, "store", LOCAL_CSV),
+    "data.value_labels": Alt({"data.value_labels": True}, "store", LOCAL_DTA),
     "data.derive": Alt({"data.derive{natx}": "-natenvir", f"questions[0].column": "natx"}, "store"),
     "data.filter": Alt({"data.filter": "age > 40"}, "store"),
     "personas.attributes{}.column": Alt({"personas.attributes{age}.column": "educ"}, "store"),
@@ -113,6 +117,8 @@ ALTERNATIVES: dict[str, Alt] = {
                                                                "temperature": 1.2}]}, "requests"),
     "conditions[].diversity_request": Alt({"conditions": ["direct", {"id": "persona_label", "persona_card": "label",
                                                                      "diversity_request": True}]}, "requests"),
+    "conditions[].elicitation": Alt({"conditions": ["direct", {"id": "persona_label", "persona_card": "label",
+                                                               "elicitation": "verbalized"}]}, "requests"),
     "controls": Alt({"controls": ["oracle"]}, "store"),
     "sampling.temperature": Alt({"sampling.temperature": 0.2}, "requests"),
     "sampling.samples_per_persona": Alt({"sampling.samples_per_persona": 2}, "requests"),
@@ -181,6 +187,9 @@ class SurveyRuns:
         gss.iloc[:1500].to_csv(directory / "gss_a.csv", index=False)
         gss.iloc[500:].to_csv(directory / "gss_b.csv", index=False)
         gss.iloc[500:].to_parquet(directory / "gss_b.parquet", index=False)
+        labelled = gss.iloc[:1500].astype({"id": "int32"})
+        labelled.to_stata(directory / "gss_a.dta", write_index=False,
+                          value_labels={"id": {int(i): f"R{int(i)}" for i in labelled["id"]}})
 
     def __call__(self, data: dict) -> dict:
         key = json.dumps(data, sort_keys=True, default=str)
