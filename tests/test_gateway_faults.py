@@ -22,7 +22,7 @@ def fake_key(monkeypatch):
 
 
 def request(text: str = "hi", seed: int = 5, schema=None, **fields) -> LLMRequest:
-    return LLMRequest(model=MODEL, messages=({"role": "user", "content": text},), seed=seed, schema=schema, **fields)
+    return LLMRequest(model_name=MODEL, messages=({"role": "user", "content": text},), seed=seed, schema=schema, **fields)
 
 
 def run_one(script, *, schema=None, **gateway_options):
@@ -121,7 +121,7 @@ def test_records_follow_request_order_and_ids_are_deterministic():
     assert [r.agent_id for r in first] == [f"a{i}" for i in range(8)]
     assert [r.call_id for r in first] == [r.call_id for r in second]
     assert len({r.call_id for r in first}) == 8
-    assert all((r.trial_id, r.round, r.phase, r.model) == ("t1", 2, "post", MODEL) for r in first)
+    assert all((r.trial_id, r.round, r.phase, r.model_name) == ("t1", 2, "post", MODEL) for r in first)
 
 
 def test_usd_budget_stops_the_job_within_one_batch():
@@ -143,7 +143,7 @@ def test_usd_budget_stops_the_job_within_one_batch():
 def test_token_budget_with_scripted_model():
     budget = Budget(max_tokens=100)
     words = "one two three four five"  # echo: 5 prompt + 5 completion tokens per call
-    requests = [LLMRequest(model="scripted/echo", messages=({"role": "user", "content": f"{words} {i}"},), seed=i)
+    requests = [LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": f"{words} {i}"},), seed=i)
                 for i in range(50)]
     with Gateway(budget=budget, max_concurrency=3) as gateway:
         with pytest.raises(BudgetExceeded, match="tokens of a 100-token cap"):

@@ -77,7 +77,7 @@ def test_schema_instances_are_valid_for_many_seeds(schema):
 
 def test_echo_is_a_pure_function_of_request_and_seed():
     def reply(seed):
-        request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "labels build trust"},),
+        request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "labels build trust"},),
                              schema=POST, seed=seed)
         return EchoProvider().reply(request).text
     assert reply(1) == reply(1)
@@ -85,14 +85,14 @@ def test_echo_is_a_pure_function_of_request_and_seed():
 
 
 def test_schema_retry_uses_next_seed_and_call_id_ignores_nothing():
-    request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "a b"},), seed=41,
+    request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "a b"},), seed=41,
                          trial_id="t", round=1, agent_id="a01", phase="post")
     same = LLMRequest(**{**request.__dict__})
     other_tags = LLMRequest(**{**request.__dict__, "agent_id": "a02"})
     assert call_id_for(request) == call_id_for(same) != call_id_for(other_tags)
     assert request.cache_key() == other_tags.cache_key()  # tags label provenance, not the reply
     # No string has length >= 1 and <= 0: every attempt fails validation, each with the next seed.
-    impossible = LLMRequest(model="scripted/echo", messages=request.messages, seed=41,
+    impossible = LLMRequest(model_name="scripted/echo", messages=request.messages, seed=41,
                             schema={"type": "string", "maxLength": 0, "minLength": 1})
     with Gateway(max_attempts=4) as gateway:
         result = gateway.run([impossible])[0]

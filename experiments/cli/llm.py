@@ -80,7 +80,7 @@ def complete(
     _check_sampling(temperature, max_tokens)
     schema = read_schema(schema_file) if schema_file is not None else None
     messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-    request = LLMRequest(model=model, messages=tuple(messages), schema=schema, temperature=temperature,
+    request = LLMRequest(model_name=model, messages=tuple(messages), schema=schema, temperature=temperature,
                          max_tokens=max_tokens, seed=seed)
     budget = Budget(max_usd=budget_usd, max_tokens=budget_tokens) if (budget_usd, budget_tokens) != (None, None) else None
     cache = ResponseCache(cache_file if cache_file is not None else default_cache_path())

@@ -57,24 +57,25 @@ def simulate(
     validate_model_name(model)
     table = load_persona_table(personas) if personas is not None else None
     trial_id = f"{chosen.id}__s{seed}__{condition}"
-    config = TrialConfig(trial_id=trial_id, model=model, topic=chosen, condition=condition, seed=seed,
+    config = TrialConfig(trial_id=trial_id, model_name=model, topic=chosen, condition=condition, seed=seed,
                          push_direction=push, n_agents=agents, n_rounds=rounds, feed_size=feed_size,
                          network=parse_network_spec(network), feed_candidates=feed_candidates,
                          follow_dynamics=follow_dynamics, request_seed_formula=seed_formula,
                          protocol=protocol_from_preset(protocol))
     if config.network.kind == "edgelist" and not os.access(config.network.path, os.R_OK):
         raise InputError(config.network.path, "network.path", "edge list file is missing or unreadable")
-    model = prepare_trial(config, table)
+    social_model = prepare_trial(config, table)
     # Everything is validated: only now is anything written.
     out.mkdir(parents=True, exist_ok=True)
     gateway = Gateway(cache=ResponseCache(cache or out / "cache.sqlite"), max_concurrency=max_concurrency)
     with Progress(transient=False) as bar:
         task = bar.add_task(f"{trial_id}", total=rounds)
-        result = run_trial(config, gateway, table, on_round=lambda done: bar.update(task, completed=done), model=model)
+        result = run_trial(config, gateway, table, on_round=lambda done: bar.update(task, completed=done),
+                           model=social_model)
     metrics = trial_outcomes(result.agents, result.posts, result.votes, result.exposures,
                              push_direction=config.push_direction, adversarial=config.arm.adversarial,
                              n_rounds=rounds, similarity_edge_cases=config.protocol.similarity_edge_cases)
-    metrics = {"protocol": config.protocol.preset, "trial_id": trial_id, "model": model, "topic_id": chosen.id, "seed": seed, "condition": condition,
+    metrics = {"protocol": config.protocol.preset, "trial_id": trial_id, "model": config.model_name, "topic_id": chosen.id, "seed": seed, "condition": condition,
                "push_direction": config.push_direction, **metrics,
                "n_calls": len(result.llm_calls), "cache_hits": int(result.llm_calls["cached"].sum()),
                **markup_audit(result)}

@@ -119,7 +119,7 @@ def _open_manifest(run_dir: Path, spec_path: Path, spec: StudySpec, digest: str,
     stages = spec.run_order.stages or []
     for plan in design.trials:
         manifest.trials.setdefault(plan.trial_id, {"status": "pending"}).update(
-            block_id=plan.block_id, model=plan.model, topic_id=plan.topic_id, seed=plan.seed,
+            block_id=plan.block_id, model=plan.model_name, topic_id=plan.topic_id, seed=plan.seed,
             condition=plan.condition, push_direction=plan.push_direction, stage=plan.stage,
             stage_name=stages[plan.stage].name if stages else None, order=plan.order)
     return manifest

@@ -61,7 +61,7 @@ def trial_config(spec: StudySpec, plan: TrialPlan, spec_dir: Path | None = None)
     if path is not None and spec_dir is not None and not Path(path).is_absolute():
         path = str(spec_dir / path)
     return TrialConfig(
-        trial_id=plan.trial_id, block_id=plan.block_id, model=plan.model, topic=spec.topic(plan.topic_id).to_topic(),
+        trial_id=plan.trial_id, block_id=plan.block_id, model_name=plan.model_name, topic=spec.topic(plan.topic_id).to_topic(),
         condition=plan.condition, seed=plan.seed, push_direction=plan.push_direction,
         n_agents=params.n_agents, n_rounds=params.n_rounds, feed_size=params.feed_size,
         votes_per_voter=params.votes_per_voter, memory_rounds=params.memory_rounds,
@@ -86,7 +86,7 @@ def trial_metrics(result: TrialResult) -> dict:
                               push_direction=cfg.push_direction, adversarial=cfg.arm.adversarial,
                               n_rounds=cfg.n_rounds, similarity_edge_cases=protocol.similarity_edge_cases)
     calls = result.llm_calls
-    factors = {"trial_id": cfg.trial_id, "block_id": cfg.block_id, "model": cfg.model, "topic_id": cfg.topic.id,
+    factors = {"trial_id": cfg.trial_id, "block_id": cfg.block_id, "model": cfg.model_name, "topic_id": cfg.topic.id,
                "seed": cfg.seed, "condition": cfg.condition, "push_direction": cfg.push_direction,
                "protocol": protocol.preset,
                "protocol_overrides": ",".join(f"{k}={v}" for k, v in differs_from_preset(protocol).items()),

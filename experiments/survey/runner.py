@@ -149,7 +149,7 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
             user = {"role": "user", "content": question_prompt(spec, question, condition, card, reference, order)}
             for sample in range(spec.sampling.samples_per_persona):
                 requests.append((LLMRequest(
-                    model=unit.provider, messages=(system, user), schema=answer_schema(spec.reply_codes(question)),
+                    model_name=unit.provider, messages=(system, user), schema=answer_schema(spec.reply_codes(question)),
                     temperature=temperature, max_tokens=spec.sampling.max_tokens,
                     seed=survey_request_seed(spec.seed, unit.condition, persona_id, question.id, sample),
                     trial_id=unit.unit_id, round=sample, agent_id=persona_id, phase=question.id), order))

@@ -78,17 +78,17 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
     Examples
     --------
     >>> import asyncio
-    >>> request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "hello"},))
+    >>> request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "hello"},))
     >>> asyncio.run(call_provider(request, 1, timeout_s=5, api_base=None)).text
     'hello'
     """
-    prefix, name = split_model(request.model)
+    prefix, name = split_model(request.model_name)
     if prefix == "scripted":
         # In-process: litellm would add ~3 ms of CPU per call to a reply that takes microseconds.
         return load_scripted_provider(name).reply(dataclasses.replace(request, seed=seed))
     litellm = import_litellm()
     kwargs: dict[str, Any] = {
-        "model": request.model,
+        "model": request.model_name,
         "messages": [dict(m) for m in request.messages],
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,

@@ -37,7 +37,7 @@ RETRY_SEEDS = ("next", "same")
 
 @dataclass(frozen=True)
 class LLMRequest:
-    """One model call as the simulation asks for it.
+    """One model call as the simulation asks for it; ``model_name`` is the LLM string (``scripted/imitate``).
 
     ``messages`` is a tuple of ``{"role": ..., "content": ...}`` dicts. ``schema`` is a JSON schema the
     reply must satisfy (``None`` for free text). The tags (``trial_id`` ... ``phase``) do not change the
@@ -50,7 +50,7 @@ class LLMRequest:
     ``think``: ``False`` switches a reasoning model's thinking off; ``None`` leaves the default.
     """
 
-    model: str
+    model_name: str
     messages: tuple[dict[str, str], ...]
     schema: dict[str, Any] | None = None
     temperature: float = 0.8
@@ -71,7 +71,7 @@ class LLMRequest:
         if memo is not None:
             return memo
         payload = {
-            "model": self.model,
+            "model": self.model_name,  # the key string stays "model": cached replies keep their keys
             "messages": list(self.messages),
             "schema": self.schema,
             "temperature": self.temperature,
@@ -109,14 +109,14 @@ class ProviderReply:
 
 @dataclass
 class CallRecord:
-    """One provenance row of ``llm_calls.parquet``."""
+    """One provenance row of ``llm_calls.parquet`` (``model_name`` is written as its ``model`` column)."""
 
     call_id: str
     trial_id: str
     round: int
     agent_id: str
     phase: str
-    model: str
+    model_name: str
     request_seed: int | None
     prompt_sha256: str
     cached: bool
@@ -132,7 +132,9 @@ class CallRecord:
     structured_output: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in CALL_RECORD_FIELDS}
+        row = {name: getattr(self, name) for name in CALL_RECORD_FIELDS if name != "model"}
+        row["model"] = self.model_name  # PV-SST's column name
+        return {name: row[name] for name in CALL_RECORD_FIELDS}
 
 
 @dataclass

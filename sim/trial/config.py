@@ -3,7 +3,7 @@
 Examples
 --------
 >>> from sim.topics import get_topic
->>> cfg = TrialConfig(trial_id="t1", model="scripted/imitate", topic=get_topic("ai_labels"),
+>>> cfg = TrialConfig(trial_id="t1", model_name="scripted/imitate", topic=get_topic("ai_labels"),
 ...                   condition="likes", seed=101)
 >>> cfg.push_direction, cfg.n_agents, cfg.n_rounds
 ('support', 12, 6)
@@ -32,7 +32,7 @@ def default_push_direction(seed: int) -> str:
 @dataclass(frozen=True)
 class TrialConfig:
     trial_id: str
-    model: str
+    model_name: str
     topic: Topic
     condition: str
     seed: int

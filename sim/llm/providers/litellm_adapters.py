@@ -66,7 +66,7 @@ class ScriptedHandler(CustomLLM):
 
     def _reply(self, model: str, messages: list, optional_params: dict[str, Any]) -> Any:
         request = LLMRequest(
-            model=f"scripted/{model}",
+            model_name=f"scripted/{model}",
             messages=tuple(dict(m) for m in messages),
             schema=schema_of(optional_params),
             temperature=float(optional_params.get("temperature", 0.8)),
