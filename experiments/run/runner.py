@@ -15,13 +15,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import pandas as pd
+from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from experiments.spec.design import Design, expand
 from personas.errors import InputError
 from experiments.run.call_health import DEGRADED, degraded_line, model_calls_summary, trial_fields, trial_status
+from personas.validation import describe_validation_error
+from sim.llm.budget import BudgetCap
 from experiments.run.executors import (BlockTask, GatewaySettings, InlineExecutor, lost_block, make_executor,
                                       remaining_block, run_block, run_block_trials)
 from experiments.run.manifest import RunManifest, environment, utc_now
@@ -40,6 +44,9 @@ EXIT_DEGRADED = 1  # as for failed trials: the run did not produce what it was m
 
 @dataclass
 class RunSummary:
+    """What a run did, as the runner tallies it trial by trial (or unit by unit for a survey)."""
+
+    unit: ClassVar[str] = "trials"
     total: int
     done: int = 0
     failed: int = 0
@@ -65,11 +72,22 @@ class RunSummary:
         self.calls += calls
         self.cache_hits += cache_hits
 
+    def spend(self) -> str:
+        """The last part of :meth:`line` (a survey run reports its parse failures there instead)."""
+        return f"${self.cost_usd:.4f}"
+
     def line(self) -> str:
+        """One line: tallies, calls, spend and why the run stopped (the one summary every run command prints)."""
         degraded = f"{len(self.degraded)} degraded, " if self.degraded else ""
-        text = (f"{self.total} trials: {self.done} done, {degraded}{self.failed} failed, {self.skipped} skipped; "
-                f"{self.calls} calls, {self.cache_hits} cache hits, ${self.cost_usd:.4f}")
+        text = (f"{self.total} {self.unit}: {self.done} done, {degraded}{self.failed} failed, {self.skipped} skipped; "
+                f"{self.calls} calls, {self.cache_hits} cache hits, {self.spend()}")
         return f"{text}; stopped: {self.stopped}" if self.stopped else text
+
+    @property
+    def status(self) -> int:
+        """The command's exit code: the stop's (3 budget, 4 replay miss), else 1 if a trial failed or is
+        degraded, else 0."""
+        return self.exit_code or (1 if self.failed or self.degraded else 0)
 
 
 def check_frozen(spec_path: Path, deviation: str | None) -> tuple[str, dict | None]:
@@ -134,8 +152,11 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
     digest, deviation_record = check_frozen(spec_path, deviation)
     if workers is not None and workers < 1:
         raise InputError("--workers", str(workers), "must be >= 1")
-    if budget_usd is not None and budget_usd <= 0:
-        raise InputError("--budget", str(budget_usd), "must be > 0")
+    if budget_usd is not None:
+        try:
+            BudgetCap(max_usd=budget_usd)
+        except ValidationError as err:
+            raise InputError("--budget", *describe_validation_error(err)) from None
     design = expand(spec)
     manifest = _open_manifest(run_dir, spec_path, spec, digest, design, deviation_record)
     materials_dir = spec_materials_dir(spec, spec_path.parent)

@@ -22,9 +22,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import os
 import platform
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
@@ -34,6 +32,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from personas.atomic import write_text
 from personas.errors import InputError
 from experiments.spec.materials import spec_materials_dir
 from experiments.spec.study import canonical_spec, load_spec, spec_sha256
@@ -202,8 +201,8 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
     lock = Lock(spec_id=document.spec_id, spec_file=Path(spec_path).name, spec_sha256=digest,
                 frozen_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 versions=package_versions(), spec=document.canonical, materials=materials)
-    _write_atomically(path, json.dumps(lock.model_dump(mode="json"), indent=2, sort_keys=True,
-                                       ensure_ascii=False) + "\n")
+    write_text(path, json.dumps(lock.model_dump(mode="json"), indent=2, sort_keys=True,
+                                ensure_ascii=False) + "\n", fsync=True)
     return lock
 
 
@@ -305,18 +304,3 @@ def _show(value: Any) -> str:
     text = value if isinstance(value, _Absent) else json.dumps(value, ensure_ascii=False)
     text = str(text)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same directory and an atomic rename."""
-    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
-                                         suffix=".tmp", delete=False)
-    try:
-        with handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise

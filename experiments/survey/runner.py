@@ -32,15 +32,15 @@ Examples
 from __future__ import annotations
 
 import json
-import os
 import time
-import uuid
 from dataclasses import dataclass
+from typing import ClassVar
 from pathlib import Path
 
 import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from personas.atomic import atomic_file, write_json
 from personas.errors import InputError
 from experiments.run.executors import GatewaySettings, make_executor, worker_gateway
 from experiments.run.manifest import RunManifest, environment, utc_now
@@ -98,12 +98,11 @@ class UnitOutcome:
 class SurveyRunSummary(RunSummary):
     """The experiment runner's summary, counted in units, plus parse failures."""
 
+    unit: ClassVar[str] = "units"
     parse_failures: int = 0
 
-    def line(self) -> str:
-        text = (f"{self.total} units: {self.done} done, {self.failed} failed, {self.skipped} skipped; "
-                f"{self.calls} calls, {self.cache_hits} cache hits, {self.parse_failures} parse failures")
-        return f"{text}; stopped: {self.stopped}" if self.stopped else text
+    def spend(self) -> str:
+        return f"{self.parse_failures} parse failures"
 
 
 # -- units ---------------------------------------------------------------------------------------
@@ -214,16 +213,9 @@ def _guarded(task: SurveyUnitTask) -> UnitOutcome:
 
 # -- the run -------------------------------------------------------------------------------------
 
-def _atomic_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _atomic_parquet(frame: pd.DataFrame, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    write_table(frame, tmp)
-    os.replace(tmp, path)
+    with atomic_file(path) as tmp:
+        write_table(frame, tmp)
 
 
 def scoring_config(spec: SurveySpec) -> dict:
@@ -248,8 +240,8 @@ def prepare_run(spec: SurveySpec, run_dir: Path) -> pd.DataFrame:
     run_dir.mkdir(parents=True, exist_ok=True)
     _atomic_parquet(human, run_dir / "human.parquet")
     _atomic_parquet(personas, run_dir / "personas.parquet")
-    _atomic_json(run_dir / SCORING_FILE, scoring_config(spec))
-    _atomic_json(survey_path, {"sha256": digest, "spec": canonical_survey(spec)})
+    write_json(run_dir / SCORING_FILE, scoring_config(spec))
+    write_json(survey_path, {"sha256": digest, "spec": canonical_survey(spec)})
     return personas
 
 

@@ -21,7 +21,8 @@ class BudgetExceeded(RuntimeError):
 
 
 class BudgetCap(StrictModel):
-    """Spending caps; the run stops cleanly when either is reached (``None``: no cap on that unit).
+    """Spending caps; the run stops cleanly when either is reached (``None``: no cap on that unit; ``0``:
+    no call may start).
 
     The one definition of a cap: the study spec's ``budget`` section is this model, and
     :class:`Budget` validates its caps with it.
@@ -33,8 +34,8 @@ class BudgetCap(StrictModel):
     """
 
 
-    max_usd: Annotated[float, Field(gt=0)] | None = None
-    max_tokens: Annotated[int, Field(gt=0)] | None = None
+    max_usd: Annotated[float, Field(ge=0)] | None = None
+    max_tokens: Annotated[int, Field(ge=0)] | None = None
 
 
 @dataclass
