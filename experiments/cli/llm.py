@@ -10,16 +10,15 @@ from typing import Any, Optional
 import typer
 
 from personas.errors import InputError
-from sim.llm.budget import Budget, BudgetExceeded
-from sim.llm.cache import ReplayMiss, ResponseCache
+from sim.llm.budget import Budget
+from sim.llm.cache import ResponseCache
 from sim.llm.gateway import Gateway
 from sim.llm.providers.registry import ensure_runnable
+from sim.llm.stops import RunStop
 from sim.llm.structured import check_schema
 from sim.llm.types import LLMRequest
 
 EXIT_CALL_FAILED = 1
-EXIT_BUDGET_EXCEEDED = 3
-EXIT_REPLAY_MISS = 4
 DEFAULT_CACHE = "~/.cache/pvsst/llm_cache.sqlite"
 
 llm_app = typer.Typer(help="Talk to a model through the pvsst gateway.", no_args_is_help=True)
@@ -87,12 +86,9 @@ def complete(
     with Gateway(cache=cache, replay_only=replay_only, budget=budget, api_base=api_base, timeout_s=timeout_s) as gateway:
         try:
             result = gateway.run([request])[0]
-        except BudgetExceeded as err:
+        except RunStop as err:  # budget spent (exit 3) or replay-only miss (exit 4)
             print(f"pvsst: error: {err}", file=sys.stderr)
-            raise typer.Exit(EXIT_BUDGET_EXCEEDED) from None
-        except ReplayMiss as err:
-            print(f"pvsst: error: {err}", file=sys.stderr)
-            raise typer.Exit(EXIT_REPLAY_MISS) from None
+            raise typer.Exit(err.exit_code) from None
     record = result.record
     if as_json:
         typer.echo(json.dumps({"text": result.text, "parsed": result.parsed, "provenance": record.to_dict()},

@@ -30,6 +30,12 @@ import pandas as pd
 from experiments.spec.design import TrialPlan
 from personas.errors import InputError
 from experiments.run.trial_pipeline import TrialOutcome, execute_trial
+from sim.llm.budget import BudgetExceeded
+from sim.llm.cache import ReplayMiss
+from sim.llm.stops import RunStop
+
+STOP_STATUSES = (BudgetExceeded.status, ReplayMiss.status)
+"""Trial statuses a run-level stop leaves: the block (and the run) ends there."""
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -101,12 +107,11 @@ def worker_gateway(settings: GatewaySettings):
 
 def run_block_trials(task: BlockTask) -> Iterator[list[TrialOutcome]]:
     """Run a block's trials in order in this process, yielding each trial's outcome (as a one-item list)
-    as it finishes; a done one carries its tables, for the driver to write. A budget stop or a replay
-    miss ends the block and comes back as that trial's status. With a remote cache, every put of a
-    trial is stored before its outcome is yielded."""
+    as it finishes; a done one carries its tables, for the driver to write. A run-level stop
+    (:class:`~sim.llm.stops.RunStop`: budget spent, replay miss) ends the block and comes back as that
+    trial's status. With a remote cache, every put of a trial is stored before its outcome is yielded."""
     from experiments.spec.study import spec_from_canonical
-    from sim.llm.budget import Budget, BudgetExceeded
-    from sim.llm.cache import ReplayMiss
+    from sim.llm.budget import Budget
 
     spec = spec_from_canonical(task.spec)
     gateway = worker_gateway(task.gateway)
@@ -117,14 +122,12 @@ def run_block_trials(task: BlockTask) -> Iterator[list[TrialOutcome]]:
     for plan in task.plans:
         try:
             outcome = execute_trial(spec, plan, gateway, task.personas, Path(task.spec_dir))
-        except BudgetExceeded as err:
-            outcome = TrialOutcome(plan.trial_id, "budget_exceeded", str(err))
-        except ReplayMiss as err:
-            outcome = TrialOutcome(plan.trial_id, "replay_miss", str(err))
+        except RunStop as err:
+            outcome = TrialOutcome(plan.trial_id, err.status, str(err))
         if flush is not None:
             flush()
         yield [outcome]
-        if outcome.status in ("budget_exceeded", "replay_miss"):
+        if outcome.status in STOP_STATUSES:
             return
 
 

@@ -25,7 +25,8 @@ from experiments.spec.design import Design, expand
 from personas.errors import InputError
 from experiments.run.call_health import DEGRADED, degraded_line, model_calls_summary, trial_fields, trial_status
 from personas.validation import describe_validation_error
-from sim.llm.budget import BudgetCap
+from sim.llm.budget import BudgetCap, BudgetExceeded
+from sim.llm.cache import ReplayMiss
 from experiments.run.executors import (BlockTask, GatewaySettings, InlineExecutor, lost_block, make_executor,
                                       remaining_block, run_block, run_block_trials)
 from experiments.run.manifest import RunManifest, environment, utc_now
@@ -37,8 +38,8 @@ from experiments.run.store import is_complete, write_materials
 from experiments.spec.materials import spec_materials_dir
 
 CACHE_FILE = "cache.sqlite"
-EXIT_BUDGET = 3
-EXIT_REPLAY_MISS = 4
+STOP_EXIT_CODES = {stop.status: stop.exit_code for stop in (BudgetExceeded, ReplayMiss)}
+"""Trial status left by a run-level stop -> the exit code of the run (3 budget spent, 4 replay-only miss)."""
 EXIT_DEGRADED = 1  # as for failed trials: the run did not produce what it was meant to
 
 
@@ -238,9 +239,9 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
                              if status == DEGRADED else outcome.error)
                     _account(summary, outcome, spent, status, error)
                     bar.update(task_id, advance=1, last=f"{outcome.trial_id}: {outcome.status}")
-                    if outcome.status in ("budget_exceeded", "replay_miss"):
+                    if outcome.status in STOP_EXIT_CODES:
                         summary.stopped = outcome.error
-                        summary.exit_code = EXIT_BUDGET if outcome.status == "budget_exceeded" else EXIT_REPLAY_MISS
+                        summary.exit_code = STOP_EXIT_CODES[outcome.status]
                 manifest.data["model_calls"] = model_calls_summary(manifest.trials)
                 manifest.save()
                 if summary.stopped:

@@ -31,7 +31,7 @@ class TrialOutcome:
     """What the runner learns about one executed trial."""
 
     trial_id: str
-    status: str  # done | failed | budget_exceeded
+    status: str  # done | failed | budget_exceeded | replay_miss (a RunStop's status)
     error: str = ""
     calls: int = 0
     cache_hits: int = 0
@@ -99,14 +99,15 @@ def markup_audit(result: TrialResult) -> dict:
 def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFrame | None,
                   spec_dir: Path | None = None) -> TrialOutcome:
     """Run one trial; a done outcome carries its tables and metrics. Failures come back as a status, not
-    raised (except a budget stop, which must end the whole run). Nothing is written here."""
-    from sim.llm.budget import BudgetExceeded
+    raised (except a run-level stop,
+    :class:`~sim.llm.stops.RunStop`: budget spent, replay-only miss, which must end the whole run). Nothing is written here."""
+    from sim.llm.stops import RunStop
 
     started = time.perf_counter()
     try:
         result = run_trial(trial_config(spec, plan, spec_dir), gateway, personas)
         metrics = trial_metrics(result)
-    except BudgetExceeded:
+    except RunStop:
         raise
     except Exception as err:  # noqa: BLE001 - a failed trial is recorded, the others go on
         return TrialOutcome(plan.trial_id, "failed", f"{type(err).__name__}: {err}",

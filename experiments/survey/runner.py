@@ -52,6 +52,7 @@ from experiments.survey.spec import (ConditionSpec, SurveySpec, canonical_survey
                                      survey_sha256, with_overrides)
 from experiments.survey.controls import reference_line
 from sim.llm.prompt_table import prompt_table
+from sim.llm.cache import ReplayMiss
 from sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
 from experiments.run.store import is_complete, write_table, write_table_directory
 
@@ -59,7 +60,6 @@ CACHE_FILE = "cache.sqlite"
 SURVEY_FILE = "survey.json"
 SCORING_FILE = "scoring.json"
 REFERENCE_CONDITION = "reference"
-EXIT_REPLAY_MISS = 4
 RESPONSE_COLUMNS = ("unit_id", "provider", "condition", "persona_id", "reference_respondent_id", "question",
                     "sample", "answer", "parse_ok", "status", "call_id", "request_seed", "cached", "attempts",
                     "latency_s", "option_order", "prompt_sha256")
@@ -171,8 +171,6 @@ def _write_unit(run_dir: Path, unit_id: str, tables: dict[str, pd.DataFrame]) ->
 
 def run_unit(task: SurveyUnitTask) -> UnitOutcome:
     """Run one unit in this process and write it; a replay miss comes back as a status."""
-    from sim.llm.cache import ReplayMiss
-
     started = time.perf_counter()
     spec = survey_from_canonical(task.spec)
     unit = task.unit
@@ -182,7 +180,7 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
     try:
         results = gateway.run(requests)
     except ReplayMiss as err:
-        return UnitOutcome(unit.unit_id, "replay_miss", str(err))
+        return UnitOutcome(unit.unit_id, ReplayMiss.status, str(err))
     gateway.drain_records()
     references = personas.set_index("persona_id")
     rows = []
@@ -340,8 +338,8 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
                                                  "elapsed_s": round(outcome.elapsed_s, 3), "finished_at": utc_now()}
                 manifest.save()
                 bar.update(bar_id, advance=1, last=f"{outcome.unit_id}: {outcome.status}")
-                if outcome.status == "replay_miss":
-                    summary.stopped, summary.exit_code = outcome.error, EXIT_REPLAY_MISS
+                if outcome.status == ReplayMiss.status:
+                    summary.stopped, summary.exit_code = outcome.error, ReplayMiss.exit_code
                     break
     finally:
         executor.close()

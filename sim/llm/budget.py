@@ -14,10 +14,14 @@ from pydantic import Field, ValidationError
 
 from personas.errors import InputError
 from personas.validation import StrictModel, describe_validation_error
+from sim.llm.stops import RunStop
 
 
-class BudgetExceeded(RuntimeError):
+class BudgetExceeded(RunStop):
     """Raised by the gateway when the budget is spent; ``str(err)`` is one line: spent vs cap."""
+
+    exit_code = 3
+    status = "budget_exceeded"
 
 
 class BudgetCap(StrictModel):
