@@ -8,26 +8,7 @@ import shutil
 from pathlib import Path
 
 from experiments.cli import main
-from experiments.spec.prereg import freeze
-from runner_helpers import SPECS, trial_dirs
-
-SMALL = "execution:\n  max_concurrency: 16\n"  # scripted_smoke's last section; a small trial goes before it
-
-
-def small_spec(folder: Path, seeds: str, extra: str = "") -> Path:
-    """scripted_smoke with 4 agents x 2 rounds, the given seeds list, frozen."""
-    folder.mkdir()
-    text = (SPECS / "scripted_smoke.yaml").read_text()
-    assert "seeds: [101, 211, 307, 419]" in text and "by_seed: {101: support, 211: oppose, 307: support, 419: oppose}" in text
-    text = text.replace("seeds: [101, 211, 307, 419]", f"seeds: {seeds}")
-    by_seed = {"[101]": "{101: support}", "[101, 211]": "{101: support, 211: oppose}"}[seeds]
-    text = text.replace("by_seed: {101: support, 211: oppose, 307: support, 419: oppose}", f"by_seed: {by_seed}")
-    text = text.replace("\nexecution:\n", f"\ntrial: {{n_agents: 4, n_rounds: 2}}\n{extra}\nexecution:\n")
-    spec = folder / "scripted_smoke.yaml"
-    spec.write_text(text)
-    freeze(spec)
-    return spec
-
+from runner_helpers import small_spec, trial_dirs
 
 def statuses(run: Path) -> dict[str, str]:
     return {trial: entry["status"] for trial, entry in json.loads((run / "manifest.json").read_text())["trials"].items()}

@@ -76,7 +76,7 @@ class GatewaySettings:
 class BlockTask:
     """Everything a worker needs to run the pending trials of one block (plain data, picklable)."""
 
-    spec: dict
+    spec: dict                           # the canonical spec
     spec_dir: str                        # the spec's folder (relative network files), not the run's
     plans: tuple[TrialPlan, ...]
     gateway: GatewaySettings
@@ -85,9 +85,11 @@ class BlockTask:
     budget_tokens: int | None = None
     spent_usd: float = 0.0               # ... and what finished trials already spent against them
     spent_tokens: int = 0
+    spec_sha256: str = ""                # the canonical spec's hash: a worker rebuilds the spec once per hash
 
 
 _GATEWAYS: dict[GatewaySettings, object] = {}
+_SPECS: dict[str, object] = {}
 
 
 def worker_gateway(settings: GatewaySettings):
@@ -113,7 +115,10 @@ def run_block_trials(task: BlockTask) -> Iterator[list[TrialOutcome]]:
     from experiments.spec.study import spec_from_canonical
     from sim.llm.budget import Budget
 
-    spec = spec_from_canonical(task.spec)
+    if task.spec_sha256 not in _SPECS:
+        _SPECS.clear()  # one study per run: keep only the current spec
+        _SPECS[task.spec_sha256] = spec_from_canonical(task.spec)
+    spec = _SPECS[task.spec_sha256]
     gateway = worker_gateway(task.gateway)
     capped = task.budget_usd is not None or task.budget_tokens is not None
     gateway.budget = Budget(max_usd=task.budget_usd, max_tokens=task.budget_tokens, spent_usd=task.spent_usd,

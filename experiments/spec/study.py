@@ -381,4 +381,9 @@ def spec_sha256(spec: StudySpec) -> str:
     >>> spec_sha256(spec) == spec_sha256(spec_from_canonical(canonical_spec(spec)))
     True
     """
-    return hashlib.sha256(canonical_json(canonical_spec(spec)).encode("utf-8")).hexdigest()
+    return canonical_sha256(canonical_spec(spec))
+
+
+def canonical_sha256(canonical: dict) -> str:
+    """sha256 (hex) of a spec already in canonical form (as :func:`canonical_spec` returns it)."""
+    return hashlib.sha256(canonical_json(canonical).encode("utf-8")).hexdigest()
