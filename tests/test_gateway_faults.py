@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from gateway_stub import StubServer, http_error, ok, raw, refusal
+from gateway_stub import StubServer, cut, http_error, ok, raw, refusal
 from sim.llm.budget import Budget, BudgetExceeded
 from sim.llm.gateway import Gateway
 from sim.llm.types import LLMRequest
@@ -46,6 +46,9 @@ CASES = {
     "null content forever": ([ok(None)], SCHEMA, "empty", 3, [5, 6, 7], None),
     "refusal then valid": ([refusal(), ok('{"n": 1}')], SCHEMA, "ok", 2, [5, 6], {"n": 1}),
     "refusal forever": ([refusal()], SCHEMA, "refusal", 3, [5, 6, 7], None),
+    "cut at the token limit forever": ([cut('{"n": ')], SCHEMA, "truncated", 3, [5, 6, 7], None),
+    "cut then complete": ([cut('{"n": '), ok('{"n": 8}')], SCHEMA, "ok", 2, [5, 6], {"n": 8}),
+    "free text cut at the token limit": ([cut("labels build tr")], None, "truncated", 3, [5, 6, 7], None),
     "401 is not retried": ([http_error(401)], None, "error", 1, [5], None),
     "400 is not retried": ([http_error(400)], None, "error", 1, [5], None),
     "transport retry inside a schema retry": ([http_error(502), ok("nope"), http_error(500), ok('{"n": 2}')],

@@ -16,7 +16,7 @@ from sim.llm.gateway import Gateway
 from sim.llm.providers.registry import ensure_runnable
 from sim.llm.stops import RunStop
 from sim.llm.structured import check_schema
-from sim.llm.types import LLMRequest
+from sim.llm.types import STATUS_TRUNCATED, LLMRequest
 
 EXIT_CALL_FAILED = 1
 DEFAULT_CACHE = "~/.cache/pvsst/llm_cache.sqlite"
@@ -70,8 +70,8 @@ def complete(
 ) -> None:
     """Make one model call through the gateway and print the reply.
 
-    Exit codes: 0 the call succeeded; 1 the call ended in a recorded failure (parse_error, empty,
-    refusal, timeout, rate_limited, server_error, error: the reply is still printed); 2 bad input
+    Exit codes: 0 the call succeeded; 1 the call ended in a recorded failure (parse_error, truncated
+    (cut at --max-tokens), empty, refusal, timeout, rate_limited, server_error, error: the reply is still printed); 2 bad input
     (unknown provider, unreadable or invalid schema file, temperature outside 0..2, max tokens < 1);
     3 the budget cap is reached (no call is made); 4 --replay-only and the request is not cached.
     """
@@ -98,6 +98,10 @@ def complete(
         print(f"[{record.status}] cached={record.cached} attempts={record.attempts} seed={record.request_seed} "
               f"tokens={record.prompt_tokens}+{record.completion_tokens} latency={record.latency_s:.3f}s",
               file=sys.stderr)
+    if record.status == STATUS_TRUNCATED:
+        print(f"pvsst: error: the call ended with status truncated: the reply was cut at the token limit of "
+              f"{max_tokens} tokens; raise it with --max-tokens (e.g. --max-tokens {2 * max_tokens})", file=sys.stderr)
+        raise typer.Exit(EXIT_CALL_FAILED)
     if not result.ok:
         print(f"pvsst: error: the call ended with status {record.status}: {record.error}", file=sys.stderr)
         raise typer.Exit(EXIT_CALL_FAILED)

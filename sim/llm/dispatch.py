@@ -56,7 +56,8 @@ def reply_from_response(litellm: Any, response: Any, **where: Any) -> ProviderRe
     choice = response.choices[0] if response.choices else None
     message = getattr(choice, "message", None)
     text = getattr(message, "content", None) or ""
-    refusal = bool(getattr(message, "refusal", None)) or getattr(choice, "finish_reason", None) == "content_filter"
+    finish_reason = getattr(choice, "finish_reason", None)
+    refusal = bool(getattr(message, "refusal", None)) or finish_reason == "content_filter"
     usage = getattr(response, "usage", None)
     return ProviderReply(
         text=text,
@@ -65,6 +66,7 @@ def reply_from_response(litellm: Any, response: Any, **where: Any) -> ProviderRe
         cost_usd=_reply_cost(litellm, response),
         refusal=refusal,
         **where,
+        truncated=finish_reason == "length",
     )
 
 

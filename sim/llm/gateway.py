@@ -28,6 +28,7 @@ from sim.llm.transport_errors import is_retryable, one_line, retry_after_s, tran
 from sim.llm.types import (
     STATUS_OK,
     STATUS_REFUSAL,
+    STATUS_TRUNCATED,
     CallRecord,
     LLMRequest,
     LLMResult,
@@ -283,6 +284,10 @@ class Gateway:
                 parsed, status, error = parse_lenient(reply.text)
             else:
                 parsed, status, error = parse_reply(reply.text, request.schema)
+                if reply.truncated and (status != STATUS_OK or request.schema is None):
+                    # Cut at the token limit: incomplete, whether or not a prefix happens to parse.
+                    parsed, status = None, STATUS_TRUNCATED
+                    error = f"the reply was cut at the token limit (max_tokens={request.max_tokens})"
             statuses.append(status)
             if status == STATUS_OK:
                 break

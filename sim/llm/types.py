@@ -21,6 +21,7 @@ CALL_RECORD_FIELDS = (
 STATUS_OK = "ok"                      # reply parsed and validated against the schema
 STATUS_PARSE_ERROR = "parse_error"    # every attempt replied, none valid under the schema
 STATUS_EMPTY = "empty"                # every attempt replied with nothing
+STATUS_TRUNCATED = "truncated"        # the reply was cut at the token limit (finish_reason "length")
 STATUS_REFUSAL = "refusal"            # the provider refused (content filter / refusal field)
 STATUS_TIMEOUT = "timeout"            # transport retries exhausted on timeouts
 STATUS_RATE_LIMIT = "rate_limited"    # transport retries exhausted on 429
@@ -105,6 +106,7 @@ class ProviderReply:
     endpoint: str = ""          # the api_base that served ("" in-process / provider default)
     failovers: int = 0          # times the Router moved the request to another endpoint first
     mode: str = ""              # structured-output mode sent (sim.llm.structured_modes)
+    truncated: bool = False  # the provider stopped at max_tokens (finish_reason "length")
 
 
 @dataclass
