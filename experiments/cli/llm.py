@@ -52,7 +52,7 @@ def _check_sampling(temperature: float, max_tokens: int) -> None:
 
 @llm_app.command("complete")
 def complete(
-    model: str = typer.Option(..., "--model", help="e.g. embedded/smollm2-135m, scripted/echo, openai/gpt-4o-mini"),
+    model_name: str = typer.Option(..., "--model", help="e.g. embedded/smollm2-135m, scripted/echo, openai/gpt-4o-mini"),
     prompt: str = typer.Option(..., "--prompt", help="The user message."),
     system: Optional[str] = typer.Option(None, "--system", help="A system message."),
     schema_file: Optional[Path] = typer.Option(None, "--schema", help="JSON schema file the reply must satisfy."),
@@ -75,11 +75,11 @@ def complete(
     (unknown provider, unreadable or invalid schema file, temperature outside 0..2, max tokens < 1);
     3 the budget cap is reached (no call is made); 4 --replay-only and the request is not cached.
     """
-    ensure_runnable(model)
+    ensure_runnable(model_name)
     _check_sampling(temperature, max_tokens)
     schema = read_schema(schema_file) if schema_file is not None else None
     messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-    request = LLMRequest(model_name=model, messages=tuple(messages), schema=schema, temperature=temperature,
+    request = LLMRequest(model_name=model_name, messages=tuple(messages), schema=schema, temperature=temperature,
                          max_tokens=max_tokens, seed=seed)
     budget = Budget(max_usd=budget_usd, max_tokens=budget_tokens) if (budget_usd, budget_tokens) != (None, None) else None
     cache = ResponseCache(cache_file if cache_file is not None else default_cache_path())

@@ -17,7 +17,7 @@ def simulate(
     agents: Optional[int] = typer.Option(None, "--agents", help="Honest agents (default: the protocol's)."),
     rounds: Optional[int] = typer.Option(None, "--rounds", help="Rounds (default: the protocol's)."),
     seed: int = typer.Option(101, "--seed", help="Trial seed (all randomness and request seeds derive from it)."),
-    model: str = typer.Option("embedded/smollm2-135m", "--model", help="Model string (embedded/..., scripted/..., or any litellm model)."),
+    model_name: str = typer.Option("embedded/smollm2-135m", "--model", help="Model string (embedded/..., scripted/..., or any litellm model)."),
     network: str = typer.Option("complete", "--network", help="complete | erdos_renyi:p=0.1 | barabasi_albert:m=3 | watts_strogatz:k=4,p=0.1 | sbm:attribute=A,homophily=H,p=P | edgelist:path=FILE"),
     feed_size: Optional[int] = typer.Option(None, "--feed-size", help="Posts per feed (default: the protocol's)."),
     push: Optional[str] = typer.Option(None, "--push", help="support or oppose (default: PV-SST's seed map, else seed parity)."),
@@ -54,12 +54,12 @@ def simulate(
         chosen = get_topic(topic)
     else:
         raise InputError("--topic", "topic", "give --topic ID or --topic-file FILE")
-    validate_model_name(model)
+    validate_model_name(model_name)
     table = load_persona_table(personas) if personas is not None else None
     trial_id = f"{chosen.id}__s{seed}__{condition}"
     given = {"n_agents": agents, "n_rounds": rounds, "feed_size": feed_size, "feed_candidates": feed_candidates,
              "request_seed_formula": seed_formula}  # unset options keep TrialConfig's defaults
-    config = TrialConfig(trial_id=trial_id, model_name=model, topic=chosen, condition=condition, seed=seed,
+    config = TrialConfig(trial_id=trial_id, model_name=model_name, topic=chosen, condition=condition, seed=seed,
                          push_direction=push, network=parse_network_spec(network), follow_dynamics=follow_dynamics,
                          protocol=protocol_from_preset(protocol),
                          **{name: value for name, value in given.items() if value is not None})
