@@ -68,7 +68,8 @@ def simulate(
     social_model = prepare_trial(config, table)
     # Everything is validated: only now is anything written.
     out.mkdir(parents=True, exist_ok=True)
-    gateway = Gateway(cache=ResponseCache(cache or out / "cache.sqlite"), max_concurrency=max_concurrency)
+    gateway = Gateway(cache=ResponseCache(cache or out / "cache.sqlite"), max_concurrency=max_concurrency,
+                      max_attempts=config.max_attempts)
     with Progress(transient=False) as bar:
         task = bar.add_task(f"{trial_id}", total=config.n_rounds)
         result = run_trial(config, gateway, table, on_round=lambda done: bar.update(task, completed=done),
