@@ -249,7 +249,8 @@ def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviat
     from experiments.run.runner import check_frozen
     from experiments.spec.prereg import changed_fields, read_lock
 
-    _, record = check_frozen(spec_path, deviation)
+    lock = read_lock(spec_path)  # read once; the instrument as its file says, against its lock
+    _, record = check_frozen(canonical_survey(file_spec), lock, spec_path, deviation)
     records = [record] if record is not None else []
     given = {name: value for name, value in overrides.items() if value is not None}
     if given:
@@ -258,7 +259,6 @@ def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviat
             records.append({"text": "command-line overrides", "overrides": given, "changed_fields": changes,
                             "frozen_sha256": survey_sha256(file_spec), "current_sha256": survey_sha256(spec),
                             "at": utc_now()})
-    lock = read_lock(spec_path)
     return records, (lock.spec_sha256 if lock else None)
 
 
