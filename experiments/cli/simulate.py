@@ -82,7 +82,7 @@ def simulate(
                "n_calls": len(result.llm_calls), "cache_hits": int(result.llm_calls["cached"].sum()),
                **markup_audit(result)}
     path = write_trial(result, out / "trials", metrics)
-    write_materials(out, model.materials.directory)
+    write_materials(out, social_model.materials.directory)
     gateway.close()
     Console().print(f"{path}: {len(result.posts)} posts, {len(result.votes)} votes, "
                     f"{int(result.exposures['is_adversarial'].sum()) if len(result.exposures) else 0} adversarial "

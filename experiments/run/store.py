@@ -11,6 +11,7 @@ A directory without DONE is an interrupted write: :func:`is_complete` says no an
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -79,14 +80,7 @@ def write_materials(run_dir: str | Path, source: str | Path) -> dict[str, str]:
     hashes = materials_hashes(source)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / f".tmp-materials-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+    with atomic_directory(run_dir / "materials") as tmp:
         for name in MATERIAL_FILES:
             shutil.copy2(Path(source) / name, tmp / name)
-        shutil.rmtree(run_dir / "materials", ignore_errors=True)
-        os.replace(tmp, run_dir / "materials")
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return hashes
