@@ -190,7 +190,7 @@ def imitate_reply(body: dict[str, Any]) -> str:
     from sim.llm.providers.imitate import ImitateProvider
     from sim.llm.types import LLMRequest
 
-    request = LLMRequest(model="scripted/imitate", messages=tuple(body.get("messages", ())),
+    request = LLMRequest(model_name="scripted/imitate", messages=tuple(body.get("messages", ())),
                          schema=request_schema(body), seed=body.get("seed"))
     return ImitateProvider().reply(request).text
 

@@ -115,7 +115,7 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
         kwargs["response_format"] = response_format
     if api_base is not None and prefix not in ("embedded",):
         kwargs["api_base"] = api_base
-        key = placeholder_api_key(request.model)
+        key = placeholder_api_key(request.model_name)
         if key is not None:
             kwargs["api_key"] = key
     response = await litellm.acompletion(**kwargs)
