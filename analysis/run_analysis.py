@@ -23,8 +23,6 @@ parse_failures.csv          per arm: post and vote parse-failure rates (mean, ma
 """
 from __future__ import annotations
 
-import shutil
-import tempfile
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.contrast_table import PairedContrastAnalysis, paired_contrast_table
-from analysis.atomic import swap_in_directory
+from personas.atomic import atomic_directory
 from personas.errors import InputError
 from analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
 from analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
@@ -267,14 +265,9 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
 
 
 def _write_atomically(out_dir: Path, tables: dict[str, pd.DataFrame]) -> None:
-    staging = Path(tempfile.mkdtemp(prefix=".analysis-", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as staging:
         for name, frame in tables.items():
             frame.to_csv(staging / name, index=False)
-        swap_in_directory(staging, out_dir)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _by_trial(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:

@@ -19,8 +19,6 @@ Example
 from __future__ import annotations
 
 import dataclasses
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +26,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from personas.atomic import atomic_file
 from personas.errors import InputError
+from personas.validation import first_duplicate
 
 FORMATS = (".parquet", ".csv")
 
@@ -92,9 +92,9 @@ def _check_table(frame: pd.DataFrame, source: str) -> None:
         raise InputError(source, "persona_id", "missing column")
     if frame["persona_id"].isna().any():
         raise InputError(source, "persona_id", "empty id")
-    if frame["persona_id"].duplicated().any():
-        dup = frame.loc[frame["persona_id"].duplicated(), "persona_id"].iloc[0]
-        raise InputError(source, "persona_id", f"duplicate id {dup!r}")
+    duplicate = first_duplicate(frame["persona_id"].tolist())
+    if duplicate:
+        raise InputError(source, "persona_id", f"duplicate id {duplicate[1]!r}")
 
 
 def write_personas(frame: pd.DataFrame, path: str | Path) -> Path:
@@ -102,20 +102,12 @@ def write_personas(frame: pd.DataFrame, path: str | Path) -> Path:
     path = Path(path)
     suffix = _format_of(path)
     _check_table(frame, "personas")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    try:
+    with atomic_file(path) as tmp:
         if suffix == ".parquet":
             table = pa.Table.from_pandas(frame, preserve_index=False)
             pq.write_table(table, tmp, compression="zstd")
         else:
             frame.to_csv(tmp, index=False, lineterminator="\n")
-        os.chmod(tmp, 0o644)   # mkstemp creates 0600; a persona file is ordinary shared output
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return path
 
 

@@ -51,7 +51,7 @@ class SocialAgent(mesa.Agent):
         cfg = self.model.config
         protocol = cfg.protocol
         return LLMRequest(
-            model=cfg.model, messages=messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
+            model_name=cfg.model_name, messages=messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
             seed=request_seed(cfg.seed, round, phase, self.ordinal, cfg.request_seed_formula),
             trial_id=cfg.trial_id, round=round, agent_id=self.agent_id, phase=phase_name,
             json_mode=protocol.json_mode, parse="lenient" if protocol.reply_handling == "lenient" else "schema",

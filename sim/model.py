@@ -8,7 +8,7 @@ Examples
 >>> from sim.topics import get_topic
 >>> from sim.trial.config import TrialConfig
 >>> from sim.llm.gateway import Gateway
->>> cfg = TrialConfig(trial_id="demo", model="scripted/imitate", topic=get_topic("ai_labels"),
+>>> cfg = TrialConfig(trial_id="demo", model_name="scripted/imitate", topic=get_topic("ai_labels"),
 ...                   condition="likes", seed=101, n_agents=6, n_rounds=2)
 >>> model = SocialModel(cfg, Gateway())
 >>> model.run()

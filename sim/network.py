@@ -24,57 +24,89 @@ Examples
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Annotated, Literal
 
 import networkx as nx
 import numpy as np
 import pandas as pd
+from pydantic import Field, StringConstraints, ValidationError, model_validator
 
 from personas.errors import InputError
+from personas.validation import SpecFieldError, StrictModel, describe_validation_error
 
-NETWORK_KINDS = ("complete", "erdos_renyi", "barabasi_albert", "watts_strogatz", "sbm", "edgelist")
+NETWORK_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "complete": (),
+    "erdos_renyi": ("p",),
+    "barabasi_albert": ("m",),
+    "watts_strogatz": ("k", "p"),
+    "sbm": ("attribute", "p", "homophily"),
+    "edgelist": ("path",),
+}
+"""Network kind -> the parameters it requires (and the only ones it accepts)."""
+
+NETWORK_KINDS = tuple(NETWORK_PARAMETERS)
+_Share = Annotated[float, Field(ge=0.0, le=1.0)]
+_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
-@dataclass(frozen=True)
-class NetworkSpec:
-    kind: str = "complete"
-    p: float = 0.1
-    m: int = 3
-    k: int = 4
-    homophily: float = 0.0
-    attribute: str | None = None
-    path: str | None = None
+class NetworkSpec(StrictModel):
+    """The initial follow graph among honest agents (used by the ``follows`` arm and followee feeds).
 
-    def __post_init__(self) -> None:
-        if self.kind not in NETWORK_KINDS:
-            raise InputError("network", "kind", f"unknown network {self.kind!r} ({', '.join(NETWORK_KINDS)})")
-        if not 0.0 <= self.p <= 1.0:
-            raise InputError("network", "p", f"must be in [0, 1], got {self.p}")
-        if not 0.0 <= self.homophily <= 1.0:
-            raise InputError("network", "homophily", f"must be in [0, 1], got {self.homophily}")
-        if self.m < 1 or self.k < 1:
-            raise InputError("network", "m" if self.m < 1 else "k", "must be >= 1")
-        if self.kind == "edgelist" and not self.path:
-            raise InputError("network", "path", "edgelist needs path=FILE")
-        if self.kind == "sbm" and not self.attribute:
-            raise InputError("network", "attribute", "sbm needs attribute=COLUMN of the persona table")
+    The one definition of a network: the study spec's ``trial.network`` section is this model.
+    Kinds: ``complete`` (everyone follows everyone), ``erdos_renyi`` (tie probability ``p``),
+    ``barabasi_albert`` (``m`` ties per new node), ``watts_strogatz`` (ring of ``k`` neighbours, rewiring
+    probability ``p``), ``sbm`` (groups by persona ``attribute``; within-group tie probability ``p``,
+    between-group ``p * (1 - homophily)``), ``edgelist`` (``source target`` lines of agent ids at
+    ``path``, relative to the spec file). A kind takes exactly its parameters (``NETWORK_PARAMETERS``).
+    Every generator is seeded from the trial seed.
+
+    Examples
+    --------
+    >>> NetworkSpec(kind="watts_strogatz", k=4, p=0.1).kind
+    'watts_strogatz'
+    """
+
+
+    kind: Literal["complete", "erdos_renyi", "barabasi_albert", "watts_strogatz", "sbm", "edgelist"] = "complete"
+    p: _Share | None = None
+    m: Annotated[int, Field(ge=1)] | None = None
+    k: Annotated[int, Field(ge=2)] | None = None
+    homophily: _Share | None = None
+    attribute: _Text | None = None
+    path: _Text | None = None
+
+    @model_validator(mode="after")
+    def _parameters_match_kind(self) -> NetworkSpec:
+        needed = NETWORK_PARAMETERS[self.kind]
+        for name in ("p", "m", "k", "homophily", "attribute", "path"):
+            given = getattr(self, name) is not None
+            if name in needed and not given:
+                raise SpecFieldError(name, f"required by network kind {self.kind!r}")
+            if given and name not in needed:
+                raise SpecFieldError(name, f"not used by network kind {self.kind!r} (it takes: "
+                                       f"{', '.join(needed) or 'no parameters'})")
+        return self
 
 
 def parse_network_spec(text: str) -> NetworkSpec:
-    """Parse ``kind[:key=value,...]`` into a :class:`NetworkSpec`."""
+    """Parse ``kind[:key=value,...]`` into a :class:`NetworkSpec`; ``InputError`` naming the parameter."""
     kind, _, rest = text.strip().partition(":")
-    names = {f.name: f.type for f in fields(NetworkSpec)}
+    if kind not in NETWORK_PARAMETERS:
+        raise InputError("network", "kind", f"unknown network {kind!r} ({', '.join(NETWORK_KINDS)})")
     values: dict[str, object] = {"kind": kind}
     for part in filter(None, (p.strip() for p in rest.split(","))):
         key, sep, value = part.partition("=")
-        if not sep or key not in names or key == "kind":
+        if not sep or key not in NetworkSpec.model_fields or key == "kind":
             raise InputError("network", key or part, f"unknown network parameter in {text!r}")
         try:
             values[key] = {"p": float, "homophily": float, "m": int, "k": int}.get(key, str)(value)
         except ValueError:
             raise InputError("network", key, f"not a number: {value!r}") from None
-    return NetworkSpec(**values)  # type: ignore[arg-type]
+    try:
+        return NetworkSpec(**values)  # type: ignore[arg-type]
+    except ValidationError as err:
+        raise InputError("network", *describe_validation_error(err)) from None
 
 
 def _mutual(graph: nx.Graph) -> nx.DiGraph:

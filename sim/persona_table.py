@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from personas.errors import InputError
+from personas.validation import first_duplicate
 
 REQUIRED_COLUMNS = ("persona_id", "label", "posting_style")
 
@@ -49,9 +50,9 @@ def load_persona_table(source: str | Path | pd.DataFrame | None = None) -> pd.Da
     if table.empty:
         raise InputError(name, "personas", "persona table has no rows")
     table["persona_id"] = table["persona_id"].astype(str)
-    if table["persona_id"].duplicated().any():
-        dup = table.loc[table["persona_id"].duplicated(), "persona_id"].iloc[0]
-        raise InputError(name, "persona_id", f"duplicate persona id {dup!r}")
+    duplicate = first_duplicate(table["persona_id"].tolist())
+    if duplicate:
+        raise InputError(name, "persona_id", f"duplicate persona id {duplicate[1]!r}")
     if "card" not in table.columns:
         table["card"] = table["label"].astype(str) + "; posting style: " + table["posting_style"].astype(str)
     return table.reset_index(drop=True)

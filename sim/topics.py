@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from personas.errors import InputError
+from personas.validation import first_duplicate
 
 TOPIC_FIELDS = ("id", "question", "support_angle", "oppose_angle")
 
@@ -36,7 +37,7 @@ def parse_topics(entries: object, source: str) -> list[Topic]:
     """Validate a list of topic mappings (as read from YAML) into :class:`Topic` objects."""
     if not isinstance(entries, list) or not entries:
         raise InputError(source, "topics", "must be a non-empty list of topics")
-    topics, seen = [], set()
+    topics = []
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise InputError(source, f"topics[{i}]", "must be a mapping with " + ", ".join(TOPIC_FIELDS))
@@ -47,10 +48,10 @@ def parse_topics(entries: object, source: str) -> list[Topic]:
             value = entry.get(key)
             if not isinstance(value, str) or not value.strip():
                 raise InputError(source, f"topics[{i}].{key}", "missing or empty text")
-        if entry["id"] in seen:
-            raise InputError(source, f"topics[{i}].id", f"duplicate topic id {entry['id']!r}")
-        seen.add(entry["id"])
         topics.append(Topic(**{k: entry[k].strip() for k in TOPIC_FIELDS}))
+    duplicate = first_duplicate([entry["id"] for entry in entries])
+    if duplicate:
+        raise InputError(source, f"topics[{duplicate[0]}].id", f"duplicate topic id {duplicate[1]!r}")
     return topics
 
 

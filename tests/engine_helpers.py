@@ -8,7 +8,7 @@ from sim.trial.config import TrialConfig
 
 
 def scripted_trial(condition: str, seed: int = 101, topic: str = "ai_labels", **overrides) -> TrialResult:
-    config = TrialConfig(trial_id=f"{topic}__{seed}__{condition}", model="scripted/imitate",
+    config = TrialConfig(trial_id=f"{topic}__{seed}__{condition}", model_name="scripted/imitate",
                          topic=get_topic(topic), condition=condition, seed=seed, **overrides)
     gateway = Gateway()
     try:

@@ -19,7 +19,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Step:
-    """One scripted answer: ``kind`` is ok | status | raw | refusal; ``delay_s`` is waited first."""
+    """One scripted answer: ``kind`` is ok | status | raw | refusal; ``delay_s`` is waited first;
+    ``finish_reason`` is ``length`` for a reply cut at the token limit."""
 
     kind: str = "ok"
     content: str | None = "hello"
@@ -29,6 +30,7 @@ class Step:
     delay_s: float = 0.0
     prompt_tokens: int = 10
     completion_tokens: int = 5
+    finish_reason: str = "stop"
 
 
 def ok(content: str | None = "hello", delay_s: float = 0.0, **usage: int) -> Step:
@@ -38,6 +40,11 @@ def ok(content: str | None = "hello", delay_s: float = 0.0, **usage: int) -> Ste
 def http_error(status: int, headers: dict[str, str] | None = None, delay_s: float = 0.0) -> Step:
     body = json.dumps({"error": {"message": f"scripted {status}", "type": "server_error", "code": str(status)}})
     return Step("status", status=status, headers=headers or {}, body=body, delay_s=delay_s)
+
+
+def cut(content: str) -> Step:
+    """A reply the provider stopped at ``max_tokens`` (``finish_reason: length``)."""
+    return Step("ok", content=content, finish_reason="length")
 
 
 def raw(body: str) -> Step:
@@ -54,7 +61,7 @@ def completion_body(step: Step, model: str) -> dict[str, Any]:
         message["refusal"] = "I can't help with that."
     return {
         "id": "chatcmpl-stub", "object": "chat.completion", "created": 1700000000, "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+        "choices": [{"index": 0, "message": message, "finish_reason": step.finish_reason, "logprobs": None}],
         "usage": {"prompt_tokens": step.prompt_tokens, "completion_tokens": step.completion_tokens,
                   "total_tokens": step.prompt_tokens + step.completion_tokens},
     }
@@ -183,7 +190,7 @@ def imitate_reply(body: dict[str, Any]) -> str:
     from sim.llm.providers.imitate import ImitateProvider
     from sim.llm.types import LLMRequest
 
-    request = LLMRequest(model="scripted/imitate", messages=tuple(body.get("messages", ())),
+    request = LLMRequest(model_name="scripted/imitate", messages=tuple(body.get("messages", ())),
                          schema=request_schema(body), seed=body.get("seed"))
     return ImitateProvider().reply(request).text
 

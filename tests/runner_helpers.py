@@ -28,6 +28,21 @@ def frozen_copy(tmp_path: Path, name: str = "scripted_smoke.yaml", edit: tuple[s
     return spec
 
 
+def small_spec(folder: Path, seeds: str, extra: str = "") -> Path:
+    """scripted_smoke with 4 agents x 2 rounds, the given seeds list, frozen."""
+    folder.mkdir()
+    text = (SPECS / "scripted_smoke.yaml").read_text()
+    assert "seeds: [101, 211, 307, 419]" in text and "by_seed: {101: support, 211: oppose, 307: support, 419: oppose}" in text
+    text = text.replace("seeds: [101, 211, 307, 419]", f"seeds: {seeds}")
+    by_seed = {"[101]": "{101: support}", "[101, 211]": "{101: support, 211: oppose}"}[seeds]
+    text = text.replace("by_seed: {101: support, 211: oppose, 307: support, 419: oppose}", f"by_seed: {by_seed}")
+    text = text.replace("\nexecution:\n", f"\ntrial: {{n_agents: 4, n_rounds: 2}}\n{extra}\nexecution:\n")
+    spec = folder / "scripted_smoke.yaml"
+    spec.write_text(text)
+    freeze(spec)
+    return spec
+
+
 def trial_dirs(run: Path) -> dict[str, Path]:
     return {p.name: p for p in sorted((run / "trials").iterdir()) if (p / "DONE").is_file()}
 

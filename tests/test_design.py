@@ -44,8 +44,8 @@ def test_pvsst_gives_256_trials_in_64_blocks_of_one_trial_per_arm(confirmatory):
     assert len(by_id) == 256
     for block, ids in confirmatory.blocks.items():
         assert sorted(by_id[i].condition for i in ids) == sorted(ARMS)
-        assert {(by_id[i].model, by_id[i].topic_id, by_id[i].seed) for i in ids} == {
-            (by_id[ids[0]].model, by_id[ids[0]].topic_id, by_id[ids[0]].seed)}
+        assert {(by_id[i].model_name, by_id[i].topic_id, by_id[i].seed) for i in ids} == {
+            (by_id[ids[0]].model_name, by_id[ids[0]].topic_id, by_id[ids[0]].seed)}
         assert all(by_id[i].block_id == block for i in ids)
     assert [t.order for t in confirmatory.trials] == list(range(256))
 
@@ -64,7 +64,7 @@ def test_run_order_and_push_directions_equal_the_published_table(confirmatory):
         rows = list(csv.DictReader(handle))
     published = [(f"ollama_chat/{r['model']}", r["topic_id"], int(r["seed"]), r["condition"], r["push_direction"])
                  for r in rows]
-    ours = [(t.model, t.topic_id, t.seed, t.condition, t.push_direction) for t in confirmatory.trials]
+    ours = [(t.model_name, t.topic_id, t.seed, t.condition, t.push_direction) for t in confirmatory.trials]
     assert ours == published
 
 
@@ -105,14 +105,14 @@ def test_run_order_by_puts_the_named_factor_outermost():
     first_seed = design.trials[:8]
     assert [t.condition for t in first_seed] == ["control"] * 4 + ["likes"] * 4
     # the factors not named keep the default order (model, then topic)
-    assert [(t.model, t.topic_id) for t in first_seed[:4]] == [
+    assert [(t.model_name, t.topic_id) for t in first_seed[:4]] == [
         ("scripted/imitate", "ai_labels"), ("scripted/imitate", "identity_verification"),
         ("scripted/echo", "ai_labels"), ("scripted/echo", "identity_verification")]
 
 
 def test_stages_run_first_matching_stage_first():
     design = expand(small_spec(run_order={"stages": [{"seeds": [307]}, {"models": ["scripted/echo"]}, {}]}))
-    stage_of = [(t.stage, t.seed, t.model) for t in design.trials]
+    stage_of = [(t.stage, t.seed, t.model_name) for t in design.trials]
     assert all(seed == 307 for stage, seed, _ in stage_of if stage == 0)
     assert all(model == "scripted/echo" and seed != 307 for stage, seed, model in stage_of if stage == 1)
     assert Counter(stage for stage, _, _ in stage_of) == {0: 8, 1: 8, 2: 8}

@@ -244,7 +244,7 @@ def test_per_endpoint_concurrency_is_a_cap_that_requests_wait_for():
         with Gateway(endpoints=[Endpoint(a.api_base, max_concurrency=1), Endpoint(b.api_base, max_concurrency=2)],
                      max_concurrency=8) as gateway:
             assert gateway.max_concurrency == 3
-            results = gateway.run([LLMRequest(model=MODEL, messages=({"role": "user", "content": f"q{i}"},), seed=i)
+            results = gateway.run([LLMRequest(model_name=MODEL, messages=({"role": "user", "content": f"q{i}"},), seed=i)
                                    for i in range(12)])
     assert [r.record.status for r in results] == ["ok"] * 12
     assert [r.record.attempts for r in results] == [1] * 12
@@ -265,7 +265,7 @@ def test_a_500_carrying_the_servers_request_validation_error_is_not_retried():
     rejected = Step("status", status=500, body=json.dumps({"error": {"message": message,
                                                                      "type": "internal_server_error"}}))
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
-    request = LLMRequest(model=MODEL, messages=({"role": "user", "content": "x"},), schema=schema, seed=1)
+    request = LLMRequest(model_name=MODEL, messages=({"role": "user", "content": "x"},), schema=schema, seed=1)
     with StubServer([rejected]) as stub, Gateway(api_base=stub.api_base, backoff_base_s=0.01) as gateway:
         (result,) = gateway.run([request])
     assert stub.requests == 1 and result.record.attempts == 1 and result.record.status == "error"

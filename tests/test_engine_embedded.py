@@ -31,7 +31,7 @@ def gateway(tmp_path_factory):
 
 @pytest.mark.parametrize("condition", list(CONDITIONS))
 def test_six_agent_two_round_trial_completes(gateway, condition):
-    config = TrialConfig(trial_id=f"emb_{condition}", model="embedded/smollm2-135m", topic=get_topic("ai_labels"),
+    config = TrialConfig(trial_id=f"emb_{condition}", model_name="embedded/smollm2-135m", topic=get_topic("ai_labels"),
                          condition=condition, seed=101, n_agents=6, n_rounds=2)
     result = run_trial(config, gateway)
     n_accounts = 6 + config.n_adversaries

@@ -94,7 +94,7 @@ def test_mesa_model_step_is_the_round():
     from sim.topics import get_topic
     from sim.trial.config import TrialConfig
 
-    model = SocialModel(TrialConfig(trial_id="m", model="scripted/imitate", topic=get_topic("ai_labels"),
+    model = SocialModel(TrialConfig(trial_id="m", model_name="scripted/imitate", topic=get_topic("ai_labels"),
                                     condition="likes", seed=3, n_agents=6, n_rounds=2), Gateway())
     model.step()
     assert model.steps == 1 and len(model.platform.rounds) == 1

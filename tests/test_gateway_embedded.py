@@ -36,7 +36,7 @@ def test_same_seed_same_text_and_seed_matters():
 
 
 def test_gateway_schema_replies_validate_and_replay(tmp_path):
-    requests = [LLMRequest(model="embedded/smollm2-135m", messages=MESSAGES, schema=SCHEMA, seed=seed,
+    requests = [LLMRequest(model_name="embedded/smollm2-135m", messages=MESSAGES, schema=SCHEMA, seed=seed,
                            temperature=0.7, max_tokens=80) for seed in (1, 2)]
     with Gateway(cache=ResponseCache(tmp_path / "c.sqlite"), max_concurrency=2) as gateway:
         fresh = gateway.run(requests)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from gateway_stub import StubServer, http_error, ok, raw, refusal
+from gateway_stub import StubServer, cut, http_error, ok, raw, refusal
 from sim.llm.budget import Budget, BudgetExceeded
 from sim.llm.gateway import Gateway
 from sim.llm.types import LLMRequest
@@ -22,7 +22,7 @@ def fake_key(monkeypatch):
 
 
 def request(text: str = "hi", seed: int = 5, schema=None, **fields) -> LLMRequest:
-    return LLMRequest(model=MODEL, messages=({"role": "user", "content": text},), seed=seed, schema=schema, **fields)
+    return LLMRequest(model_name=MODEL, messages=({"role": "user", "content": text},), seed=seed, schema=schema, **fields)
 
 
 def run_one(script, *, schema=None, **gateway_options):
@@ -46,6 +46,9 @@ CASES = {
     "null content forever": ([ok(None)], SCHEMA, "empty", 3, [5, 6, 7], None),
     "refusal then valid": ([refusal(), ok('{"n": 1}')], SCHEMA, "ok", 2, [5, 6], {"n": 1}),
     "refusal forever": ([refusal()], SCHEMA, "refusal", 3, [5, 6, 7], None),
+    "cut at the token limit forever": ([cut('{"n": ')], SCHEMA, "truncated", 3, [5, 6, 7], None),
+    "cut then complete": ([cut('{"n": '), ok('{"n": 8}')], SCHEMA, "ok", 2, [5, 6], {"n": 8}),
+    "free text cut at the token limit": ([cut("labels build tr")], None, "truncated", 3, [5, 6, 7], None),
     "401 is not retried": ([http_error(401)], None, "error", 1, [5], None),
     "400 is not retried": ([http_error(400)], None, "error", 1, [5], None),
     "transport retry inside a schema retry": ([http_error(502), ok("nope"), http_error(500), ok('{"n": 2}')],
@@ -121,7 +124,7 @@ def test_records_follow_request_order_and_ids_are_deterministic():
     assert [r.agent_id for r in first] == [f"a{i}" for i in range(8)]
     assert [r.call_id for r in first] == [r.call_id for r in second]
     assert len({r.call_id for r in first}) == 8
-    assert all((r.trial_id, r.round, r.phase, r.model) == ("t1", 2, "post", MODEL) for r in first)
+    assert all((r.trial_id, r.round, r.phase, r.model_name) == ("t1", 2, "post", MODEL) for r in first)
 
 
 def test_usd_budget_stops_the_job_within_one_batch():
@@ -143,7 +146,7 @@ def test_usd_budget_stops_the_job_within_one_batch():
 def test_token_budget_with_scripted_model():
     budget = Budget(max_tokens=100)
     words = "one two three four five"  # echo: 5 prompt + 5 completion tokens per call
-    requests = [LLMRequest(model="scripted/echo", messages=({"role": "user", "content": f"{words} {i}"},), seed=i)
+    requests = [LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": f"{words} {i}"},), seed=i)
                 for i in range(50)]
     with Gateway(budget=budget, max_concurrency=3) as gateway:
         with pytest.raises(BudgetExceeded, match="tokens of a 100-token cap"):

@@ -56,7 +56,7 @@ def test_registered_scripted_provider_is_known_and_gateway_rejects_unknown():
     with pytest.raises(InputError, match="not installed"):
         ensure_runnable("scripted/missing_module")
     with Gateway() as gateway, pytest.raises(InputError, match="unknown provider prefix"):
-        gateway.run([LLMRequest(model="bogus/x", messages=({"role": "user", "content": "x"},))])
+        gateway.run([LLMRequest(model_name="bogus/x", messages=({"role": "user", "content": "x"},))])
 
 
 def test_available_providers_rows():
@@ -69,10 +69,10 @@ def test_litellm_routes_our_providers_to_the_same_reply():
     litellm = import_litellm()
     assert {"embedded", "scripted"} <= {item["provider"] for item in litellm.custom_provider_map}
     schema = {"type": "object", "properties": {"w": {"type": "string", "maxLength": 10}}, "required": ["w"]}
-    request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "alpha beta gamma"},),
+    request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "alpha beta gamma"},),
                          schema=schema, seed=9)
     response = asyncio.run(litellm.acompletion(
-        model=request.model, messages=list(request.messages), seed=9, temperature=request.temperature,
+        model=request.model_name, messages=list(request.messages), seed=9, temperature=request.temperature,
         max_tokens=request.max_tokens,
         response_format={"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}))
     with Gateway() as gateway:

@@ -77,7 +77,7 @@ def test_schema_instances_are_valid_for_many_seeds(schema):
 
 def test_echo_is_a_pure_function_of_request_and_seed():
     def reply(seed):
-        request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "labels build trust"},),
+        request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "labels build trust"},),
                              schema=POST, seed=seed)
         return EchoProvider().reply(request).text
     assert reply(1) == reply(1)
@@ -85,14 +85,14 @@ def test_echo_is_a_pure_function_of_request_and_seed():
 
 
 def test_schema_retry_uses_next_seed_and_call_id_ignores_nothing():
-    request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "a b"},), seed=41,
+    request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "a b"},), seed=41,
                          trial_id="t", round=1, agent_id="a01", phase="post")
     same = LLMRequest(**{**request.__dict__})
     other_tags = LLMRequest(**{**request.__dict__, "agent_id": "a02"})
     assert call_id_for(request) == call_id_for(same) != call_id_for(other_tags)
     assert request.cache_key() == other_tags.cache_key()  # tags label provenance, not the reply
     # No string has length >= 1 and <= 0: every attempt fails validation, each with the next seed.
-    impossible = LLMRequest(model="scripted/echo", messages=request.messages, seed=41,
+    impossible = LLMRequest(model_name="scripted/echo", messages=request.messages, seed=41,
                             schema={"type": "string", "maxLength": 0, "minLength": 1})
     with Gateway(max_attempts=4) as gateway:
         result = gateway.run([impossible])[0]
@@ -122,3 +122,28 @@ def test_pacer_spaces_starts():
 
     times = asyncio.run(starts())
     assert times[-1] - times[0] >= 4 * 0.05 - 0.01
+
+
+def test_free_strings_get_a_bound_that_fits_the_token_limit():
+    """Issue 12, build 5: every free string of a grammar schema is bounded so the whole reply fits."""
+    import math
+    import re
+
+    from sim.llm.providers.grammar import DECODER_MARGIN, bound_free_strings, worst_case_chars
+
+    schema = {"type": "object", "properties": {
+        "post": {"type": "string", "minLength": 1}, "reason": {"type": "string"},
+        "opinion": {"type": "string", "enum": ["support", "neutral", "oppose"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1}},
+        "required": ["post", "opinion"], "additionalProperties": False}
+    for max_tokens in (120, 200, 400):
+        bounded = bound_free_strings(grammar_schema(schema), max_tokens)
+        post, reason = bounded["properties"]["post"], bounded["properties"]["reason"]
+        assert post["maxLength"] == reason["maxLength"] > 0
+        assert worst_case_chars(bounded) + DECODER_MARGIN <= max_tokens < worst_case_chars(bounded) + DECODER_MARGIN + 2
+        assert re.fullmatch(post["pattern"], "Labels [help]!") and not re.fullmatch(post["pattern"], 'say "hi"')
+        assert not re.fullmatch(post["pattern"], "line\nbreak") and not re.fullmatch(post["pattern"], "")  # minLength 1
+    # Explicit bounds stay as the schema sets them; an unbounded part leaves the schema as it is.
+    assert bound_free_strings({"type": "string", "maxLength": 500}, 60) == {"type": "string", "maxLength": 500}
+    unbounded = {"type": "array", "items": {"type": "string"}}
+    assert worst_case_chars(unbounded) == math.inf and bound_free_strings(unbounded, 60) == unbounded

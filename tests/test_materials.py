@@ -98,7 +98,7 @@ def test_reference_style_ids_and_wording_reach_the_prompts(materials, tmp_path):
     (materials / "accounts.yaml").write_text('honest: "a{i:02d}"\nsingle_source: "c2{i:03d}"\n'
                                              'distributed_sources: "c3{i:03d}"\n')
     (materials / "post_system.txt").write_text("SYSTEM OF MY STUDY\n")
-    config = TrialConfig(trial_id="t", model="scripted/imitate", topic=get_topic("ai_labels"),
+    config = TrialConfig(trial_id="t", model_name="scripted/imitate", topic=get_topic("ai_labels"),
                          condition="distributed_sources", seed=101, n_agents=4, n_rounds=2,
                          protocol=Protocol(materials=str(materials)))
     with Gateway() as gateway:

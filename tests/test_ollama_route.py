@@ -38,7 +38,7 @@ def reply(body: dict, n_seen: int) -> str:
 
 
 def run(preset: str, condition: str = "distributed_sources"):
-    config = TrialConfig(trial_id="t", model="ollama_chat/stub-model", topic=get_topic("ai_labels"),
+    config = TrialConfig(trial_id="t", model_name="ollama_chat/stub-model", topic=get_topic("ai_labels"),
                          condition=condition, seed=SEED, n_agents=6, n_rounds=2, protocol=protocol_from_preset(preset))
     with OllamaStub(reply) as stub:
         gateway = Gateway(api_base=stub.api_base, max_retries=0, max_concurrency=4)
@@ -142,7 +142,7 @@ def messy_reply(body: dict, n_seen: int):
 
 
 def test_engine_applies_the_lenient_handling_end_to_end():
-    config = TrialConfig(trial_id="t", model="ollama_chat/stub-model", topic=get_topic("ai_labels"),
+    config = TrialConfig(trial_id="t", model_name="ollama_chat/stub-model", topic=get_topic("ai_labels"),
                          condition="likes", seed=SEED, n_agents=6, n_rounds=2,
                          protocol=protocol_from_preset("pvsst_reference"))
     with OllamaStub(messy_reply) as stub:

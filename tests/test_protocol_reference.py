@@ -32,7 +32,7 @@ def reference_stances(n: int, seed: int) -> list[int]:
 
 
 def config(condition: str, seed: int, protocol=REFERENCE, **overrides) -> TrialConfig:
-    return TrialConfig(trial_id=f"t{seed}{condition}", model="scripted/imitate", topic=get_topic("ai_labels"),
+    return TrialConfig(trial_id=f"t{seed}{condition}", model_name="scripted/imitate", topic=get_topic("ai_labels"),
                        condition=condition, seed=seed, protocol=protocol, **overrides)
 
 

@@ -115,7 +115,7 @@ def test_lenient_json_object(text, expected):
 
 def test_gateway_lenient_parse_makes_three_attempts_with_one_seed_and_keeps_the_last_text():
     gateway = Gateway()
-    request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "no json here"},),
+    request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "no json here"},),
                          seed=41, parse="lenient", retry_seed="same")
     result = gateway.run([request])[0]
     gateway.close()
@@ -130,7 +130,7 @@ def test_gateway_lenient_parse_makes_three_attempts_with_one_seed_and_keeps_the_
 def test_gateway_lenient_parse_accepts_an_object_the_schema_would_reject():
     gateway = Gateway()
     text = 'ok: {"post": "hi", "opinion": "Lean Support", "confidence": 3}'
-    request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": text},), seed=3,
+    request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": text},), seed=3,
                          parse="lenient")
     result = gateway.run([request])[0]
     gateway.close()

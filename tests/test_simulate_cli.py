@@ -45,3 +45,19 @@ def test_simulate_writes_a_complete_trial_directory(tmp_path, capfd):
     assert names == {"agents.parquet", "posts.parquet", "votes.parquet", "exposures.parquet", "edges.parquet",
                      "llm_calls.parquet", "prompts.parquet", "metrics.json", "DONE"}
     assert not [p for p in (out / "trials").iterdir() if p.name.startswith(".tmp")]
+
+
+def test_simulate_records_the_llm_string_as_the_model(tmp_path, capfd):
+    """Issue 12, acceptance 4: metrics.json's `model` is the --model string, never the Mesa model's repr."""
+    import json
+
+    import pandas as pd
+
+    out = tmp_path / "out"
+    code = main(BASE + ["--topic", "ai_labels", "--condition", "likes", "--agents", "4", "--out", str(out)])
+    assert code == 0, capfd.readouterr().err
+    trial = out / "trials" / "ai_labels__s101__likes"
+    metrics = json.loads((trial / "metrics.json").read_text())
+    assert metrics["model"] == "scripted/imitate"
+    calls = pd.read_parquet(trial / "llm_calls.parquet")
+    assert set(calls["model"]) == {"scripted/imitate"}

@@ -74,7 +74,7 @@ def control_request(model, respondent, seed=1):
     schema = {"type": "object", "properties": {"answer": {"type": "string",
                                                           "enum": ["too_little", "about_right", "too_much"]}},
               "required": ["answer"]}
-    return LLMRequest(model=model, schema=schema, seed=seed, agent_id=str(respondent),
+    return LLMRequest(model_name=model, schema=schema, seed=seed, agent_id=str(respondent),
                       messages=({"role": "user", "content": "Foreign aid?\n" + line},))
 
 
@@ -98,7 +98,7 @@ def test_control_providers_through_the_gateway():
         assert counts.to_numpy() == pytest.approx([1 / 3] * 3, abs=0.03)
         # Same request, same reply.
         assert gateway.run([control_request("scripted/marginal", 1, seed=7)])[0].text == draws[7].text
-        missing = gateway.run([LLMRequest(model="scripted/oracle", messages=({"role": "user", "content": "hi"},))])
+        missing = gateway.run([LLMRequest(model_name="scripted/oracle", messages=({"role": "user", "content": "hi"},))])
         assert not missing[0].ok and "SURVEY-REFERENCE" in missing[0].record.error
     assert json.loads(control_request("scripted/oracle", 1).messages[0]["content"].splitlines()[-1].split(" ", 1)[1])["column"] == "nataid"
 

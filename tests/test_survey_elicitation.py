@@ -86,7 +86,7 @@ def test_a_litellm_provider_is_asked_for_top_logprobs_and_its_tokens_become_the_
             "choices": [{"index": 0, "finish_reason": "stop", "logprobs": {"content": content},
                          "message": {"role": "assistant", "content": '{"answer": "about_right"}'}}],
             "usage": {"prompt_tokens": 30, "completion_tokens": 6, "total_tokens": 36}}
-    request = LLMRequest(model="openai/gpt-4o-mini", messages=({"role": "user", "content": "q"},), seed=3,
+    request = LLMRequest(model_name="openai/gpt-4o-mini", messages=({"role": "user", "content": "q"},), seed=3,
                          schema={"type": "object", "properties": {"answer": {"enum": CODES}}},
                          option_scoring=tuple(CODES), temperature=0.0)
     with StubServer([raw(json.dumps(body))]) as stub:

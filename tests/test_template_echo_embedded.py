@@ -27,7 +27,7 @@ def test_embedded_posts_rarely_echo_the_templates():
     posts = []
     with Gateway(max_concurrency=1) as gateway:
         for condition, seed in (("control", 101), ("likes", 211)):
-            config = TrialConfig(trial_id=f"echo_{condition}", model="embedded/smollm2-135m",
+            config = TrialConfig(trial_id=f"echo_{condition}", model_name="embedded/smollm2-135m",
                                  topic=get_topic("ai_labels"), condition=condition, seed=seed, n_agents=6,
                                  n_rounds=2, votes_per_voter=0)
             posts += list(run_trial(config, gateway).posts["text"])

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import functools
 import io
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +28,8 @@ matplotlib.use("Agg")  # figures are files; never open a window
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+
+from personas.atomic import atomic_file  # noqa: E402
 
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
 """Black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple."""
@@ -86,14 +86,8 @@ class PaperFigure:
         paths = []
         for fmt in formats:
             target = directory / f"{self.name}.{fmt}"
-            handle, temp = tempfile.mkstemp(prefix=f".{self.name}-", suffix=f".{fmt}", dir=directory)
-            os.close(handle)
-            try:
+            with atomic_file(target) as temp:
                 save_figure(self.figure, temp, fmt)
-                os.replace(temp, target)
-            finally:
-                if os.path.exists(temp):
-                    os.remove(temp)
             paths.append(target)
         return paths
 

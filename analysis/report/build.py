@@ -13,8 +13,6 @@ Output (``RUN/report/`` or ``--out``), built in a temporary folder and renamed i
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -22,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.atomic import swap_in_directory
+from personas.atomic import atomic_directory
 from personas.errors import InputError
 from analysis.figures.style import FIGURE_FORMATS, PaperFigure
 from analysis.paired import IncompleteBlocksWarning
@@ -342,9 +340,7 @@ def write_report(out_dir: Path, markdown: str, figures: Sequence[tuple[str, Pape
                  figure_formats: Sequence[str], *, title: str,
                  extra_tables: Mapping[str, pd.DataFrame] | None = None) -> list[Path]:
     """Build the report in a temporary sibling folder, then swap it into ``out_dir`` (atomic per folder)."""
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as staging:
         ext = "png" if "png" in figure_formats else figure_formats[0]
         images = {}
         for _, figure in figures:
@@ -357,8 +353,4 @@ def write_report(out_dir: Path, markdown: str, figures: Sequence[tuple[str, Pape
             (staging / "report.html").write_text(markdown_to_html(markdown, images, title=title), encoding="utf-8")
         for name, frame in (extra_tables or {}).items():
             frame.to_csv(staging / name, index=False)
-        swap_in_directory(staging, out_dir)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
     return sorted(p for p in out_dir.rglob("*") if p.is_file())

@@ -39,14 +39,13 @@ Examples
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from personas.atomic import atomic_file
 from personas.errors import InputError
 from analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, distribution_metrics, eta_squared,
                                kl_divergence, percentile_interval, resample_index)
@@ -301,12 +300,9 @@ def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFr
 
 def write_fidelity(table: pd.DataFrame, run_dir: str | Path) -> Path:
     """Write ``RUN/analysis/fidelity.csv`` atomically (temp file + rename); return its path."""
-    out_dir = Path(run_dir) / "analysis"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / "fidelity.csv"
-    tmp = out_dir / f".fidelity.{uuid.uuid4().hex[:8]}.tmp"
-    table.to_csv(tmp, index=False, float_format="%.6g")
-    os.replace(tmp, target)
+    target = Path(run_dir) / "analysis" / "fidelity.csv"
+    with atomic_file(target) as tmp:
+        table.to_csv(tmp, index=False, float_format="%.6g")
     return target
 
 

@@ -10,16 +10,15 @@ from typing import Any, Optional
 import typer
 
 from personas.errors import InputError
-from sim.llm.budget import Budget, BudgetExceeded
-from sim.llm.cache import ReplayMiss, ResponseCache
+from sim.llm.budget import Budget
+from sim.llm.cache import ResponseCache
 from sim.llm.gateway import Gateway
 from sim.llm.providers.registry import ensure_runnable
+from sim.llm.stops import RunStop
 from sim.llm.structured import check_schema
-from sim.llm.types import LLMRequest
+from sim.llm.types import STATUS_TRUNCATED, LLMRequest
 
 EXIT_CALL_FAILED = 1
-EXIT_BUDGET_EXCEEDED = 3
-EXIT_REPLAY_MISS = 4
 DEFAULT_CACHE = "~/.cache/pvsst/llm_cache.sqlite"
 
 llm_app = typer.Typer(help="Talk to a model through the pvsst gateway.", no_args_is_help=True)
@@ -53,7 +52,7 @@ def _check_sampling(temperature: float, max_tokens: int) -> None:
 
 @llm_app.command("complete")
 def complete(
-    model: str = typer.Option(..., "--model", help="e.g. embedded/smollm2-135m, scripted/echo, openai/gpt-4o-mini"),
+    model_name: str = typer.Option(..., "--model", help="e.g. embedded/smollm2-135m, scripted/echo, openai/gpt-4o-mini"),
     prompt: str = typer.Option(..., "--prompt", help="The user message."),
     system: Optional[str] = typer.Option(None, "--system", help="A system message."),
     schema_file: Optional[Path] = typer.Option(None, "--schema", help="JSON schema file the reply must satisfy."),
@@ -71,28 +70,25 @@ def complete(
 ) -> None:
     """Make one model call through the gateway and print the reply.
 
-    Exit codes: 0 the call succeeded; 1 the call ended in a recorded failure (parse_error, empty,
-    refusal, timeout, rate_limited, server_error, error: the reply is still printed); 2 bad input
+    Exit codes: 0 the call succeeded; 1 the call ended in a recorded failure (parse_error, truncated
+    (cut at --max-tokens), empty, refusal, timeout, rate_limited, server_error, error: the reply is still printed); 2 bad input
     (unknown provider, unreadable or invalid schema file, temperature outside 0..2, max tokens < 1);
     3 the budget cap is reached (no call is made); 4 --replay-only and the request is not cached.
     """
-    ensure_runnable(model)
+    ensure_runnable(model_name)
     _check_sampling(temperature, max_tokens)
     schema = read_schema(schema_file) if schema_file is not None else None
     messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-    request = LLMRequest(model=model, messages=tuple(messages), schema=schema, temperature=temperature,
+    request = LLMRequest(model_name=model_name, messages=tuple(messages), schema=schema, temperature=temperature,
                          max_tokens=max_tokens, seed=seed)
     budget = Budget(max_usd=budget_usd, max_tokens=budget_tokens) if (budget_usd, budget_tokens) != (None, None) else None
     cache = ResponseCache(cache_file if cache_file is not None else default_cache_path())
     with Gateway(cache=cache, replay_only=replay_only, budget=budget, api_base=api_base, timeout_s=timeout_s) as gateway:
         try:
             result = gateway.run([request])[0]
-        except BudgetExceeded as err:
+        except RunStop as err:  # budget spent (exit 3) or replay-only miss (exit 4)
             print(f"pvsst: error: {err}", file=sys.stderr)
-            raise typer.Exit(EXIT_BUDGET_EXCEEDED) from None
-        except ReplayMiss as err:
-            print(f"pvsst: error: {err}", file=sys.stderr)
-            raise typer.Exit(EXIT_REPLAY_MISS) from None
+            raise typer.Exit(err.exit_code) from None
     record = result.record
     if as_json:
         typer.echo(json.dumps({"text": result.text, "parsed": result.parsed, "provenance": record.to_dict()},
@@ -102,6 +98,10 @@ def complete(
         print(f"[{record.status}] cached={record.cached} attempts={record.attempts} seed={record.request_seed} "
               f"tokens={record.prompt_tokens}+{record.completion_tokens} latency={record.latency_s:.3f}s",
               file=sys.stderr)
+    if record.status == STATUS_TRUNCATED:
+        print(f"pvsst: error: the call ended with status truncated: the reply was cut at the token limit of "
+              f"{max_tokens} tokens; raise it with --max-tokens (e.g. --max-tokens {2 * max_tokens})", file=sys.stderr)
+        raise typer.Exit(EXIT_CALL_FAILED)
     if not result.ok:
         print(f"pvsst: error: the call ended with status {record.status}: {record.error}", file=sys.stderr)
         raise typer.Exit(EXIT_CALL_FAILED)

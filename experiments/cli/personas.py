@@ -5,8 +5,6 @@ Thin wrappers over :func:`personas.synthesis.synthesize`, :func:`personas.record
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -27,15 +25,10 @@ def fit_report_path(out: Path) -> Path:
 
 
 def _write_csv_atomic(frame, path: Path) -> None:
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    try:
+    from personas.atomic import atomic_file
+
+    with atomic_file(path) as tmp:
         frame.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6f")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _print_fit_report(result, console: Console) -> None:

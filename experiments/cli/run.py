@@ -5,7 +5,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 
 def run(
@@ -24,21 +23,12 @@ def run(
     failed than the spec's analysis.parse_failure_threshold; both recorded in the manifest); 2 bad input
     (unfrozen or changed spec, invalid spec); 3 budget reached; 4 replay-only cache miss.
     """
+    from experiments.cli.summary import print_summary
     from experiments.run.runner import run_study
 
     summary = run_study(spec, out, executor=executor, workers=workers, replay_only=replay_only,
                         deviation=deviation, budget_usd=budget, ray_address=ray_address)
-    console = Console(stderr=False)
-    for failure in summary.failures[:10]:
-        console.print(f"[red]failed[/red] {failure}", highlight=False, soft_wrap=True)
-    for line in summary.degraded[:10]:
-        console.print(f"[red]degraded[/red] {line}", highlight=False, soft_wrap=True)
-    if len(summary.degraded) > 10:
-        console.print(f"[red]degraded[/red] ... and {len(summary.degraded) - 10} more (see the manifest)")
-    console.print(summary.line(), highlight=False, soft_wrap=True)
-    code = summary.exit_code or (1 if summary.failed or summary.degraded else 0)
-    if code:
-        raise typer.Exit(code)
+    print_summary(summary)
 
 
 def register(app: typer.Typer) -> None:

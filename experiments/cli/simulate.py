@@ -14,17 +14,17 @@ def simulate(
     topic: Optional[str] = typer.Option(None, "--topic", help="Built-in topic id (ai_labels, identity_verification, chronological_default, political_ad_targeting)."),
     topic_file: Optional[Path] = typer.Option(None, "--topic-file", help="YAML with topics: [{id, question, support_angle, oppose_angle}] (the first is used, or --topic picks one)."),
     condition: str = typer.Option("likes", "--condition", help="control, likes, likes_hidden, unranked, follows, single_source, distributed_sources."),
-    agents: int = typer.Option(12, "--agents", help="Honest agents."),
-    rounds: int = typer.Option(6, "--rounds", help="Rounds."),
+    agents: Optional[int] = typer.Option(None, "--agents", help="Honest agents (default: the protocol's)."),
+    rounds: Optional[int] = typer.Option(None, "--rounds", help="Rounds (default: the protocol's)."),
     seed: int = typer.Option(101, "--seed", help="Trial seed (all randomness and request seeds derive from it)."),
-    model: str = typer.Option("embedded/smollm2-135m", "--model", help="Model string (embedded/..., scripted/..., or any litellm model)."),
+    model_name: str = typer.Option("embedded/smollm2-135m", "--model", help="Model string (embedded/..., scripted/..., or any litellm model)."),
     network: str = typer.Option("complete", "--network", help="complete | erdos_renyi:p=0.1 | barabasi_albert:m=3 | watts_strogatz:k=4,p=0.1 | sbm:attribute=A,homophily=H,p=P | edgelist:path=FILE"),
-    feed_size: int = typer.Option(5, "--feed-size", help="Posts per feed."),
+    feed_size: Optional[int] = typer.Option(None, "--feed-size", help="Posts per feed (default: the protocol's)."),
     push: Optional[str] = typer.Option(None, "--push", help="support or oppose (default: PV-SST's seed map, else seed parity)."),
     personas: Optional[Path] = typer.Option(None, "--personas", help="Persona table (CSV/Parquet) with persona_id, label, posting_style[, card]."),
-    feed_candidates: str = typer.Option("population", "--feed-candidates", help="population or followees."),
+    feed_candidates: Optional[str] = typer.Option(None, "--feed-candidates", help="population or followees (default: the protocol's)."),
     follow_dynamics: bool = typer.Option(False, "--follow-dynamics", help="Follow on like, unfollow on downvote."),
-    seed_formula: str = typer.Option("pvsst", "--seed-formula", help="Request-seed formula: pvsst or hashed (large populations)."),
+    seed_formula: Optional[str] = typer.Option(None, "--seed-formula", help="Request-seed formula: pvsst or hashed (large populations; default: the protocol's)."),
     protocol: str = typer.Option("pvsst", "--protocol", help="Procedure preset: pvsst or pvsst_reference (the reference implementation's mechanics)."),
     out: Path = typer.Option(Path("runs/simulate"), "--out", help="Directory; the trial is written to OUT/trials/<trial_id>."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Response cache (SQLite); default OUT/cache.sqlite."),
@@ -54,32 +54,35 @@ def simulate(
         chosen = get_topic(topic)
     else:
         raise InputError("--topic", "topic", "give --topic ID or --topic-file FILE")
-    validate_model_name(model)
+    validate_model_name(model_name)
     table = load_persona_table(personas) if personas is not None else None
     trial_id = f"{chosen.id}__s{seed}__{condition}"
-    config = TrialConfig(trial_id=trial_id, model=model, topic=chosen, condition=condition, seed=seed,
-                         push_direction=push, n_agents=agents, n_rounds=rounds, feed_size=feed_size,
-                         network=parse_network_spec(network), feed_candidates=feed_candidates,
-                         follow_dynamics=follow_dynamics, request_seed_formula=seed_formula,
-                         protocol=protocol_from_preset(protocol))
+    given = {"n_agents": agents, "n_rounds": rounds, "feed_size": feed_size, "feed_candidates": feed_candidates,
+             "request_seed_formula": seed_formula}  # unset options keep TrialConfig's defaults
+    config = TrialConfig(trial_id=trial_id, model_name=model_name, topic=chosen, condition=condition, seed=seed,
+                         push_direction=push, network=parse_network_spec(network), follow_dynamics=follow_dynamics,
+                         protocol=protocol_from_preset(protocol),
+                         **{name: value for name, value in given.items() if value is not None})
     if config.network.kind == "edgelist" and not os.access(config.network.path, os.R_OK):
         raise InputError(config.network.path, "network.path", "edge list file is missing or unreadable")
-    model = prepare_trial(config, table)
+    social_model = prepare_trial(config, table)
     # Everything is validated: only now is anything written.
     out.mkdir(parents=True, exist_ok=True)
-    gateway = Gateway(cache=ResponseCache(cache or out / "cache.sqlite"), max_concurrency=max_concurrency)
+    gateway = Gateway(cache=ResponseCache(cache or out / "cache.sqlite"), max_concurrency=max_concurrency,
+                      max_attempts=config.max_attempts)
     with Progress(transient=False) as bar:
-        task = bar.add_task(f"{trial_id}", total=rounds)
-        result = run_trial(config, gateway, table, on_round=lambda done: bar.update(task, completed=done), model=model)
+        task = bar.add_task(f"{trial_id}", total=config.n_rounds)
+        result = run_trial(config, gateway, table, on_round=lambda done: bar.update(task, completed=done),
+                           model=social_model)
     metrics = trial_outcomes(result.agents, result.posts, result.votes, result.exposures,
                              push_direction=config.push_direction, adversarial=config.arm.adversarial,
-                             n_rounds=rounds, similarity_edge_cases=config.protocol.similarity_edge_cases)
-    metrics = {"protocol": config.protocol.preset, "trial_id": trial_id, "model": model, "topic_id": chosen.id, "seed": seed, "condition": condition,
+                             n_rounds=config.n_rounds, similarity_edge_cases=config.protocol.similarity_edge_cases)
+    metrics = {"protocol": config.protocol.preset, "trial_id": trial_id, "model": config.model_name, "topic_id": chosen.id, "seed": seed, "condition": condition,
                "push_direction": config.push_direction, **metrics,
                "n_calls": len(result.llm_calls), "cache_hits": int(result.llm_calls["cached"].sum()),
                **markup_audit(result)}
     path = write_trial(result, out / "trials", metrics)
-    write_materials(out, model.materials.directory)
+    write_materials(out, social_model.materials.directory)
     gateway.close()
     Console().print(f"{path}: {len(result.posts)} posts, {len(result.votes)} votes, "
                     f"{int(result.exposures['is_adversarial'].sum()) if len(result.exposures) else 0} adversarial "

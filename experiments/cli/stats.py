@@ -6,8 +6,6 @@ With no ``--contrast`` / ``--metric`` options it runs PV-SST's four contrasts an
 """
 from __future__ import annotations
 
-import os
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -70,15 +68,10 @@ def paired_command(
 
 
 def _write_csv_atomically(frame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(handle)
-    try:
+    from personas.atomic import atomic_file
+
+    with atomic_file(path) as temp:
         frame.to_csv(temp, index=False)
-        os.replace(temp, path)
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
 
 
 def _console() -> Console:

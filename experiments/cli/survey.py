@@ -31,6 +31,7 @@ def run(
     --personas, --n and --seed are recorded in the manifest as deviations.
     Exit codes: 0 done; 1 some units failed; 2 bad input; 4 replay-only cache miss.
     """
+    from experiments.cli.summary import print_summary
     from experiments.survey.runner import run_survey
 
     if personas is not None and personas not in ("respondents", "census"):
@@ -43,13 +44,7 @@ def run(
         raise InputError("--elicitation", elicitation, "must be sample, logprobs or verbalized")
     summary = run_survey(survey, out, model=model or None, personas=personas, n=n, seed=seed, workers=workers,
                          replay_only=replay_only, deviation=deviation, elicitation=elicitation)
-    console = Console()
-    for failure in summary.failures[:10]:
-        console.print(f"[red]failed[/red] {failure}", highlight=False, soft_wrap=True)
-    console.print(summary.line(), highlight=False, soft_wrap=True)
-    code = summary.exit_code or (1 if summary.failed else 0)
-    if code:
-        raise typer.Exit(code)
+    print_summary(summary)
 
 
 def _cell(value: float) -> str:

@@ -180,7 +180,7 @@ def default_seconds_per_call(model: str, max_concurrency: int | Execution) -> tu
 class CellEstimate:
     """The trials of one (model, condition) cell of the design."""
 
-    model: str
+    model_name: str
     condition: str
     trials: int
     calls_per_trial: int
@@ -216,7 +216,7 @@ class Estimate:
 
     @property
     def by_model(self) -> dict[str, CellEstimate]:
-        return _aggregate(self.cells, "model")
+        return _aggregate(self.cells, "model_name")
 
 
 def estimate(spec: StudySpec, *, calls_per_second: float | None = None) -> Estimate:
@@ -275,7 +275,7 @@ def _aggregate(cells: tuple[CellEstimate, ...], key: str) -> dict[str, CellEstim
         costs = [cell.cost_usd for cell in group]
         per_trial = {cell.calls_per_trial for cell in group}
         result[name] = CellEstimate(
-            model=name if key == "model" else "*", condition=name if key == "condition" else "*",
+            model_name=name if key == "model_name" else "*", condition=name if key == "condition" else "*",
             trials=sum(c.trials for c in group), calls_per_trial=per_trial.pop() if len(per_trial) == 1 else 0,
             calls=sum(c.calls for c in group), prompt_tokens=sum(c.prompt_tokens for c in group),
             completion_tokens=sum(c.completion_tokens for c in group),

@@ -30,6 +30,12 @@ import pandas as pd
 from experiments.spec.design import TrialPlan
 from personas.errors import InputError
 from experiments.run.trial_pipeline import TrialOutcome, execute_trial
+from sim.llm.budget import BudgetExceeded
+from sim.llm.cache import ReplayMiss
+from sim.llm.stops import RunStop
+
+STOP_STATUSES = (BudgetExceeded.status, ReplayMiss.status)
+"""Trial statuses a run-level stop leaves: the block (and the run) ends there."""
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -70,7 +76,7 @@ class GatewaySettings:
 class BlockTask:
     """Everything a worker needs to run the pending trials of one block (plain data, picklable)."""
 
-    spec: dict
+    spec: dict                           # the canonical spec
     spec_dir: str                        # the spec's folder (relative network files), not the run's
     plans: tuple[TrialPlan, ...]
     gateway: GatewaySettings
@@ -79,9 +85,11 @@ class BlockTask:
     budget_tokens: int | None = None
     spent_usd: float = 0.0               # ... and what finished trials already spent against them
     spent_tokens: int = 0
+    spec_sha256: str = ""                # the canonical spec's hash: a worker rebuilds the spec once per hash
 
 
 _GATEWAYS: dict[GatewaySettings, object] = {}
+_SPECS: dict[str, object] = {}
 
 
 def worker_gateway(settings: GatewaySettings):
@@ -101,14 +109,16 @@ def worker_gateway(settings: GatewaySettings):
 
 def run_block_trials(task: BlockTask) -> Iterator[list[TrialOutcome]]:
     """Run a block's trials in order in this process, yielding each trial's outcome (as a one-item list)
-    as it finishes; a done one carries its tables, for the driver to write. A budget stop or a replay
-    miss ends the block and comes back as that trial's status. With a remote cache, every put of a
-    trial is stored before its outcome is yielded."""
+    as it finishes; a done one carries its tables, for the driver to write. A run-level stop
+    (:class:`~sim.llm.stops.RunStop`: budget spent, replay miss) ends the block and comes back as that
+    trial's status. With a remote cache, every put of a trial is stored before its outcome is yielded."""
     from experiments.spec.study import spec_from_canonical
-    from sim.llm.budget import Budget, BudgetExceeded
-    from sim.llm.cache import ReplayMiss
+    from sim.llm.budget import Budget
 
-    spec = spec_from_canonical(task.spec)
+    if task.spec_sha256 not in _SPECS:
+        _SPECS.clear()  # one study per run: keep only the current spec
+        _SPECS[task.spec_sha256] = spec_from_canonical(task.spec)
+    spec = _SPECS[task.spec_sha256]
     gateway = worker_gateway(task.gateway)
     capped = task.budget_usd is not None or task.budget_tokens is not None
     gateway.budget = Budget(max_usd=task.budget_usd, max_tokens=task.budget_tokens, spent_usd=task.spent_usd,
@@ -117,14 +127,12 @@ def run_block_trials(task: BlockTask) -> Iterator[list[TrialOutcome]]:
     for plan in task.plans:
         try:
             outcome = execute_trial(spec, plan, gateway, task.personas, Path(task.spec_dir))
-        except BudgetExceeded as err:
-            outcome = TrialOutcome(plan.trial_id, "budget_exceeded", str(err))
-        except ReplayMiss as err:
-            outcome = TrialOutcome(plan.trial_id, "replay_miss", str(err))
+        except RunStop as err:
+            outcome = TrialOutcome(plan.trial_id, err.status, str(err))
         if flush is not None:
             flush()
         yield [outcome]
-        if outcome.status in ("budget_exceeded", "replay_miss"):
+        if outcome.status in STOP_STATUSES:
             return
 
 

@@ -6,13 +6,13 @@ leaves a readable manifest that says which trials finished.
 from __future__ import annotations
 
 import json
-import os
 import platform
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from personas.atomic import write_json
 from experiments.spec.prereg import package_versions
 
 MANIFEST = "manifest.json"
@@ -52,7 +52,4 @@ class RunManifest:
         self.trials.setdefault(trial_id, {}).update(fields)
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_json(self.path, self.data)

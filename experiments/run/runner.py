@@ -15,31 +15,40 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import pandas as pd
+from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from experiments.spec.design import Design, expand
 from personas.errors import InputError
 from experiments.run.call_health import DEGRADED, degraded_line, model_calls_summary, trial_fields, trial_status
+from personas.validation import describe_validation_error
+from sim.llm.budget import BudgetCap, BudgetExceeded
+from sim.llm.cache import ReplayMiss
 from experiments.run.executors import (BlockTask, GatewaySettings, InlineExecutor, lost_block, make_executor,
                                       remaining_block, run_block, run_block_trials)
 from experiments.run.manifest import RunManifest, environment, utc_now
 from experiments.run.persona_source import resolve_personas
-from experiments.spec.prereg import load_document, read_lock, verify
-from experiments.spec.study import StudySpec, canonical_spec, load_spec, spec_sha256
+from experiments.spec.prereg import Lock, compare, read_lock
+from experiments.spec.study import StudySpec, canonical_sha256, canonical_spec, load_spec
 from experiments.run.trial_pipeline import TrialOutcome, store_outcome
 from experiments.run.store import is_complete, write_materials
 from experiments.spec.materials import spec_materials_dir
+from sim.materials import materials_hashes
 
 CACHE_FILE = "cache.sqlite"
-EXIT_BUDGET = 3
-EXIT_REPLAY_MISS = 4
+STOP_EXIT_CODES = {stop.status: stop.exit_code for stop in (BudgetExceeded, ReplayMiss)}
+"""Trial status left by a run-level stop -> the exit code of the run (3 budget spent, 4 replay-only miss)."""
 EXIT_DEGRADED = 1  # as for failed trials: the run did not produce what it was meant to
 
 
 @dataclass
 class RunSummary:
+    """What a run did, as the runner tallies it trial by trial (or unit by unit for a survey)."""
+
+    unit: ClassVar[str] = "trials"
     total: int
     done: int = 0
     failed: int = 0
@@ -65,23 +74,36 @@ class RunSummary:
         self.calls += calls
         self.cache_hits += cache_hits
 
+    def spend(self) -> str:
+        """The last part of :meth:`line` (a survey run reports its parse failures there instead)."""
+        return f"${self.cost_usd:.4f}"
+
     def line(self) -> str:
+        """One line: tallies, calls, spend and why the run stopped (the one summary every run command prints)."""
         degraded = f"{len(self.degraded)} degraded, " if self.degraded else ""
-        text = (f"{self.total} trials: {self.done} done, {degraded}{self.failed} failed, {self.skipped} skipped; "
-                f"{self.calls} calls, {self.cache_hits} cache hits, ${self.cost_usd:.4f}")
+        text = (f"{self.total} {self.unit}: {self.done} done, {degraded}{self.failed} failed, {self.skipped} skipped; "
+                f"{self.calls} calls, {self.cache_hits} cache hits, {self.spend()}")
         return f"{text}; stopped: {self.stopped}" if self.stopped else text
 
+    @property
+    def status(self) -> int:
+        """The command's exit code: the stop's (3 budget, 4 replay miss), else 1 if a trial failed or is
+        degraded, else 0."""
+        return self.exit_code or (1 if self.failed or self.degraded else 0)
 
-def check_frozen(spec_path: Path, deviation: str | None) -> tuple[str, dict | None]:
-    """Return (current sha256, deviation record or None); refuse an unfrozen or changed spec."""
-    lock = read_lock(spec_path)
+
+def check_frozen(canonical: dict, lock: Lock | None, spec_path: Path, deviation: str | None,
+                 materials_dir: Path | None = None, materials: dict[str, str] | None = None) -> tuple[str, dict | None]:
+    """Return (current sha256, deviation record or None) for a loaded spec (in canonical form), the sha256
+    of its materials files and its loaded lock; refuse an unfrozen or changed spec. Reads no spec or lock
+    file (``spec_path`` names it in errors)."""
     if lock is None:
         if deviation is None:
             raise InputError(spec_path, "lock", f"spec is not frozen: run `pvsst prereg freeze {spec_path}` "
                              "first, or pass --deviation TEXT")
-        current = load_document(spec_path).sha256
+        current = canonical_sha256(canonical)
         return current, {"text": deviation, "frozen_sha256": None, "current_sha256": current, "at": utc_now()}
-    check = verify(spec_path)
+    check = compare(canonical, lock, spec_name=spec_path.name, materials_dir=materials_dir, materials=materials)
     if check.ok:
         return check.current_sha256, ({"text": deviation, "frozen_sha256": check.frozen_sha256,
                                        "current_sha256": check.current_sha256, "at": utc_now()}
@@ -99,17 +121,16 @@ def check_frozen(spec_path: Path, deviation: str | None) -> tuple[str, dict | No
                                   "at": utc_now()}
 
 
-def _open_manifest(run_dir: Path, spec_path: Path, spec: StudySpec, digest: str, design: Design,
-                   deviation: dict | None) -> RunManifest:
+def _open_manifest(run_dir: Path, spec_path: Path, spec: StudySpec, canonical: dict, lock: Lock | None,
+                   digest: str, design: Design, deviation: dict | None) -> RunManifest:
     manifest = RunManifest.load(run_dir)
     if manifest is not None and manifest.data.get("spec_sha256") != digest and deviation is None:
         raise InputError(run_dir / "manifest.json", "spec_sha256", "this run directory holds a run of a different "
                          "spec; use a new --out, or pass --deviation TEXT to continue it with this spec")
-    lock = read_lock(spec_path)
     if manifest is None:
         manifest = RunManifest.create(run_dir)
     manifest.data.update({
-        "spec_id": spec.id, "spec_path": str(spec_path), "spec_sha256": digest, "spec": canonical_spec(spec),
+        "spec_id": spec.id, "spec_path": str(spec_path), "spec_sha256": digest, "spec": canonical,
         "frozen_sha256": lock.spec_sha256 if lock else None, "frozen_at": lock.frozen_at if lock else None,
         "blocks": {b: list(t) for b, t in design.blocks.items()},
         "protocol": spec.protocol.model_dump(mode="json"),
@@ -119,7 +140,7 @@ def _open_manifest(run_dir: Path, spec_path: Path, spec: StudySpec, digest: str,
     stages = spec.run_order.stages or []
     for plan in design.trials:
         manifest.trials.setdefault(plan.trial_id, {"status": "pending"}).update(
-            block_id=plan.block_id, model=plan.model, topic_id=plan.topic_id, seed=plan.seed,
+            block_id=plan.block_id, model=plan.model_name, topic_id=plan.topic_id, seed=plan.seed,
             condition=plan.condition, push_direction=plan.push_direction, stage=plan.stage,
             stage_name=stages[plan.stage].name if stages else None, order=plan.order)
     return manifest
@@ -130,15 +151,20 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
               budget_usd: float | None = None, ray_address: str | None = None, progress: bool = True) -> RunSummary:
     """Run (or resume) every trial of a frozen spec into ``run_dir``; see the module docstring."""
     spec_path, run_dir = Path(spec_path), Path(run_dir)
-    spec = load_spec(spec_path)
-    digest, deviation_record = check_frozen(spec_path, deviation)
+    spec, lock = load_spec(spec_path), read_lock(spec_path)  # each file is read once, here
+    canonical = canonical_spec(spec)
+    materials_dir = spec_materials_dir(spec, spec_path.parent)
+    digest, deviation_record = check_frozen(canonical, lock, spec_path, deviation, materials_dir,
+                                            materials_hashes(materials_dir))
     if workers is not None and workers < 1:
         raise InputError("--workers", str(workers), "must be >= 1")
-    if budget_usd is not None and budget_usd <= 0:
-        raise InputError("--budget", str(budget_usd), "must be > 0")
+    if budget_usd is not None:
+        try:
+            BudgetCap(max_usd=budget_usd)
+        except ValidationError as err:
+            raise InputError("--budget", *describe_validation_error(err)) from None
     design = expand(spec)
-    manifest = _open_manifest(run_dir, spec_path, spec, digest, design, deviation_record)
-    materials_dir = spec_materials_dir(spec, spec_path.parent)
+    manifest = _open_manifest(run_dir, spec_path, spec, canonical, lock, digest, design, deviation_record)
     manifest.data["materials"] = {"directory": str(materials_dir),
                                   "sha256": write_materials(run_dir, materials_dir)}
 
@@ -176,14 +202,13 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
     spent = {"usd": 0.0, "tokens": 0}
 
     def tasks(one_trial_each: bool, settings: GatewaySettings):
-        canonical = canonical_spec(spec)
         blocks: dict[str, list] = {}
         for plan in pending:  # blocks in run order; a block's pending trials in run order
             blocks.setdefault(plan.block_id, []).append(plan)
         groups = [[p] for plans in blocks.values() for p in plans] if one_trial_each else blocks.values()
         for plans in groups:
             yield BlockTask(
-                spec=canonical, spec_dir=str(spec_path.parent.resolve()), plans=tuple(plans),
+                spec=canonical, spec_sha256=digest, spec_dir=str(spec_path.parent.resolve()), plans=tuple(plans),
                 gateway=settings, personas=personas,
                 budget_usd=cap_usd, budget_tokens=cap_tokens, spent_usd=spent["usd"], spent_tokens=spent["tokens"])
 
@@ -217,9 +242,9 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
                              if status == DEGRADED else outcome.error)
                     _account(summary, outcome, spent, status, error)
                     bar.update(task_id, advance=1, last=f"{outcome.trial_id}: {outcome.status}")
-                    if outcome.status in ("budget_exceeded", "replay_miss"):
+                    if outcome.status in STOP_EXIT_CODES:
                         summary.stopped = outcome.error
-                        summary.exit_code = EXIT_BUDGET if outcome.status == "budget_exceeded" else EXIT_REPLAY_MISS
+                        summary.exit_code = STOP_EXIT_CODES[outcome.status]
                 manifest.data["model_calls"] = model_calls_summary(manifest.trials)
                 manifest.save()
                 if summary.stopped:

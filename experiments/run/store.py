@@ -11,12 +11,12 @@ A directory without DONE is an interrupted write: :func:`is_complete` says no an
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import uuid
 from pathlib import Path
 
 import pandas as pd
+
+from personas.atomic import atomic_directory
 
 from sim.materials import MATERIAL_FILES, materials_hashes
 from sim.trial.run import TrialResult
@@ -47,22 +47,12 @@ def write_table_directory(root: str | Path, name: str, tables: dict[str, pd.Data
     >>> sorted(p.name for p in out.iterdir()), is_complete(out)
     (['DONE', 'posts.parquet'], True)
     """
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    final = root / name
-    tmp = root / f".tmp-{name}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+    final = Path(root) / name
+    with atomic_directory(final) as tmp:  # a stale, incomplete attempt (no DONE) is replaced
         for table, frame in tables.items():
             write_table(frame, tmp / f"{table}.parquet")
         for filename, text in (files or {}).items():
             (tmp / filename).write_text(text)
-        if final.exists():  # a stale, incomplete attempt (no DONE): replace it
-            shutil.rmtree(final)
-        os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     (final / DONE).write_text("ok\n")
     return final
 
@@ -90,14 +80,7 @@ def write_materials(run_dir: str | Path, source: str | Path) -> dict[str, str]:
     hashes = materials_hashes(source)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / f".tmp-materials-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+    with atomic_directory(run_dir / "materials") as tmp:
         for name in MATERIAL_FILES:
             shutil.copy2(Path(source) / name, tmp / name)
-        shutil.rmtree(run_dir / "materials", ignore_errors=True)
-        os.replace(tmp, run_dir / "materials")
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return hashes

@@ -20,7 +20,6 @@ from experiments.spec.design import TrialPlan
 from experiments.spec.materials import spec_protocol
 from experiments.spec.study import StudySpec
 from sim.materials import load_materials
-from sim.network import NetworkSpec
 from sim.protocol import differs_from_preset
 from sim.trial.run import TrialResult, run_trial
 from sim.trial.config import TrialConfig
@@ -32,7 +31,7 @@ class TrialOutcome:
     """What the runner learns about one executed trial."""
 
     trial_id: str
-    status: str  # done | failed | budget_exceeded
+    status: str  # done | failed | budget_exceeded | replay_miss (a RunStop's status)
     error: str = ""
     calls: int = 0
     cache_hits: int = 0
@@ -54,28 +53,15 @@ class TrialOutcome:
 
 
 def trial_config(spec: StudySpec, plan: TrialPlan, spec_dir: Path | None = None) -> TrialConfig:
-    """The engine configuration of one planned trial."""
-    params = spec.trial
-    network = params.network
-    path = network.path
-    if path is not None and spec_dir is not None and not Path(path).is_absolute():
-        path = str(spec_dir / path)
-    return TrialConfig(
-        trial_id=plan.trial_id, block_id=plan.block_id, model=plan.model, topic=spec.topic(plan.topic_id).to_topic(),
-        condition=plan.condition, seed=plan.seed, push_direction=plan.push_direction,
-        n_agents=params.n_agents, n_rounds=params.n_rounds, feed_size=params.feed_size,
-        votes_per_voter=params.votes_per_voter, memory_rounds=params.memory_rounds,
-        n_distributed_sources=params.n_distributed_sources, temperature=params.temperature,
-        vote_temperature=params.vote_temperature, max_tokens=params.max_tokens,
-        vote_max_tokens=params.vote_max_tokens, post_char_limit=params.post_char_limit,
-        initial_confidence=params.initial_confidence, adversary_confidence=params.adversary_confidence,
-        request_seed_formula=params.request_seed_formula,
-        network=NetworkSpec(kind=network.kind, p=network.p if network.p is not None else 0.1,
-                            m=network.m or 3, k=network.k or 4, homophily=network.homophily or 0.0,
-                            attribute=network.attribute, path=path),
-        feed_candidates=params.feed_candidates, follow_dynamics=params.follow_dynamics,
-        prompt_version=params.prompt_version, protocol=spec_protocol(spec, spec_dir),
-    )
+    """The engine configuration of one planned trial: the spec's trial section as it is (it is the engine's
+    :class:`~sim.trial.config.TrialParameters`), an edge-list path resolved against the spec's folder."""
+    params = spec.trial.parameters()
+    network = spec.trial.network
+    if network.path is not None and spec_dir is not None and not Path(network.path).is_absolute():
+        params["network"] = network.model_copy(update={"path": str(spec_dir / network.path)})
+    return TrialConfig(**params, trial_id=plan.trial_id, block_id=plan.block_id, model_name=plan.model_name,
+                       topic=spec.topic(plan.topic_id).to_topic(), condition=plan.condition, seed=plan.seed,
+                       push_direction=plan.push_direction, protocol=spec_protocol(spec, spec_dir))
 
 
 def trial_metrics(result: TrialResult) -> dict:
@@ -86,7 +72,7 @@ def trial_metrics(result: TrialResult) -> dict:
                               push_direction=cfg.push_direction, adversarial=cfg.arm.adversarial,
                               n_rounds=cfg.n_rounds, similarity_edge_cases=protocol.similarity_edge_cases)
     calls = result.llm_calls
-    factors = {"trial_id": cfg.trial_id, "block_id": cfg.block_id, "model": cfg.model, "topic_id": cfg.topic.id,
+    factors = {"trial_id": cfg.trial_id, "block_id": cfg.block_id, "model": cfg.model_name, "topic_id": cfg.topic.id,
                "seed": cfg.seed, "condition": cfg.condition, "push_direction": cfg.push_direction,
                "protocol": protocol.preset,
                "protocol_overrides": ",".join(f"{k}={v}" for k, v in differs_from_preset(protocol).items()),
@@ -113,14 +99,15 @@ def markup_audit(result: TrialResult) -> dict:
 def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFrame | None,
                   spec_dir: Path | None = None) -> TrialOutcome:
     """Run one trial; a done outcome carries its tables and metrics. Failures come back as a status, not
-    raised (except a budget stop, which must end the whole run). Nothing is written here."""
-    from sim.llm.budget import BudgetExceeded
+    raised (except a run-level stop,
+    :class:`~sim.llm.stops.RunStop`: budget spent, replay-only miss, which must end the whole run). Nothing is written here."""
+    from sim.llm.stops import RunStop
 
     started = time.perf_counter()
     try:
         result = run_trial(trial_config(spec, plan, spec_dir), gateway, personas)
         metrics = trial_metrics(result)
-    except BudgetExceeded:
+    except RunStop:
         raise
     except Exception as err:  # noqa: BLE001 - a failed trial is recorded, the others go on
         return TrialOutcome(plan.trial_id, "failed", f"{type(err).__name__}: {err}",

@@ -32,7 +32,7 @@ class TrialPlan:
 
     trial_id: str
     block_id: str
-    model: str
+    model_name: str
     topic_id: str
     seed: int
     condition: str
@@ -131,7 +131,7 @@ def expand(spec: StudySpec) -> Design:
         plan = TrialPlan(
             trial_id=trial_id(values["model"], values["topic_id"], values["seed"], values["condition"]),
             block_id=block_id(values, list(spec.blocks.block_key)),
-            model=values["model"], topic_id=values["topic_id"], seed=values["seed"],
+            model_name=values["model"], topic_id=values["topic_id"], seed=values["seed"],
             condition=values["condition"], push_direction=directions[values["seed"]], stage=stage, order=order,
         )
         trials.append(plan)

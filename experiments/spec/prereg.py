@@ -20,11 +20,8 @@ Examples
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
-import os
 import platform
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
@@ -34,9 +31,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from personas.atomic import write_text
 from personas.errors import InputError
 from experiments.spec.materials import spec_materials_dir
-from experiments.spec.study import canonical_spec, load_spec, spec_sha256
+from experiments.spec.study import canonical_sha256, canonical_spec, load_spec, spec_sha256
 from sim.materials import materials_hashes
 from sim.llm.types import canonical_json
 
@@ -134,7 +132,7 @@ def read_lock(spec_path: str | Path) -> Lock | None:
         first = err.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "lock"
         raise InputError(str(path), where, f"corrupt lock file: {first['msg']}") from None
-    recomputed = hashlib.sha256(canonical_json(lock.spec).encode("utf-8")).hexdigest()
+    recomputed = canonical_sha256(lock.spec)
     if recomputed != lock.spec_sha256:
         raise InputError(str(path), "spec_sha256", f"corrupt lock file: its spec copy hashes to "
                                                    f"{recomputed[:12]}..., not {lock.spec_sha256[:12]}...")
@@ -202,41 +200,59 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
     lock = Lock(spec_id=document.spec_id, spec_file=Path(spec_path).name, spec_sha256=digest,
                 frozen_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 versions=package_versions(), spec=document.canonical, materials=materials)
-    _write_atomically(path, json.dumps(lock.model_dump(mode="json"), indent=2, sort_keys=True,
-                                       ensure_ascii=False) + "\n")
+    write_text(path, json.dumps(lock.model_dump(mode="json"), indent=2, sort_keys=True,
+                                ensure_ascii=False) + "\n", fsync=True)
     return lock
 
 
 def verify(spec_path: str | Path) -> Verification:
-    """Compare the spec with its lock; no lock (or an invalid spec) is an ``InputError``."""
+    """Read the spec (or instrument) and its lock and compare them (:func:`compare`); no lock (or an
+    invalid spec) is an ``InputError``."""
     document = load_document(spec_path)
     lock = read_lock(spec_path)
     if lock is None:
         raise InputError(str(lock_path(spec_path)), "lock",
                          f"no lock file: run `pvsst prereg freeze {spec_path}` first")
-    current = document.canonical
-    digest = document.sha256
+    materials_dir, hashes = document_materials(document, spec_path)
+    return compare(document.canonical, lock, spec_name=Path(spec_path).name, materials_dir=materials_dir,
+                   materials=hashes)
+
+
+def compare(current: dict, lock: Lock, *, spec_name: str = "spec", materials_dir: Path | None = None,
+            materials: dict[str, str] | None = None) -> Verification:
+    """Compare a loaded spec (its canonical form, :func:`~experiments.spec.study.canonical_spec`) and the
+    sha256 of its materials files (``materials``, from ``materials_dir``) with a loaded lock; reads no
+    spec or lock file.
+
+    Examples
+    --------
+    >>> spec = load_spec("experiments/specs/quickstart.yaml")
+    >>> directory = spec_materials_dir(spec, Path("experiments/specs"))
+    >>> compare(canonical_spec(spec), read_lock("experiments/specs/quickstart.yaml"), materials_dir=directory,
+    ...         materials=materials_hashes(directory)).ok
+    True
+    """
+    digest = canonical_sha256(current)
     versions = package_versions()
     version_changes = [f"{name}: {lock.versions[name]} -> {versions.get(name, 'not installed')}"
                        for name in sorted(lock.versions) if lock.versions[name] != versions.get(name, "not installed")]
-    materials_dir, hashes = document_materials(document, spec_path)
-    materials = changed_materials(lock.materials, hashes, materials_dir or Path("."))
+    materials = changed_materials(lock.materials, materials or {}, materials_dir or Path("."))
     if digest == lock.spec_sha256 and not materials:
         return Verification(True, lock.spec_sha256, digest, lock, version_changes=version_changes)
     diff = list(difflib.unified_diff(canonical_yaml(lock.spec).splitlines(), canonical_yaml(current).splitlines(),
-                                     fromfile=f"{lock_path(spec_path).name} (frozen)",
-                                     tofile=f"{Path(spec_path).name} (current)", lineterm=""))
+                                     fromfile=f"{spec_name}{LOCK_SUFFIX} (frozen)",
+                                     tofile=f"{spec_name} (current)", lineterm=""))
     return Verification(False, lock.spec_sha256, digest, lock, diff=diff,
                         changed_fields=changed_fields(lock.spec, current), changed_materials=materials,
                         version_changes=version_changes)
 
 
-def document_materials(document: Document, spec_path: str | Path) -> tuple[Path | None, dict[str, str]]:
+def document_materials(document: Document, spec_path: str | Path, spec: Any = None) -> tuple[Path | None, dict[str, str]]:
     """The study materials directory of a study spec and the sha256 of each of its files (a missing file
     is an ``InputError`` naming it); ``(None, {})`` for a survey instrument, which has none."""
     if document.kind != "study":
         return None, {}
-    directory = spec_materials_dir(load_spec(spec_path), Path(spec_path).parent)
+    directory = spec_materials_dir(spec if spec is not None else load_spec(spec_path), Path(spec_path).parent)
     return directory, materials_hashes(directory)
 
 
@@ -305,18 +321,3 @@ def _show(value: Any) -> str:
     text = value if isinstance(value, _Absent) else json.dumps(value, ensure_ascii=False)
     text = str(text)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same directory and an atomic rename."""
-    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
-                                         suffix=".tmp", delete=False)
-    try:
-        with handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise

@@ -35,6 +35,7 @@ from personas.validation import describe_validation_error
 from experiments.spec.trial import PersonaSpec, TrialParams
 from experiments.spec.yaml_file import read_yaml_mapping
 from sim.conditions import CONDITIONS, get_condition
+from sim.llm.budget import BudgetCap
 from sim.llm.types import canonical_json
 from sim.topics import Topic, builtin_topics
 
@@ -219,11 +220,6 @@ class RunOrder(StrictModel):
         return value
 
 
-class Budget(StrictModel):
-    """Spending caps; the run stops cleanly when either is reached."""
-
-    max_usd: Annotated[float, Field(gt=0)] | None = None
-    max_tokens: Annotated[int, Field(gt=0)] | None = None
 
 
 class StudySpec(StrictModel):
@@ -242,7 +238,7 @@ class StudySpec(StrictModel):
     protocol: ProtocolSpec = ProtocolSpec()
     personas: PersonaSpec = PersonaSpec()
     analysis: AnalysisPlan
-    budget: Budget = Budget()
+    budget: BudgetCap = BudgetCap()
     execution: Execution = Execution()
     run_order: RunOrder = RunOrder()
 
@@ -385,4 +381,9 @@ def spec_sha256(spec: StudySpec) -> str:
     >>> spec_sha256(spec) == spec_sha256(spec_from_canonical(canonical_spec(spec)))
     True
     """
-    return hashlib.sha256(canonical_json(canonical_spec(spec)).encode("utf-8")).hexdigest()
+    return canonical_sha256(canonical_spec(spec))
+
+
+def canonical_sha256(canonical: dict) -> str:
+    """sha256 (hex) of a spec already in canonical form (as :func:`canonical_spec` returns it)."""
+    return hashlib.sha256(canonical_json(canonical).encode("utf-8")).hexdigest()

@@ -30,7 +30,7 @@ Examples
 >>> line = reference_line("stevedata/gss_spending", "id", "1", "natenvir",
 ...                       {"1": "too_little", "0": "about_right", "-1": "too_much"})
 >>> schema = {"type": "object", "properties": {"answer": {"enum": ["too_little", "about_right", "too_much"]}}}
->>> request = LLMRequest(model="scripted/oracle", schema=schema, seed=3,
+>>> request = LLMRequest(model_name="scripted/oracle", schema=schema, seed=3,
 ...                      messages=({"role": "user", "content": "Question ...\\n" + line},))
 >>> OracleProvider().reply(request).text  # GSS 2018 respondent 1 answered natenvir = 0
 '{"answer": "about_right"}'

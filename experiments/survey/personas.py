@@ -27,6 +27,7 @@ import pandas as pd
 
 from analysis.survey.data import GROUP_PREFIX, AnswerColumn, GroupColumn, canonical_value, human_answers, load_data
 from personas.errors import InputError
+from personas.validation import first_duplicate
 from experiments.survey.spec import SurveySpec
 
 REFERENCE_PREFIX = "reference:"
@@ -122,8 +123,9 @@ def persona_table(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
     from personas.cards import personas_for_simulation
 
     frame = _base_personas(spec, human)
-    if frame["persona_id"].duplicated().any():
-        raise InputError("personas", "persona_id", "persona ids must be unique")
+    duplicate = first_duplicate(frame["persona_id"].tolist())
+    if duplicate:
+        raise InputError("personas", "persona_id", f"persona ids must be unique ({duplicate[1]!r} is listed twice)")
     _persona_levels(spec, frame)
     for style in sorted({c.persona_card for c in spec.conditions if c.persona_card}):
         frame[f"card_{style}"] = personas_for_simulation(frame, card_style=style)["card"].to_numpy()

@@ -32,15 +32,15 @@ Examples
 from __future__ import annotations
 
 import json
-import os
 import time
-import uuid
 from dataclasses import dataclass
+from typing import ClassVar
 from pathlib import Path
 
 import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from personas.atomic import atomic_file, write_json
 from personas.errors import InputError
 from experiments.run.executors import GatewaySettings, make_executor, worker_gateway
 from experiments.run.manifest import RunManifest, environment, utc_now
@@ -54,6 +54,7 @@ from experiments.survey.controls import reference_line
 from sim.llm.prompt_table import prompt_table
 from experiments.survey.elicitation import DISTRIBUTION_METHODS, check_elicitation, reply_answer
 from sim.llm.option_probabilities import distribution_schema
+from sim.llm.cache import ReplayMiss
 from sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
 from experiments.run.store import is_complete, write_table, write_table_directory
 
@@ -61,7 +62,6 @@ CACHE_FILE = "cache.sqlite"
 SURVEY_FILE = "survey.json"
 SCORING_FILE = "scoring.json"
 REFERENCE_CONDITION = "reference"
-EXIT_REPLAY_MISS = 4
 RESPONSE_COLUMNS = ("unit_id", "provider", "condition", "elicitation", "persona_id", "reference_respondent_id",
                     "question", "sample", "answer", "probabilities", "parse_ok", "status", "call_id",
                     "request_seed", "cached", "attempts", "latency_s", "option_order", "prompt_sha256")
@@ -100,12 +100,11 @@ class UnitOutcome:
 class SurveyRunSummary(RunSummary):
     """The experiment runner's summary, counted in units, plus parse failures."""
 
+    unit: ClassVar[str] = "units"
     parse_failures: int = 0
 
-    def line(self) -> str:
-        text = (f"{self.total} units: {self.done} done, {self.failed} failed, {self.skipped} skipped; "
-                f"{self.calls} calls, {self.cache_hits} cache hits, {self.parse_failures} parse failures")
-        return f"{text}; stopped: {self.stopped}" if self.stopped else text
+    def spend(self) -> str:
+        return f"{self.parse_failures} parse failures"
 
 
 # -- units ---------------------------------------------------------------------------------------
@@ -183,7 +182,7 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
                 shape.update(schema=distribution_schema(codes), max_tokens=max(spec.sampling.max_tokens, 24 + 12 * len(codes)))
             for sample in range(samples):
                 requests.append((LLMRequest(
-                    model=unit.provider, messages=(system, user), **shape,
+                    model_name=unit.provider, messages=(system, user), **shape,
                     seed=survey_request_seed(spec.seed, unit.condition, persona_id, question.id, sample),
                     trial_id=unit.unit_id, round=sample, agent_id=persona_id, phase=question.id), order))
     return requests
@@ -205,8 +204,6 @@ def _write_unit(run_dir: Path, unit_id: str, tables: dict[str, pd.DataFrame]) ->
 
 def run_unit(task: SurveyUnitTask) -> UnitOutcome:
     """Run one unit in this process and write it; a replay miss comes back as a status."""
-    from sim.llm.cache import ReplayMiss
-
     started = time.perf_counter()
     spec = survey_from_canonical(task.spec)
     unit = task.unit
@@ -216,7 +213,7 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
     try:
         results = gateway.run(requests)
     except ReplayMiss as err:
-        return UnitOutcome(unit.unit_id, "replay_miss", str(err))
+        return UnitOutcome(unit.unit_id, ReplayMiss.status, str(err))
     gateway.drain_records()
     references = personas.set_index("persona_id")
     method = condition_by_id(spec, unit.condition).elicitation
@@ -249,16 +246,9 @@ def _guarded(task: SurveyUnitTask) -> UnitOutcome:
 
 # -- the run -------------------------------------------------------------------------------------
 
-def _atomic_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _atomic_parquet(frame: pd.DataFrame, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    write_table(frame, tmp)
-    os.replace(tmp, path)
+    with atomic_file(path) as tmp:
+        write_table(frame, tmp)
 
 
 def scoring_config(spec: SurveySpec) -> dict:
@@ -283,8 +273,8 @@ def prepare_run(spec: SurveySpec, run_dir: Path) -> pd.DataFrame:
     run_dir.mkdir(parents=True, exist_ok=True)
     _atomic_parquet(human, run_dir / "human.parquet")
     _atomic_parquet(personas, run_dir / "personas.parquet")
-    _atomic_json(run_dir / SCORING_FILE, scoring_config(spec))
-    _atomic_json(survey_path, {"sha256": digest, "spec": canonical_survey(spec)})
+    write_json(run_dir / SCORING_FILE, scoring_config(spec))
+    write_json(survey_path, {"sha256": digest, "spec": canonical_survey(spec)})
     return personas
 
 
@@ -294,7 +284,8 @@ def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviat
     from experiments.run.runner import check_frozen
     from experiments.spec.prereg import changed_fields, read_lock
 
-    _, record = check_frozen(spec_path, deviation)
+    lock = read_lock(spec_path)  # read once; the instrument as its file says, against its lock
+    _, record = check_frozen(canonical_survey(file_spec), lock, spec_path, deviation)
     records = [record] if record is not None else []
     given = {name: value for name, value in overrides.items() if value is not None}
     if given:
@@ -303,7 +294,6 @@ def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviat
             records.append({"text": "command-line overrides", "overrides": given, "changed_fields": changes,
                             "frozen_sha256": survey_sha256(file_spec), "current_sha256": survey_sha256(spec),
                             "at": utc_now()})
-    lock = read_lock(spec_path)
     return records, (lock.spec_sha256 if lock else None)
 
 
@@ -385,8 +375,8 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
                                                  "elapsed_s": round(outcome.elapsed_s, 3), "finished_at": utc_now()}
                 manifest.save()
                 bar.update(bar_id, advance=1, last=f"{outcome.unit_id}: {outcome.status}")
-                if outcome.status == "replay_miss":
-                    summary.stopped, summary.exit_code = outcome.error, EXIT_REPLAY_MISS
+                if outcome.status == ReplayMiss.status:
+                    summary.stopped, summary.exit_code = outcome.error, ReplayMiss.exit_code
                     break
     finally:
         executor.close()

@@ -8,17 +8,44 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Annotated
+
+from pydantic import Field, ValidationError
 
 from personas.errors import InputError
+from personas.validation import StrictModel, describe_validation_error
+from sim.llm.stops import RunStop
 
 
-class BudgetExceeded(RuntimeError):
+class BudgetExceeded(RunStop):
     """Raised by the gateway when the budget is spent; ``str(err)`` is one line: spent vs cap."""
+
+    exit_code = 3
+    status = "budget_exceeded"
+
+
+class BudgetCap(StrictModel):
+    """Spending caps; the run stops cleanly when either is reached (``None``: no cap on that unit; ``0``:
+    no call may start).
+
+    The one definition of a cap: the study spec's ``budget`` section is this model, and
+    :class:`Budget` validates its caps with it.
+
+    Examples
+    --------
+    >>> BudgetCap(max_usd=2.5).max_tokens is None
+    True
+    """
+
+
+    max_usd: Annotated[float, Field(ge=0)] | None = None
+    max_tokens: Annotated[int, Field(ge=0)] | None = None
 
 
 @dataclass
 class Budget:
-    """A cap in USD and/or total tokens (prompt + completion); ``None`` means no cap on that unit.
+    """The spend against a cap in USD and/or total tokens (prompt + completion); ``None`` means no cap on
+    that unit. The caps obey :class:`BudgetCap`.
 
     Examples
     --------
@@ -38,10 +65,10 @@ class Budget:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.max_usd is not None and self.max_usd < 0:
-            raise InputError("budget", "max_usd", f"must be >= 0, got {self.max_usd}")
-        if self.max_tokens is not None and self.max_tokens < 0:
-            raise InputError("budget", "max_tokens", f"must be >= 0, got {self.max_tokens}")
+        try:
+            BudgetCap(max_usd=self.max_usd, max_tokens=self.max_tokens)
+        except ValidationError as err:
+            raise InputError("budget", *describe_validation_error(err)) from None
 
     def charge(self, *, cost_usd: float, tokens: int) -> None:
         """Add one reply's cost and tokens to the spend."""

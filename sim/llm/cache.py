@@ -18,6 +18,7 @@ from typing import Any
 import tenacity
 
 from personas.errors import InputError
+from sim.llm.stops import RunStop
 
 
 def _is_lock_error(err: BaseException) -> bool:
@@ -33,8 +34,11 @@ def _retry_while_locked(fn: Callable[[], None], timeout_s: float) -> None:
             fn()
 
 
-class ReplayMiss(RuntimeError):
+class ReplayMiss(RunStop):
     """Raised in replay-only mode when a request is not in the cache; ``str(err)`` is one line."""
+
+    exit_code = 4
+    status = "replay_miss"
 
 
 _SCHEMA = """

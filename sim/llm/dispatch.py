@@ -56,7 +56,8 @@ def reply_from_response(litellm: Any, response: Any, **where: Any) -> ProviderRe
     choice = response.choices[0] if response.choices else None
     message = getattr(choice, "message", None)
     text = getattr(message, "content", None) or ""
-    refusal = bool(getattr(message, "refusal", None)) or getattr(choice, "finish_reason", None) == "content_filter"
+    finish_reason = getattr(choice, "finish_reason", None)
+    refusal = bool(getattr(message, "refusal", None)) or finish_reason == "content_filter"
     usage = getattr(response, "usage", None)
     return ProviderReply(
         text=text,
@@ -65,6 +66,7 @@ def reply_from_response(litellm: Any, response: Any, **where: Any) -> ProviderRe
         cost_usd=_reply_cost(litellm, response),
         refusal=refusal,
         **where,
+        truncated=finish_reason == "length",
     )
 
 
@@ -78,11 +80,11 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
     Examples
     --------
     >>> import asyncio
-    >>> request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "hello"},))
+    >>> request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "hello"},))
     >>> asyncio.run(call_provider(request, 1, timeout_s=5, api_base=None)).text
     'hello'
     """
-    prefix, name = split_model(request.model)
+    prefix, name = split_model(request.model_name)
     if request.option_scoring is not None and prefix != "scripted":
         return await _score_options(request, seed, timeout_s=timeout_s, api_base=api_base)
     if prefix == "scripted":
@@ -90,7 +92,7 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
         return load_scripted_provider(name).reply(dataclasses.replace(request, seed=seed))
     litellm = import_litellm()
     kwargs: dict[str, Any] = {
-        "model": request.model,
+        "model": request.model_name,
         "messages": [dict(m) for m in request.messages],
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
@@ -115,7 +117,7 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
         kwargs["response_format"] = response_format
     if api_base is not None and prefix not in ("embedded",):
         kwargs["api_base"] = api_base
-        key = placeholder_api_key(request.model)
+        key = placeholder_api_key(request.model_name)
         if key is not None:
             kwargs["api_key"] = key
     response = await litellm.acompletion(**kwargs)
@@ -135,7 +137,7 @@ async def _score_options(request: LLMRequest, seed: int | None, *, timeout_s: fl
     from sim.llm.option_probabilities import (TOP_LOGPROBS, distribution_from_top_logprobs, distribution_reply,
                                               from_logprobs)
 
-    prefix, name = split_model(request.model)
+    prefix, name = split_model(request.model_name)
     codes = list(request.option_scoring or ())
     if prefix == "embedded":
         from sim.llm.providers import embedded
@@ -145,7 +147,7 @@ async def _score_options(request: LLMRequest, seed: int | None, *, timeout_s: fl
                              prompt_tokens=out["prompt_tokens"], completion_tokens=out["completion_tokens"])
     litellm = import_litellm()
     kwargs: dict[str, Any] = {
-        "model": request.model, "messages": [dict(m) for m in request.messages],
+        "model": request.model_name, "messages": [dict(m) for m in request.messages],
         "temperature": request.temperature, "max_tokens": request.max_tokens, "timeout": timeout_s,
         "max_retries": 0, "logprobs": True, "top_logprobs": TOP_LOGPROBS,
     }

@@ -28,6 +28,7 @@ from sim.llm.transport_errors import is_retryable, one_line, retry_after_s, tran
 from sim.llm.types import (
     STATUS_OK,
     STATUS_REFUSAL,
+    STATUS_TRUNCATED,
     CallRecord,
     LLMRequest,
     LLMResult,
@@ -41,7 +42,7 @@ def call_id_for(request: LLMRequest) -> str:
 
     Examples
     --------
-    >>> r = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "x"},), trial_id="t1")
+    >>> r = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "x"},), trial_id="t1")
     >>> call_id_for(r) == call_id_for(r), len(call_id_for(r))
     (True, 16)
     """
@@ -102,7 +103,7 @@ class Gateway:
     Examples
     --------
     >>> gateway = Gateway()
-    >>> request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "hi"},), seed=7)
+    >>> request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "hi"},), seed=7)
     >>> result = gateway.run([request])[0]
     >>> result.text, result.record.status, result.record.attempts, result.record.cached
     ('hi', 'ok', 1, False)
@@ -167,7 +168,7 @@ class Gateway:
         requests that did complete are on ``err.completed`` and in :attr:`records`).
         """
         requests = list(requests)
-        for model in {request.model for request in requests}:
+        for model in {request.model_name for request in requests}:
             ensure_runnable(model)
         if self.cache is not None and hasattr(self.cache, "prefetch"):
             # A remote cache (Ray workers: experiments.run.ray_cache) answers a batch in one round trip.
@@ -175,7 +176,7 @@ class Gateway:
         if self.replay_only:
             for request in requests:
                 if request.cache_key() not in self.cache:
-                    raise ReplayMiss(f"replay-only: no cached reply for model {request.model} "
+                    raise ReplayMiss(f"replay-only: no cached reply for model {request.model_name} "
                                      f"(prompt sha256 {request.prompt_sha256()[:16]}, seed {request.seed})")
         outcomes = await asyncio.gather(*(self._execute(r) for r in requests), return_exceptions=True)
         results: list[LLMResult] = []
@@ -225,7 +226,7 @@ class Gateway:
 
     def _record(self, request: LLMRequest, **fields: Any) -> CallRecord:
         return CallRecord(call_id=call_id_for(request), trial_id=request.trial_id, round=request.round,
-                          agent_id=request.agent_id, phase=request.phase, model=request.model,
+                          agent_id=request.agent_id, phase=request.phase, model_name=request.model_name,
                           request_seed=request.seed, prompt_sha256=request.prompt_sha256(), **fields)
 
     def _from_cache(self, request: LLMRequest, key: str, started: float) -> LLMResult | None:
@@ -247,7 +248,7 @@ class Gateway:
         if cached is not None:
             return cached
         if self.replay_only:
-            raise ReplayMiss(f"replay-only: no cached reply for model {request.model} "
+            raise ReplayMiss(f"replay-only: no cached reply for model {request.model_name} "
                              f"(prompt sha256 {request.prompt_sha256()[:16]}, seed {request.seed})")
         tries = prompt_tokens = completion_tokens = 0
         cost = 0.0
@@ -283,11 +284,15 @@ class Gateway:
                 parsed, status, error = parse_lenient(reply.text)
             else:
                 parsed, status, error = parse_reply(reply.text, request.reply_schema())
+                if reply.truncated and (status != STATUS_OK or request.schema is None):
+                    # Cut at the token limit: incomplete, whether or not a prefix happens to parse.
+                    parsed, status = None, STATUS_TRUNCATED
+                    error = f"the reply was cut at the token limit (max_tokens={request.max_tokens})"
             statuses.append(status)
             if status == STATUS_OK:
                 break
         if status == STATUS_OK and self.cache is not None:
-            self.cache.put(key, {"model": request.model, "text": text, "parsed": parsed,
+            self.cache.put(key, {"model": request.model_name, "text": text, "parsed": parsed,
                                  "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                                  "cost_usd": cost})
         record = self._record(request, cached=False, attempts=tries, status=status, prompt_tokens=prompt_tokens,
@@ -334,7 +339,7 @@ class Gateway:
                     self.provider_tries += sent["tries"] - before
 
         try:
-            if request.model.startswith(SCRIPTED_PREFIX):
+            if request.model_name.startswith(SCRIPTED_PREFIX):
                 # In-process scripted providers have no transport to fail; tenacity's per-call
                 # set-up (~2 ms of CPU) would dominate a 100,000-agent simulation.
                 reply = await one_try()

@@ -30,7 +30,7 @@ class ModeSender:
     Examples
     --------
     >>> sender = ModeSender(StructuredModes(), pool=None, api_base=None, timeout_s=5)
-    >>> request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "hi"},))
+    >>> request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "hi"},))
     >>> sent = {"mode": "", "tries": 1}
     >>> asyncio.run(sender.send(request, 1, sent)).text, sent
     ('hi', {'mode': '', 'tries': 1})
@@ -51,31 +51,31 @@ class ModeSender:
         sent["tries"] -= 1  # the try that got here is the first request sent below
         for endpoint in self.pool.endpoints:
             while True:
-                mode = sent["mode"] = self.modes.mode_for(request.model, endpoint.api_base)
+                mode = sent["mode"] = self.modes.mode_for(request.model_name, endpoint.api_base)
                 sent["tries"] += 1
                 try:
                     reply = await call_provider(request, seed, timeout_s=self.timeout_s, api_base=endpoint.api_base,
                                                 mode=mode)
                 except Exception as err:  # noqa: BLE001 - a dead endpoint is the Router's to cool down
-                    if is_request_rejected(err) and self.modes.reject(request.model, endpoint.api_base, mode):
+                    if is_request_rejected(err) and self.modes.reject(request.model_name, endpoint.api_base, mode):
                         continue
                     break
-                self.modes.confirm(request.model, endpoint.api_base)
+                self.modes.confirm(request.model_name, endpoint.api_base)
                 first = first or reply
                 break
-        self.modes.confirm(request.model, "*")
+        self.modes.confirm(request.model_name, "*")
         return first
 
     async def send(self, request: LLMRequest, seed: int | None, sent: dict[str, Any]) -> ProviderReply:
         """One try; raises the provider's error, or :class:`ModeRejected` when ``auto`` moved off the
         mode this try was rejected in."""
-        probe = self._probe(request.model) if request.schema is not None else None
+        probe = self._probe(request.model_name) if request.schema is not None else None
         async with probe or contextlib.nullcontext():
-            if probe is not None and self.pool is not None and not self.modes.settled(request.model, "*"):
+            if probe is not None and self.pool is not None and not self.modes.settled(request.model_name, "*"):
                 reply = await self._probe_endpoints(request, seed, sent)
                 if reply is not None:
                     return reply
-            mode = self.modes.mode_for(request.model, self.api_base)
+            mode = self.modes.mode_for(request.model_name, self.api_base)
             sent["mode"] = mode if request.schema is not None else ""
             version = self.modes.version
             try:
@@ -84,9 +84,9 @@ class ModeSender:
             except Exception as err:
                 if request.schema is not None and is_request_rejected(err) and (
                         self.modes.version != version if self.pool is not None  # moved by the Router's hook
-                        else self.modes.reject(request.model, self.api_base, mode)):
+                        else self.modes.reject(request.model_name, self.api_base, mode)):
                     raise ModeRejected(one_line(err)) from err
                 raise
             if probe is not None:
-                self.modes.confirm(request.model, self.api_base)
+                self.modes.confirm(request.model_name, self.api_base)
             return reply

@@ -10,10 +10,10 @@ Examples
 --------
 >>> from sim.llm.types import LLMRequest
 >>> msgs = ({"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"})
->>> table = prompt_table([LLMRequest(model="m", messages=msgs), LLMRequest(model="m", messages=msgs, seed=2)])
+>>> table = prompt_table([LLMRequest(model_name="m", messages=msgs), LLMRequest(model_name="m", messages=msgs, seed=2)])
 >>> len(table), table.loc[0, "system"], table.loc[0, "user"]
 (1, 'be brief', 'hi')
->>> table.loc[0, "prompt_sha256"] == LLMRequest(model="m", messages=msgs).prompt_sha256()
+>>> table.loc[0, "prompt_sha256"] == LLMRequest(model_name="m", messages=msgs).prompt_sha256()
 True
 >>> check_prompt_table(table)
 []

@@ -21,6 +21,7 @@ CALL_RECORD_FIELDS = (
 STATUS_OK = "ok"                      # reply parsed and validated against the schema
 STATUS_PARSE_ERROR = "parse_error"    # every attempt replied, none valid under the schema
 STATUS_EMPTY = "empty"                # every attempt replied with nothing
+STATUS_TRUNCATED = "truncated"        # the reply was cut at the token limit (finish_reason "length")
 STATUS_REFUSAL = "refusal"            # the provider refused (content filter / refusal field)
 STATUS_TIMEOUT = "timeout"            # transport retries exhausted on timeouts
 STATUS_RATE_LIMIT = "rate_limited"    # transport retries exhausted on 429
@@ -37,7 +38,7 @@ RETRY_SEEDS = ("next", "same")
 
 @dataclass(frozen=True)
 class LLMRequest:
-    """One model call as the simulation asks for it.
+    """One model call as the simulation asks for it; ``model_name`` is the LLM string (``scripted/imitate``).
 
     ``messages`` is a tuple of ``{"role": ..., "content": ...}`` dicts. ``schema`` is a JSON schema the
     reply must satisfy (``None`` for free text). The tags (``trial_id`` ... ``phase``) do not change the
@@ -53,7 +54,7 @@ class LLMRequest:
     reply (:mod:`sim.llm.option_probabilities`); the parsed reply is then ``{"probabilities": ...}``.
     """
 
-    model: str
+    model_name: str
     messages: tuple[dict[str, str], ...]
     schema: dict[str, Any] | None = None
     temperature: float = 0.8
@@ -83,7 +84,7 @@ class LLMRequest:
         if memo is not None:
             return memo
         payload = {
-            "model": self.model,
+            "model": self.model_name,  # the key string stays "model": cached replies keep their keys
             "messages": list(self.messages),
             "schema": self.schema,
             "temperature": self.temperature,
@@ -119,18 +120,19 @@ class ProviderReply:
     endpoint: str = ""          # the api_base that served ("" in-process / provider default)
     failovers: int = 0          # times the Router moved the request to another endpoint first
     mode: str = ""              # structured-output mode sent (sim.llm.structured_modes)
+    truncated: bool = False  # the provider stopped at max_tokens (finish_reason "length")
 
 
 @dataclass
 class CallRecord:
-    """One provenance row of ``llm_calls.parquet``."""
+    """One provenance row of ``llm_calls.parquet`` (``model_name`` is written as its ``model`` column)."""
 
     call_id: str
     trial_id: str
     round: int
     agent_id: str
     phase: str
-    model: str
+    model_name: str
     request_seed: int | None
     prompt_sha256: str
     cached: bool
@@ -146,7 +148,9 @@ class CallRecord:
     structured_output: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in CALL_RECORD_FIELDS}
+        row = {name: getattr(self, name) for name in CALL_RECORD_FIELDS if name != "model"}
+        row["model"] = self.model_name  # PV-SST's column name
+        return {name: row[name] for name in CALL_RECORD_FIELDS}
 
 
 @dataclass

@@ -5,7 +5,7 @@ Examples
 >>> from sim.topics import get_topic
 >>> from sim.trial.config import TrialConfig
 >>> from sim.llm.gateway import Gateway
->>> cfg = TrialConfig(trial_id="t", model="scripted/imitate", topic=get_topic("ai_labels"),
+>>> cfg = TrialConfig(trial_id="t", model_name="scripted/imitate", topic=get_topic("ai_labels"),
 ...                   condition="single_source", seed=101, n_agents=6, n_rounds=3)
 >>> result = run_trial(cfg, Gateway())
 >>> int(result.exposures["is_adversarial"].sum()), cfg.expected_adversarial_impressions

@@ -31,7 +31,7 @@ def measure(n_agents: int, n_rounds: int) -> dict:
     from sim.trial.run import run_trial
     from sim.trial.config import TrialConfig
 
-    config = TrialConfig(trial_id=f"bench{n_agents}", model="scripted/imitate", topic=get_topic("ai_labels"),
+    config = TrialConfig(trial_id=f"bench{n_agents}", model_name="scripted/imitate", topic=get_topic("ai_labels"),
                          condition="likes", seed=1, n_agents=n_agents, n_rounds=n_rounds,
                          network=NetworkSpec(kind="barabasi_albert", m=3), feed_candidates="followees",
                          request_seed_formula="hashed")

@@ -40,7 +40,7 @@ def register_sleep_stub():
 
 
 def requests(tag: str) -> list[LLMRequest]:
-    return [LLMRequest(model=MODEL, messages=({"role": "user", "content": f"{tag} call {i}"},), seed=i,
+    return [LLMRequest(model_name=MODEL, messages=({"role": "user", "content": f"{tag} call {i}"},), seed=i,
                        max_tokens=8) for i in range(N_CALLS)]
 
 
@@ -50,7 +50,7 @@ def run_bare(litellm, concurrency: int, tag: str) -> tuple[float, float, int]:
 
         async def one(request):
             async with limit:
-                response = await litellm.acompletion(model=request.model, messages=list(request.messages),
+                response = await litellm.acompletion(model=request.model_name, messages=list(request.messages),
                                                      temperature=request.temperature, max_tokens=request.max_tokens,
                                                      seed=request.seed, max_retries=0, timeout=240.0,
                                                      drop_params=True)  # the gateway's own arguments
@@ -107,7 +107,7 @@ def test_gateway_throughput_and_overhead(tmp_path, show):
     for concurrency, path, rate, ideal, cpu_per_call, cpu_ratio in rows:
         show(f"{concurrency:>4} {path:<14} {rate:>8.0f} {ideal:>7.0f} {rate / ideal:>8.0%} "
               f"{cpu_per_call * 1000:>11.2f} {cpu_ratio:>11.2f}")
-    scripted = [LLMRequest(model="scripted/echo", messages=({"role": "user", "content": f"scripted {i}"},), seed=i)
+    scripted = [LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": f"scripted {i}"},), seed=i)
                 for i in range(8 * N_CALLS)]
     with Gateway(max_concurrency=16) as in_process:
         in_process.run(scripted[:16])  # warm-up: first-use imports

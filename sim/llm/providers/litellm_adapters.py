@@ -27,8 +27,8 @@ def schema_of(optional_params: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def fill_response(model_response: ModelResponse, model: str, text: str, prompt_tokens: int,
-                  completion_tokens: int) -> ModelResponse:
-    model_response.choices = [Choices(index=0, finish_reason="stop",
+                  completion_tokens: int, finish_reason: str = "stop") -> ModelResponse:
+    model_response.choices = [Choices(index=0, finish_reason=finish_reason,
                                       message=Message(role="assistant", content=text))]
     model_response.model = model
     setattr(model_response, "usage", Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
@@ -52,13 +52,15 @@ class EmbeddedHandler(CustomLLM):
                    model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
                    logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:
         out = self._generate(model, messages, optional_params)
-        return fill_response(model_response, model, out["text"], out["prompt_tokens"], out["completion_tokens"])
+        return fill_response(model_response, model, out["text"], out["prompt_tokens"], out["completion_tokens"],
+                             out["finish_reason"])
 
     async def acompletion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
                           model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
                           logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> ModelResponse:
         out = await asyncio.to_thread(self._generate, model, messages, optional_params)
-        return fill_response(model_response, model, out["text"], out["prompt_tokens"], out["completion_tokens"])
+        return fill_response(model_response, model, out["text"], out["prompt_tokens"], out["completion_tokens"],
+                             out["finish_reason"])
 
 
 class ScriptedHandler(CustomLLM):
@@ -66,7 +68,7 @@ class ScriptedHandler(CustomLLM):
 
     def _reply(self, model: str, messages: list, optional_params: dict[str, Any]) -> Any:
         request = LLMRequest(
-            model=f"scripted/{model}",
+            model_name=f"scripted/{model}",
             messages=tuple(dict(m) for m in messages),
             schema=schema_of(optional_params),
             temperature=float(optional_params.get("temperature", 0.8)),

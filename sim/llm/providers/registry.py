@@ -64,18 +64,18 @@ def import_litellm() -> ModuleType:
     return _LITELLM
 
 
-def split_model(model: str) -> tuple[str, str]:
+def split_model(model_name: str) -> tuple[str, str]:
     """``"openai/gpt-4o" -> ("openai", "gpt-4o")``; a bare name has an empty prefix."""
-    prefix, sep, name = model.partition("/")
-    return (prefix, name) if sep else ("", model)
+    prefix, sep, name = model_name.partition("/")
+    return (prefix, name) if sep else ("", model_name)
 
 
 @functools.lru_cache(maxsize=4096)
-def _model_problem(model: str) -> str:
-    """What is wrong with ``model`` ('' when nothing); cached, so only the first call is costly."""
-    if not model.strip():
+def _model_problem(model_name: str) -> str:
+    """What is wrong with ``model_name`` ('' when nothing); cached, so only the first call is costly."""
+    if not model_name.strip():
         return "empty model name"
-    prefix, name = split_model(model)
+    prefix, name = split_model(model_name)
     if prefix == "embedded":
         return "" if name in embedded.EMBEDDED_MODELS else (
             f"unknown embedded model (known: {', '.join('embedded/' + n for n in embedded.EMBEDDED_MODELS)})")
@@ -85,7 +85,7 @@ def _model_problem(model: str) -> str:
     litellm = import_litellm()
     if not prefix:
         try:
-            litellm.get_llm_provider(model)
+            litellm.get_llm_provider(model_name)
         except Exception:  # litellm raises various errors for an unmapped bare name
             return "unknown model: give a provider prefix such as openai/, ollama/ or hosted_vllm/"
         return ""
@@ -97,8 +97,8 @@ def _model_problem(model: str) -> str:
             "such as openai/, ollama/, hosted_vllm/)")
 
 
-def validate_model_name(model: str) -> None:
-    """Raise ``InputError("model", model, ...)`` unless pvsst or litellm can route ``model``.
+def validate_model_name(model_name: str) -> None:
+    """Raise ``InputError("model", model_name, ...)`` unless pvsst or litellm can route ``model_name``.
 
     Examples
     --------
@@ -108,9 +108,9 @@ def validate_model_name(model: str) -> None:
     ...
     personas.errors.InputError: model: nosuchprovider/x: unknown provider prefix 'nosuchprovider/' (neither embedded/, scripted/ nor a litellm provider such as openai/, ollama/, hosted_vllm/)
     """
-    problem = _model_problem(str(model))
+    problem = _model_problem(str(model_name))
     if problem:
-        raise InputError("model", model, problem)
+        raise InputError("model", model_name, problem)
 
 
 def _embedded_info(name: str) -> ProviderInfo:
@@ -181,8 +181,8 @@ def register_scripted_provider(name: str, target: str) -> None:
 
 
 @functools.lru_cache(maxsize=256)
-def _runnable_problem(model: str) -> str:
-    prefix, name = split_model(model)
+def _runnable_problem(model_name: str) -> str:
+    prefix, name = split_model(model_name)
     if prefix == "embedded":
         info = _embedded_info(name)
         return "" if info.runnable else info.detail
@@ -192,11 +192,11 @@ def _runnable_problem(model: str) -> str:
     return ""
 
 
-def ensure_runnable(model: str) -> None:
-    """Raise ``InputError`` if ``model`` is ours and cannot run here (e.g. the embedded model's
+def ensure_runnable(model_name: str) -> None:
+    """Raise ``InputError`` if ``model_name`` is ours and cannot run here (e.g. the embedded model's
     packages are missing: the message says ``pip install 'pvsst[local]'``). Pass-through models are
     only checked by name; whether their server answers is learnt at call time."""
-    validate_model_name(model)
-    problem = _runnable_problem(model)
+    validate_model_name(model_name)
+    problem = _runnable_problem(model_name)
     if problem:
-        raise InputError("model", model, problem)
+        raise InputError("model", model_name, problem)

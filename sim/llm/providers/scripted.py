@@ -156,7 +156,7 @@ class EchoProvider:
 
     Examples
     --------
-    >>> request = LLMRequest(model="scripted/echo", messages=({"role": "user", "content": "hi there"},))
+    >>> request = LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": "hi there"},))
     >>> EchoProvider().reply(request).text
     'hi there'
     """
