@@ -153,7 +153,10 @@ def test_two_trial_study_against_llama_cpp_server(tmp_path, capfd):
     assert len(calls) == 12 and (calls["status"] == "ok").all()
     provider_calls = calls[~calls["cached"]]
     assert set(provider_calls["structured_output"]) == {"json_object"}
-    assert sorted(provider_calls["attempts"]) == [1] * (len(provider_calls) - 1) + [2]  # json_schema, once
+    # json_schema is rejected once (that call's first attempt); json_object constrains to JSON but not to
+    # the schema, so a reply outside it (an opinion off the scale) may take a second attempt: no call fails.
+    attempts = sorted(provider_calls["attempts"])
+    assert attempts[-1] >= 2 and attempts[0] == 1 and max(attempts) <= 3, attempts
     posts = pd.concat([pd.read_parquet(d / "posts.parquet") for d in trial_dirs(tmp_path / "run").values()])
     assert len(posts) == 6 and posts["parse_ok"].all()
     manifest = _manifest(tmp_path / "run")
