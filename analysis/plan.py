@@ -30,7 +30,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from personas.errors import InputError
 from personas.validation import (Identifier, NonEmptyText, Share, SpecFieldError, StrictModel,
-                                 describe_validation_error, first_duplicate, join_field)
+                                 describe_validation_error, join_field, require_unique)
 
 PVSST_SEED = 20260729
 """PV-SST's seed of every fresh generator (bootstrap and Monte Carlo sign flips)."""
@@ -65,9 +65,7 @@ def check_metric_names(names: list[str]) -> list[str]:
     for index, name in enumerate(names):
         if name not in TRIAL_OUTCOME_METRICS:
             raise SpecFieldError(f"[{index}]", _unknown_metric(name))
-    duplicate = first_duplicate(names)
-    if duplicate:
-        raise SpecFieldError(f"[{duplicate[0]}]", f"metric {duplicate[1]!r} listed twice")
+    require_unique(names, "metric")
     return names
 
 

@@ -74,6 +74,26 @@ def first_duplicate(values: list) -> tuple[int, object] | None:
     return None
 
 
+def require_unique(values: list, noun: str = "", *, where: str = "", suffix: str = "", show=repr) -> None:
+    """Raise :class:`SpecFieldError` at ``where[i]suffix`` when element ``i`` repeats an earlier one.
+
+    The message names the value (``show`` formats it) and ``noun``: ``"seed 101 listed twice"``.
+
+    Examples
+    --------
+    >>> require_unique([101, 211])
+    >>> try:
+    ...     require_unique([101, 211, 101], "seed", show=str)
+    ... except SpecFieldError as err:
+    ...     print(err.field, err)
+    [2] seed 101 listed twice
+    """
+    duplicate = first_duplicate(values)
+    if duplicate:
+        index, value = duplicate
+        raise SpecFieldError(f"{where}[{index}]{suffix}", f"{noun + ' ' if noun else ''}{show(value)} listed twice")
+
+
 def join_field(prefix: str, suffix: str) -> str:
     """Join two dotted field paths; list indices (``[3]``) attach without a dot.
 

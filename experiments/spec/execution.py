@@ -22,7 +22,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from experiments.spec.base import NonEmptyText, SpecFieldError, StrictModel, first_duplicate
+from experiments.spec.base import NonEmptyText, SpecFieldError, StrictModel
+from personas.validation import require_unique
 
 STRUCTURED_OUTPUT = ("json_schema", "json_object", "json_mode", "none", "auto")
 DEFAULT_STRUCTURED_OUTPUT = "json_schema"
@@ -67,9 +68,8 @@ class Execution(StrictModel):
         if self.endpoints is not None:
             if self.api_base is not None:
                 raise SpecFieldError("endpoints", "give api_base (one server) or endpoints (many), not both")
-            duplicate = first_duplicate([endpoint.api_base.rstrip("/") for endpoint in self.endpoints])
-            if duplicate:
-                raise SpecFieldError(f"endpoints[{duplicate[0]}].api_base", f"{duplicate[1]!r} listed twice")
+            require_unique([endpoint.api_base.rstrip("/") for endpoint in self.endpoints], where="endpoints",
+                           suffix=".api_base")
         return self
 
     def structured_output_for(self, model: str) -> str:

@@ -31,7 +31,7 @@ from analysis.plan import AnalysisPlan, Hypothesis, Outcomes
 from experiments.spec.base import FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from experiments.spec.execution import Execution
 from experiments.spec.protocol import ProtocolSpec
-from personas.validation import describe_validation_error
+from personas.validation import describe_validation_error, require_unique
 from experiments.spec.trial import PersonaSpec, TrialParams
 from experiments.spec.yaml_file import read_yaml_mapping
 from sim.conditions import CONDITIONS, get_condition
@@ -106,9 +106,7 @@ class Factors(StrictModel):
     @field_validator("topics")
     @classmethod
     def _unique_topic_ids(cls, value: list[TopicSpec]) -> list[TopicSpec]:
-        duplicate = first_duplicate([topic.id for topic in value])
-        if duplicate:
-            raise SpecFieldError(f"[{duplicate[0]}].id", f"topic {duplicate[1]!r} listed twice")
+        require_unique([topic.id for topic in value], "topic", suffix=".id")
         return value
 
     @field_validator("models")
@@ -127,9 +125,7 @@ class Factors(StrictModel):
     @field_validator("seeds")
     @classmethod
     def _unique_seeds(cls, value: list[int]) -> list[int]:
-        duplicate = first_duplicate(value)
-        if duplicate:
-            raise SpecFieldError(f"[{duplicate[0]}]", f"seed {duplicate[1]} listed twice")
+        require_unique(value, "seed", show=str)
         return value
 
     @field_validator("conditions")
@@ -138,9 +134,7 @@ class Factors(StrictModel):
         for index, name in enumerate(value):
             if name not in CONDITIONS:
                 raise SpecFieldError(f"[{index}]", f"unknown condition {name!r} (known: {', '.join(CONDITIONS)})")
-        duplicate = first_duplicate(value)
-        if duplicate:
-            raise SpecFieldError(f"[{duplicate[0]}]", f"condition {duplicate[1]!r} listed twice")
+        require_unique(value, "condition")
         return value
 
 
@@ -152,9 +146,7 @@ class BlockSpec(StrictModel):
     @field_validator("block_key")
     @classmethod
     def _unique(cls, value: list[str]) -> list[str]:
-        duplicate = first_duplicate(value)
-        if duplicate:
-            raise SpecFieldError(f"[{duplicate[0]}]", f"{duplicate[1]!r} listed twice")
+        require_unique(value)
         return value
 
 
@@ -214,9 +206,7 @@ class RunOrder(StrictModel):
     @field_validator("by")
     @classmethod
     def _unique(cls, value: list[str]) -> list[str]:
-        duplicate = first_duplicate(value)
-        if duplicate:
-            raise SpecFieldError(f"[{duplicate[0]}]", f"{duplicate[1]!r} listed twice")
+        require_unique(value)
         return value
 
 
