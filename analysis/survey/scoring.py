@@ -252,22 +252,41 @@ def _distribution_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: 
     return UnitAnswers(counts * weights[:, None], {a: groups[GROUP_PREFIX + a].to_numpy(dtype=object) for a in axes})
 
 
+@dataclass(frozen=True)
+class ScoredRun:
+    """What scoring reads from a survey run store: the scoring config, the question scales, the human
+    answers, the personas and every complete unit's responses (``elicitation`` filled for old runs)."""
+
+    config: dict
+    scales: list[QuestionScale]
+    human: pd.DataFrame
+    personas: pd.DataFrame
+    responses: pd.DataFrame
+
+
+def read_scored_run(run_dir: str | Path) -> ScoredRun:
+    """Read the parts of a survey run that scoring and the answer-share table use."""
+    run_dir = Path(run_dir)
+    config = _read_json(run_dir / SCORING_FILE)
+    scales = [QuestionScale(q["id"], tuple(q["codes"]), bool(q["ordinal"])) for q in config["questions"]]
+    responses = read_responses(run_dir)
+    if "elicitation" not in responses:
+        responses["elicitation"] = "sample"
+    return ScoredRun(config, scales, pd.read_parquet(run_dir / "human.parquet"),
+                     pd.read_parquet(run_dir / "personas.parquet"), responses)
+
+
 def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFrame:
     """Fidelity table of every provider x condition of a survey run (see the module docstring)."""
     run_dir = Path(run_dir)
-    config = _read_json(run_dir / SCORING_FILE)
+    run = read_scored_run(run_dir)
+    config, scales, human, personas, responses = run.config, run.scales, run.human, run.personas, run.responses
     settings = ScoringSettings(**config["settings"])
     if draws is not None:
         if draws < 10:
             raise InputError("--draws", str(draws), "must be >= 10")
         settings = ScoringSettings(**{**config["settings"], "bootstrap_draws": int(draws)})
-    scales = [QuestionScale(q["id"], tuple(q["codes"]), bool(q["ordinal"])) for q in config["questions"]]
     axes = list(config["axes"])
-    human = pd.read_parquet(run_dir / "human.parquet")
-    personas = pd.read_parquet(run_dir / "personas.parquet")
-    responses = read_responses(run_dir)
-    if "elicitation" not in responses:
-        responses["elicitation"] = "sample"
     rows: list[dict] = []
     humans = [human_units(human, scale, axes) for scale in scales]
     memos: list[dict] = [{} for _ in scales]

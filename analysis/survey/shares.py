@@ -15,13 +15,12 @@ Examples
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from analysis.survey.scoring import SCORING_FILE, QuestionScale, human_units, model_units, read_responses
+from analysis.survey.scoring import QuestionScale, human_units, model_units, read_scored_run
 
 SHARE_COLUMNS = ("question", "source", "provider", "condition", "elicitation", "option", "position", "share",
                  "n_units")
@@ -48,13 +47,8 @@ def _rows(question: str, scale: QuestionScale, counts: np.ndarray, **fields) -> 
 def answer_shares(run_dir: str | Path) -> pd.DataFrame:
     """The answer-share table of a survey run (see the module docstring); reads the run store only."""
     run_dir = Path(run_dir)
-    config = json.loads((run_dir / SCORING_FILE).read_text(encoding="utf-8"))
-    scales = [QuestionScale(q["id"], tuple(q["codes"]), bool(q["ordinal"])) for q in config["questions"]]
-    human = pd.read_parquet(run_dir / "human.parquet")
-    personas = pd.read_parquet(run_dir / "personas.parquet")
-    responses = read_responses(run_dir)
-    if "elicitation" not in responses:
-        responses["elicitation"] = "sample"
+    run = read_scored_run(run_dir)
+    scales, human, personas, responses = run.scales, run.human, run.personas, run.responses
     rows: list[dict] = []
     for scale in scales:
         rows += _rows(scale.question, scale, human_units(human, scale, []).counts, source=HUMAN, provider=HUMAN,
