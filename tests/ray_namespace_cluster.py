@@ -8,10 +8,11 @@ namespace of its own with an empty tmpfs over RUNS, the folder that holds the ru
 (``pvsst run --executor ray``) runs here, beside the head, and sees the real RUNS.
 
 Steps: start the cluster; check the worker nodes see RUNS empty; a clean run; a run during which one
-worker node is killed (every process of it, SIGKILL) once some trials are done; the rerun. What each step
-measured is written to ``RESULT`` (JSON) for the test to check.
+worker node is killed (every process of it, SIGKILL) once some trials are done; the rerun; a run of
+STUDY, a spec kept inside RUNS with its own materials directory and edge list (files no worker node
+sees). What each step measured is written to ``RESULT`` (JSON) for the test to check.
 
-Usage: ``python ray_namespace_cluster.py SPEC RUNS RESULT``
+Usage: ``python ray_namespace_cluster.py SPEC RUNS RESULT STUDY``
 """
 from __future__ import annotations
 
@@ -149,7 +150,7 @@ def run_killing_a_node(spec: Path, out: Path, env: dict, node: subprocess.Popen,
     return {**finished(proc, log.read_text(), started), "at_kill": at_kill}
 
 
-def main(spec: Path, runs: Path, result: Path) -> None:
+def main(spec: Path, runs: Path, result: Path, study: Path) -> None:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     Path("/tmp/ray").mkdir(exist_ok=True)
     # This cluster's session files, private to the namespace (and gone with it).
@@ -169,9 +170,10 @@ def main(spec: Path, runs: Path, result: Path) -> None:
         report["clean"] = clean_run(spec, runs / "clean", env)
         report["killed"] = run_killing_a_node(spec, runs / "killed", env, nodes[0], after_done=4)
         report["rerun"] = clean_run(spec, runs / "killed", env)
+        report["study"] = clean_run(study, runs / "study-ray", env)
     finally:
         result.write_text(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]))

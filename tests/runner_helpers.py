@@ -43,6 +43,24 @@ def small_spec(folder: Path, seeds: str, extra: str = "") -> Path:
     return spec
 
 
+def study_with_own_files(folder: Path) -> Path:
+    """small_spec (seed 101: 2 topics x 4 arms = 8 trials) with a materials directory of its own (reworded)
+    and an edge list, both beside the spec in ``folder``; frozen."""
+    from experiments.cli import main
+
+    spec = small_spec(folder, "[101]")
+    assert main(["protocol", "new", str(folder / "my_materials")]) == 0
+    post_system = folder / "my_materials" / "post_system.txt"
+    post_system.write_text("Study-file wording. " + post_system.read_text())
+    (folder / "edges.txt").write_text("a00 a01\na01 a02\na02 a03\na03 a00\n")
+    text = spec.read_text()
+    assert "trial: {n_agents: 4, n_rounds: 2}\n" in text
+    spec.write_text(text.replace("trial: {n_agents: 4, n_rounds: 2}\n", "trial: {n_agents: 4, n_rounds: 2, network: "
+                                 "{kind: edgelist, path: edges.txt}}\nprotocol: {materials: my_materials}\n"))
+    assert main(["prereg", "freeze", "--force", str(spec)]) == 0
+    return spec
+
+
 def trial_dirs(run: Path) -> dict[str, Path]:
     return {p.name: p for p in sorted((run / "trials").iterdir()) if (p / "DONE").is_file()}
 

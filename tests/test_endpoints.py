@@ -210,7 +210,8 @@ class _OnlyJsonObject(StubServer):
 
 def test_router_hook_sets_the_mode_per_endpoint_and_learns_from_a_rejection():
     """Through the Router itself: the deployment hook sends each endpoint the mode learned for it; the
-    failure hook moves the rejecting endpoint to json_object, and the Router fails over meanwhile."""
+    failure hook moves the rejecting endpoint to json_object; the rejected request is not tried on the other
+    endpoint by the Router (a client error), the gateway sends it again in the new mode."""
     import asyncio
 
     from sim.llm.endpoints import Endpoint, EndpointPool
@@ -221,9 +222,18 @@ def test_router_hook_sets_the_mode_per_endpoint_and_learns_from_a_rejection():
         modes = StructuredModes({MODEL: "auto"})
         pool = EndpointPool([Endpoint(strict.api_base, weight=9), Endpoint(lenient.api_base)], modes)
 
+        rejected = []
+
+        async def call(i):
+            try:
+                return await pool.acompletion(schema, model=MODEL, messages=[{"role": "user", "content": f"{i}"}],
+                                              seed=i, max_retries=0, timeout=10)
+            except Exception as err:  # the rejection is not tried elsewhere: the gateway sends it again
+                rejected.append(getattr(err, "status_code", None))
+                return await call(i)
+
         async def calls():
-            return [await pool.acompletion(schema, model=MODEL, messages=[{"role": "user", "content": f"{i}"}],
-                                           seed=i, max_retries=0, timeout=10) for i in range(8)]
+            return [await call(i) for i in range(8)]
 
         routed = [where for _, where in asyncio.run(calls())]
     kinds = [(b.get("response_format") or {}).get("type") for b in strict.bodies]
@@ -232,7 +242,7 @@ def test_router_hook_sets_the_mode_per_endpoint_and_learns_from_a_rejection():
     assert modes.mode_for(MODEL, strict.api_base) == "json_object"
     assert modes.mode_for(MODEL, lenient.api_base) == "json_schema"
     assert {(r.endpoint, r.mode) for r in routed} <= {(strict.api_base, "json_object"), (lenient.api_base, "json_schema")}
-    assert sum(r.failovers for r in routed) >= 1  # the rejected first try moved on to the lenient server
+    assert rejected == [400]  # one rejection (of json_schema by the strict server), not tried on the other
 
 
 def test_per_endpoint_concurrency_is_a_cap_that_requests_wait_for():
@@ -277,3 +287,26 @@ def test_a_500_carrying_the_servers_request_validation_error_is_not_retried():
             Gateway(api_base=stub.api_base, backoff_base_s=0.01) as gateway:
         (result,) = gateway.run([request])
     assert stub.requests == 2 and result.record.status == "ok" and result.parsed == {"n": 2}
+
+
+@pytest.mark.parametrize("error, tried, served", [(400, 1, False), (503, 3, True)])
+def test_a_rejected_request_is_not_tried_on_the_other_endpoints(error, tried, served):
+    """With three endpoints, a client error (a 400: the request itself is wrong, so every server would
+    refuse it) is sent once in all, not once per endpoint; a server error moves on to the others, and the
+    call records how often it failed over."""
+    from sim.llm.gateway import Gateway
+    from sim.llm.types import LLMRequest
+    from sim.llm.endpoints import Endpoint
+
+    request = LLMRequest(model_name=MODEL, messages=({"role": "user", "content": "x"},), seed=1)
+    with StubServer([http_error(error)]) as a, StubServer([http_error(error)]) as b, StubServer([ok("fine")]) as c:
+        endpoints = [Endpoint(a.api_base, weight=1000.0), Endpoint(b.api_base, weight=1000.0),
+                     Endpoint(c.api_base, weight=0.001)]  # c, the one that answers, is picked last
+        with Gateway(endpoints=endpoints, max_retries=0) as gateway:  # the gateway tries once; the Router moves
+            (result,) = gateway.run([request])
+    assert a.requests + b.requests + c.requests == tried
+    assert result.record.attempts == 1
+    if served:
+        assert result.record.status == "ok" and result.record.endpoint == c.api_base and result.record.failovers == 2
+    else:
+        assert result.record.status == "error" and c.requests == 0

@@ -1,8 +1,16 @@
-"""Issue 3, acceptance 4: with the embedded SmolLM2 model a 6-agent, 2-round trial completes in every
-condition; replies that fail the schema are recorded (parse_ok false), never raised."""
+"""Issue 3, acceptance 4: with the embedded SmolLM2 model a 2-round trial completes in every condition;
+replies that fail the schema are recorded (parse_ok false), never raised.
+
+One attempt per call (``max_attempts=1``): a reply that fails (often cut at the token limit, status
+``truncated``) must be recorded as it is, not retried away; retries are tested with scripted providers.
+``make test`` runs 4 agents per trial (every prompt shape of every arm: round 1 has the feeds, the
+adversaries' agenda, the votes), which keeps the suite near ten minutes on two cores; the issue's size,
+6 agents, runs with ``PVSST_EMBEDDED_FULL=1``.
+"""
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import pytest
 
@@ -29,16 +37,19 @@ def gateway(tmp_path_factory):
     gw.close()
 
 
+N_AGENTS = 6 if os.environ.get("PVSST_EMBEDDED_FULL") == "1" else 4
+
+
 @pytest.mark.parametrize("condition", list(CONDITIONS))
-def test_six_agent_two_round_trial_completes(gateway, condition):
+def test_two_round_trial_completes(gateway, condition):
     config = TrialConfig(trial_id=f"emb_{condition}", model_name="embedded/smollm2-135m", topic=get_topic("ai_labels"),
-                         condition=condition, seed=101, n_agents=6, n_rounds=2)
+                         condition=condition, seed=101, n_agents=N_AGENTS, n_rounds=2, max_attempts=1)
     result = run_trial(config, gateway)
-    n_accounts = 6 + config.n_adversaries
+    n_accounts = N_AGENTS + config.n_adversaries
     assert len(result.posts) == n_accounts * 2
-    assert len(result.llm_calls) == 2 * n_accounts + 2 * 6  # posts of every account + honest votes
+    assert len(result.llm_calls) == 2 * n_accounts + 2 * N_AGENTS  # posts of every account + honest votes
     calls = result.llm_calls
-    assert set(calls["status"]) <= {"ok", "parse_error", "empty", "refusal"}
+    assert set(calls["status"]) <= {"ok", "parse_error", "empty", "refusal", "truncated"}
     # every failed post call is a recorded parse failure that kept the stance
     failed = result.posts[~result.posts["parse_ok"]]
     assert (calls["status"] != "ok").sum() >= len(failed)

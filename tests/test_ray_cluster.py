@@ -4,6 +4,8 @@ The cluster (``ray_namespace_cluster.py``) runs in network, PID and mount namesp
 with no CPUs and two 1-CPU worker nodes, each with an empty tmpfs over the folder of the runs. The
 32-trial ``scripted_smoke`` run's store, as the driver sees it, must equal the local executor's; then one
 worker node is killed mid-run, and after a rerun the store equals it again with no cached call repeated.
+Last, a study whose spec, materials directory and edge list lie in that hidden folder runs on the worker
+nodes from the bytes its block tasks carry, and equals its local run.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runner_helpers import assert_same_run_store, frozen_copy, trial_dirs
+from runner_helpers import assert_same_run_store, frozen_copy, study_with_own_files, trial_dirs
 from sim.llm.cache import ResponseCache
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,10 +65,13 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path)
                    check=True, capture_output=True, timeout=600, env=env)
     runs = tmp_path / "runs"
     runs.mkdir()
+    study = study_with_own_files(runs / "study")
+    subprocess.run([sys.executable, "-m", "experiments.cli", "run", str(study), "--out", str(tmp_path / "study-local")],
+                   check=True, capture_output=True, timeout=600, env=env)
     result = tmp_path / "cluster.json"
     proc = subprocess.run(["unshare", "--net", "--pid", "--fork", "--mount-proc", sys.executable, str(HELPER),
-                           str(spec), str(runs), str(result)], capture_output=True, text=True, timeout=1500,
-                          env=env, cwd=ROOT)
+                           str(spec), str(runs), str(result), str(study)], capture_output=True, text=True,
+                          timeout=1500, env=env, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(result.read_text())
 
@@ -109,3 +114,8 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path)
     # Over both attempts: no stored call was made twice, so the provider calls equal a clean run's
     # (within the issue's bound: a clean run's plus the calls of the trials in flight).
     assert (entries, repeated, provider_calls) == (local_entries, 0, local_entries)
+
+    # The study's own files lie in the folder no worker node sees: the blocks ran from their bytes.
+    assert report["study"]["rc"] == 0, report["study"]["tail"]
+    assert "8 trials: 8 done, 0 failed" in report["study"]["tail"], report["study"]["tail"]
+    assert_same_run_store(tmp_path / "study-local", runs / "study-ray")

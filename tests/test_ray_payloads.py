@@ -99,7 +99,7 @@ def _worker_dies(task):
 
 def test_a_block_whose_worker_died_comes_back_as_failed_trials(tmp_path):
     plans = expand(load_spec(_small_spec(tmp_path))).trials[:4]
-    task = BlockTask(spec={}, spec_dir=str(tmp_path), plans=tuple(plans),
+    task = BlockTask(spec={}, plans=tuple(plans),
                      gateway=GatewaySettings(cache_path=str(tmp_path / "cache.sqlite")))
     executor = LocalExecutor(1)
     try:

@@ -148,3 +148,34 @@ def test_seeds_make_runs_reproducible(tmp_path, capsys):
     other = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "c").glob("units/*/responses.parquet")))
     assert not (other["request_seed"].to_numpy() == answers[0]["request_seed"].to_numpy()).any()
     capsys.readouterr()
+
+
+def test_survey_workers_get_plain_data_and_the_driver_alone_writes(tmp_path, capsys, monkeypatch):
+    """A unit task holds the unit's persona rows, not the run's persona file; the worker returns the unit's
+    tables, and the driver writes them (nothing appears under RUN/units while a worker runs)."""
+    import dataclasses
+    import pickle
+
+    from experiments.run.executors import InlineExecutor
+    from experiments.survey import runner as survey_runner
+
+    path = write(tmp_path, small_spec())
+    out = tmp_path / "run"
+    seen = []
+    real_run_unit = survey_runner.run_unit
+
+    def watched(task):
+        # (the gateway settings name the run's cache file: survey workers are local processes)
+        assert str(out.resolve()).encode() not in pickle.dumps(dataclasses.replace(task, gateway=None))
+        before = sorted(p.name for p in (out / "units").glob("*")) if (out / "units").exists() else []
+        outcome = real_run_unit(task)
+        after = sorted(p.name for p in (out / "units").glob("*")) if (out / "units").exists() else []
+        seen.append((len(task.personas), before == after, sorted(outcome.tables)))
+        return outcome
+
+    monkeypatch.setattr(survey_runner, "run_unit", watched)
+    monkeypatch.setattr(survey_runner, "make_executor", lambda kind, workers: InlineExecutor())
+    assert main(["survey", "run", str(path), "--out", str(out), "--n", "8", "--seed", "5"]) == 0
+    assert "10 units: 10 done" in capsys.readouterr().out
+    assert seen == [(4, True, ["llm_calls", "prompts", "responses"])] * 10
+    assert len([p for p in (out / "units").iterdir() if (p / "DONE").is_file()]) == 10

@@ -7,8 +7,8 @@ the cache instead of racing two workers to the same call. Every executor runs th
 through the same executors). Each worker process keeps one gateway
 per settings (the embedded model is loaded once per process, the cache connection is reused).
 
-Workers receive plain data only (the frozen spec, the block's plans, the persona table, gateway
-settings) and return each finished trial's tables (on Ray, streamed back trial by trial); the driver
+Workers receive plain data only (the frozen spec, the block's plans, the persona table, the bytes of the
+spec's materials and edge list (:mod:`experiments.run.study_files`), gateway settings) and return each finished trial's tables (on Ray, streamed back trial by trial); the driver
 alone writes the run store. On Ray no
 payload holds a path of the run: the response cache is reached through a
 :class:`~experiments.run.ray_cache.CacheServer` actor on the driver's node, so workers on machines that
@@ -22,13 +22,13 @@ import multiprocessing
 from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
 
 from experiments.spec.design import TrialPlan
 from personas.errors import InputError
+from experiments.run.study_files import StudyFiles
 from experiments.run.trial_pipeline import TrialOutcome, execute_trial
 from sim.llm.budget import BudgetExceeded
 from sim.llm.cache import ReplayMiss
@@ -77,9 +77,9 @@ class BlockTask:
     """Everything a worker needs to run the pending trials of one block (plain data, picklable)."""
 
     spec: dict                           # the canonical spec
-    spec_dir: str                        # the spec's folder (relative network files), not the run's
     plans: tuple[TrialPlan, ...]
     gateway: GatewaySettings
+    files: StudyFiles = StudyFiles()     # the spec's materials and edge list, as bytes (never their paths)
     personas: pd.DataFrame | None = None  # the run's persona table itself, never its path
     budget_usd: float | None = None      # the run's caps ...
     budget_tokens: int | None = None
@@ -126,7 +126,7 @@ def run_block_trials(task: BlockTask) -> Iterator[list[TrialOutcome]]:
     flush = getattr(gateway.cache, "flush", None)
     for plan in task.plans:
         try:
-            outcome = execute_trial(spec, plan, gateway, task.personas, Path(task.spec_dir))
+            outcome = execute_trial(spec, plan, gateway, task.personas, files=task.files)
         except RunStop as err:
             outcome = TrialOutcome(plan.trial_id, err.status, str(err))
         if flush is not None:
@@ -149,7 +149,7 @@ def remaining_block(task: BlockTask, delivered: list[list[TrialOutcome]]) -> Blo
     >>> from experiments.spec.design import expand
     >>> from experiments.spec.study import load_spec
     >>> plans = expand(load_spec("experiments/specs/scripted_smoke.yaml")).trials[:3]
-    >>> task = BlockTask(spec={}, spec_dir=".", plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
+    >>> task = BlockTask(spec={}, plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
     >>> rest = remaining_block(task, [[TrialOutcome(plans[0].trial_id, "done")]])
     >>> [p.trial_id for p in rest.plans] == [p.trial_id for p in plans[1:]]
     True
@@ -169,7 +169,7 @@ def lost_block(task: BlockTask, error: BaseException) -> list[TrialOutcome]:
     >>> from experiments.spec.design import expand
     >>> from experiments.spec.study import load_spec
     >>> plans = expand(load_spec("experiments/specs/scripted_smoke.yaml")).trials[:2]
-    >>> task = BlockTask(spec={}, spec_dir=".", plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
+    >>> task = BlockTask(spec={}, plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
     >>> [(o.status, o.error) for o in lost_block(task, RuntimeError("node died"))][0]
     ('failed', 'worker lost: RuntimeError: node died')
     """

@@ -13,7 +13,7 @@ Examples
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -35,6 +35,7 @@ from experiments.spec.prereg import Lock, compare, read_lock
 from experiments.spec.study import StudySpec, canonical_sha256, canonical_spec, load_spec
 from experiments.run.trial_pipeline import TrialOutcome, store_outcome
 from experiments.run.store import is_complete, write_materials
+from experiments.run.study_files import collect_study_files
 from experiments.spec.materials import spec_materials_dir
 from sim.materials import materials_hashes
 
@@ -176,6 +177,7 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
     run_dir.mkdir(parents=True, exist_ok=True)
     personas_path = resolve_personas(spec, spec_path.parent.resolve(), run_dir)
     personas = pd.read_parquet(personas_path) if personas_path is not None else None  # shipped, not its path
+    files, file_origins = collect_study_files(spec, spec_path.parent.resolve())  # shipped as bytes, not paths
     settings = GatewaySettings(
         cache_path=str((run_dir / CACHE_FILE).resolve()), replay_only=replay_only,
         max_concurrency=execution.max_concurrency, requests_per_minute=execution.requests_per_minute,
@@ -208,8 +210,8 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
         groups = [[p] for plans in blocks.values() for p in plans] if one_trial_each else blocks.values()
         for plans in groups:
             yield BlockTask(
-                spec=canonical, spec_sha256=digest, spec_dir=str(spec_path.parent.resolve()), plans=tuple(plans),
-                gateway=settings, personas=personas,
+                spec=canonical, spec_sha256=digest, plans=tuple(plans), gateway=settings, personas=personas,
+                files=files,
                 budget_usd=cap_usd, budget_tokens=cap_tokens, spent_usd=spent["usd"], spent_tokens=spent["tokens"])
 
     settings.create_cache()
@@ -233,6 +235,8 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
             for outcomes in results:
                 for outcome in outcomes:
                     outcome = store_outcome(outcome, run_dir)  # the driver is the run store's only writer
+                    if outcome.error:  # a worker's message names its staged copies: name the user's files
+                        outcome = replace(outcome, error=files.name_the_originals(outcome.error, file_origins))
                     status = trial_status(outcome, threshold)
                     manifest.set_trial(outcome.trial_id, status=status, error=outcome.error,
                                        calls=outcome.calls, cache_hits=outcome.cache_hits,

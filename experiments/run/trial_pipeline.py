@@ -19,6 +19,7 @@ from analysis.outcomes import trial_outcomes
 from experiments.spec.design import TrialPlan
 from experiments.spec.materials import spec_protocol
 from experiments.spec.study import StudySpec
+from experiments.run.study_files import StagedFiles, StudyFiles
 from sim.materials import load_materials
 from sim.protocol import differs_from_preset
 from sim.trial.run import TrialResult, run_trial
@@ -52,16 +53,23 @@ class TrialOutcome:
         return self.failed_calls / self.calls if self.calls else 0.0
 
 
-def trial_config(spec: StudySpec, plan: TrialPlan, spec_dir: Path | None = None) -> TrialConfig:
+def trial_config(spec: StudySpec, plan: TrialPlan, spec_dir: Path | None = None,
+                 staged: StagedFiles | None = None) -> TrialConfig:
     """The engine configuration of one planned trial: the spec's trial section as it is (it is the engine's
-    :class:`~sim.trial.config.TrialParameters`), an edge-list path resolved against the spec's folder."""
+    :class:`~sim.trial.config.TrialParameters`); the materials directory and edge list are the worker's
+    ``staged`` copies (:mod:`experiments.run.study_files`), else resolved against the spec's folder."""
     params = spec.trial.parameters()
     network = spec.trial.network
-    if network.path is not None and spec_dir is not None and not Path(network.path).is_absolute():
+    protocol = spec_protocol(spec, spec_dir)
+    if staged is not None and staged.edge_list is not None:
+        params["network"] = network.model_copy(update={"path": str(staged.edge_list)})
+    elif network.path is not None and spec_dir is not None and not Path(network.path).is_absolute():
         params["network"] = network.model_copy(update={"path": str(spec_dir / network.path)})
+    if staged is not None and staged.materials_dir is not None:
+        protocol = dataclasses.replace(protocol, materials=str(staged.materials_dir))
     return TrialConfig(**params, trial_id=plan.trial_id, block_id=plan.block_id, model_name=plan.model_name,
                        topic=spec.topic(plan.topic_id).to_topic(), condition=plan.condition, seed=plan.seed,
-                       push_direction=plan.push_direction, protocol=spec_protocol(spec, spec_dir))
+                       push_direction=plan.push_direction, protocol=protocol)
 
 
 def trial_metrics(result: TrialResult) -> dict:
@@ -97,7 +105,7 @@ def markup_audit(result: TrialResult) -> dict:
 
 
 def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFrame | None,
-                  spec_dir: Path | None = None) -> TrialOutcome:
+                  spec_dir: Path | None = None, files: StudyFiles | None = None) -> TrialOutcome:
     """Run one trial; a done outcome carries its tables and metrics. Failures come back as a status, not
     raised (except a run-level stop,
     :class:`~sim.llm.stops.RunStop`: budget spent, replay-only miss, which must end the whole run). Nothing is written here."""
@@ -105,7 +113,8 @@ def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFr
 
     started = time.perf_counter()
     try:
-        result = run_trial(trial_config(spec, plan, spec_dir), gateway, personas)
+        staged = files.stage() if files is not None else None
+        result = run_trial(trial_config(spec, plan, spec_dir, staged), gateway, personas)
         metrics = trial_metrics(result)
     except RunStop:
         raise

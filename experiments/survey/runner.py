@@ -2,7 +2,8 @@
 
 A survey run is split into units, one per provider x condition x chunk of personas (the model under
 each conditioning style; each reference control under the ``reference`` condition). A unit's
-responses and provenance are written atomically (temp dir, rename, DONE last)::
+responses and provenance come back from the worker as tables, and the driver (the run store's only
+writer) writes them atomically (temp dir, rename, DONE last)::
 
     RUN/survey.json            the effective instrument (command-line overrides applied) and its sha256
     RUN/scoring.json           what ``analysis.survey.scoring`` needs to score the run
@@ -77,11 +78,11 @@ class SurveyUnit:
 
 @dataclass(frozen=True)
 class SurveyUnitTask:
-    """Everything a worker needs to run one unit (plain data, picklable)."""
+    """Everything a worker needs to run one unit (plain data, picklable: no path of the run)."""
 
     spec: dict
-    run_dir: str
     unit: SurveyUnit
+    personas: pd.DataFrame  # the unit's rows of the run's persona table
     gateway: GatewaySettings
 
 
@@ -94,6 +95,7 @@ class UnitOutcome:
     cache_hits: int = 0
     parse_failures: int = 0
     elapsed_s: float = 0.0
+    tables: dict[str, pd.DataFrame] | None = None  # a done unit's tables, for the driver to write
 
 
 @dataclass
@@ -188,26 +190,17 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
     return requests
 
 
-_PERSONAS: dict[str, pd.DataFrame] = {}
-
-
-def _personas(run_dir: str) -> pd.DataFrame:
-    path = str(Path(run_dir, "personas.parquet"))
-    if path not in _PERSONAS:
-        _PERSONAS[path] = pd.read_parquet(path)
-    return _PERSONAS[path]
-
-
 def _write_unit(run_dir: Path, unit_id: str, tables: dict[str, pd.DataFrame]) -> None:
     write_table_directory(run_dir / "units", unit_id, tables)
 
 
 def run_unit(task: SurveyUnitTask) -> UnitOutcome:
-    """Run one unit in this process and write it; a replay miss comes back as a status."""
+    """Run one unit in this process; a done outcome carries its tables (the driver writes them), a replay
+    miss comes back as a status. Nothing is written here."""
     started = time.perf_counter()
     spec = survey_from_canonical(task.spec)
     unit = task.unit
-    personas = _personas(task.run_dir)
+    personas = task.personas
     requests, orders = zip(*unit_requests(spec, unit, personas))
     gateway = worker_gateway(task.gateway)
     try:
@@ -231,10 +224,9 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
                      "option_order": "|".join(order), "prompt_sha256": request.prompt_sha256()})
     responses = pd.DataFrame(rows, columns=list(RESPONSE_COLUMNS))
     calls = pd.DataFrame([r.record.to_dict() for r in results], columns=list(CALL_RECORD_FIELDS))
-    _write_unit(Path(task.run_dir), unit.unit_id, {"responses": responses, "llm_calls": calls,
-                                                   "prompts": prompt_table(requests)})
     return UnitOutcome(unit.unit_id, "done", calls=len(results), cache_hits=int(calls["cached"].sum()),
-                       parse_failures=int((~responses["parse_ok"]).sum()), elapsed_s=time.perf_counter() - started)
+                       parse_failures=int((~responses["parse_ok"]).sum()), elapsed_s=time.perf_counter() - started,
+                       tables={"responses": responses, "llm_calls": calls, "prompts": prompt_table(requests)})
 
 
 def _guarded(task: SurveyUnitTask) -> UnitOutcome:
@@ -275,7 +267,7 @@ def prepare_run(spec: SurveySpec, run_dir: Path) -> pd.DataFrame:
     _atomic_parquet(personas, run_dir / "personas.parquet")
     write_json(run_dir / SCORING_FILE, scoring_config(spec))
     write_json(survey_path, {"sha256": digest, "spec": canonical_survey(spec)})
-    return personas
+    return pd.read_parquet(run_dir / "personas.parquet")  # as stored: a resumed run sends the same rows
 
 
 def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviation: str | None,
@@ -359,7 +351,9 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
             pending.append(unit)
     manifest.save()
     canonical = canonical_survey(spec)
-    tasks = (SurveyUnitTask(canonical, str(run_dir.resolve()), unit, settings) for unit in pending)
+    by_id = persona_frame.assign(_key=persona_frame["persona_id"].astype(str)).set_index("_key", drop=True)
+    tasks = (SurveyUnitTask(canonical, unit, by_id.loc[list(unit.persona_ids)].reset_index(drop=True), settings)
+             for unit in pending)
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.fields[last]}"), disable=not progress)
     settings.create_cache()
@@ -368,6 +362,9 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
         with bar:
             bar_id = bar.add_task(spec.id, total=len(units), completed=summary.skipped, last="")
             for outcome in executor.map(_guarded, tasks):
+                if outcome.tables is not None:  # the driver is the run store's only writer
+                    _write_unit(run_dir, outcome.unit_id, outcome.tables)
+                    outcome.tables = None
                 _account(summary, outcome)
                 units_status[outcome.unit_id] = {"status": outcome.status, "error": outcome.error, "calls": outcome.calls,
                                                  "cache_hits": outcome.cache_hits,

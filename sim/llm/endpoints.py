@@ -3,8 +3,10 @@
 An :class:`EndpointPool` holds the endpoints of a run (``execution.endpoints``) and one
 ``litellm.Router`` per model, whose deployments are those endpoints (``weight`` for its weighted
 shuffle, ``max_parallel_requests`` for the per-endpoint concurrency). A failing endpoint is cooled
-down at once and the request re-picked across the others (``enable_weighted_failover``); the
-request's seed travels with it, so a deterministic server gives the same reply wherever it ran.
+down at once and the Router retries the request on the others (``num_retries``: one try per
+endpoint); a request the server rejected (a client error) is not retried on any endpoint
+(``RetryPolicy``: it would fail the same way everywhere). The request's seed travels with it, so a
+deterministic server gives the same reply wherever it ran.
 
 A deployment hook (litellm's ``async_pre_call_deployment_hook``, registered once per process) sets the
 ``response_format`` after the Router has chosen the endpoint, from the structured-output mode learned
@@ -121,11 +123,11 @@ class EndpointPool:
             from litellm import Router
 
             _install_hook()
-            # No retries inside the Router (the gateway retries with backoff); a failure cools the
-            # endpoint down at once and re-picks across the others.
-            self._routers[model] = Router(model_list=self.model_list(model), num_retries=0, allowed_fails=0,
-                                          cooldown_time=COOLDOWN_S, enable_weighted_failover=True,
-                                          max_fallbacks=len(self.endpoints))
+            # A failure cools the endpoint down at once and the Router moves the request to another
+            # endpoint (at most one try per endpoint; the gateway retries the whole with backoff).
+            self._routers[model] = Router(model_list=self.model_list(model), num_retries=len(self.endpoints) - 1,
+                                          retry_policy=no_retry_of_rejected_requests(len(self.endpoints) - 1),
+                                          allowed_fails=0, cooldown_time=COOLDOWN_S)
         return self._routers[model]
 
     async def acompletion(self, schema: dict[str, Any] | None, **kwargs: Any) -> tuple[Any, RoutedCall]:
@@ -147,7 +149,7 @@ class EndpointPool:
         hidden = getattr(response, "_hidden_params", None) or {}
         headers = hidden.get("additional_headers") or {}
         endpoint = self.endpoint_of(hidden.get("model_id")) or str(hidden.get("api_base") or "")
-        failovers = int(headers.get("x-litellm-attempted-fallbacks") or 0)
+        failovers = int(headers.get("x-litellm-attempted-retries") or 0)
         return response, RoutedCall(endpoint, failovers, self.modes.mode_for(model, endpoint))
 
     def before_send(self, kwargs: dict[str, Any]) -> None:
@@ -172,6 +174,24 @@ class EndpointPool:
         model = metadata.get("pvsst_model", "")
         sent = kwargs.get("response_format")
         self.modes.reject(model, endpoint, _mode_of(sent))
+
+
+def no_retry_of_rejected_requests(retries: int) -> Any:
+    """litellm's ``RetryPolicy``: ``retries`` for errors another endpoint may not have (timeouts, rate
+    limits, server errors), none for a request the server rejected (400, 401, 404, content policy).
+
+    Examples
+    --------
+    >>> policy = no_retry_of_rejected_requests(2)
+    >>> policy.BadRequestErrorRetries, policy.InternalServerErrorRetries
+    (0, 2)
+    """
+    from litellm.types.router import RetryPolicy
+
+    return RetryPolicy(BadRequestErrorRetries=0, AuthenticationErrorRetries=0, NotFoundErrorRetries=0,
+                       ContentPolicyViolationErrorRetries=0, TimeoutErrorRetries=retries, RateLimitErrorRetries=retries,
+                       InternalServerErrorRetries=retries, ServiceUnavailableErrorRetries=retries,
+                       DefaultRetries=retries)
 
 
 def _slots_full(err: BaseException) -> bool:

@@ -1,0 +1,139 @@
+"""The files a study's trials read besides the spec, shipped to workers as bytes, not as paths.
+
+A spec may name files next to it: a materials directory (``protocol.materials``) and an edge list
+(``trial.network.path``). A worker on another machine does not see the driver's disk, so the driver
+reads them once (:func:`collect_study_files`) and every block task carries their content; the worker
+writes them into its own scratch folder (:meth:`StudyFiles.stage`, once per content) and runs the
+trials from there. The same path is taken by every executor, so where a trial ran never matters.
+
+Examples
+--------
+>>> from experiments.spec.study import load_spec
+>>> files, origins = collect_study_files(load_spec("experiments/specs/quickstart.yaml"), Path("experiments/specs"))
+>>> files.materials, files.edge_list, origins   # pvsst's own materials ship with the package: nothing to send
+((), None, {})
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from experiments.spec.materials import spec_materials_dir
+from experiments.spec.study import StudySpec
+from personas.errors import InputError
+from sim.materials import MATERIAL_FILES
+
+SCRATCH_ENV = "PVSST_SCRATCH"
+"""Where a worker stages study files (default: the system's temporary folder)."""
+
+
+@dataclass(frozen=True)
+class StagedFiles:
+    """Where a worker wrote a study's files: its materials directory and edge list (``None``: none)."""
+
+    materials_dir: Path | None = None
+    edge_list: Path | None = None
+
+
+@dataclass(frozen=True)
+class StudyFiles:
+    """The content of a study's own files: ``materials`` (file name, bytes) and the ``edge_list`` bytes
+    under its file name. No path of the driver's: this is what a block task carries."""
+
+    materials: tuple[tuple[str, bytes], ...] = ()
+    edge_list: bytes | None = None
+    edge_list_name: str = "edges.txt"
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for name, data in self.materials:
+            h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+        h.update(b"edges\0" + (hashlib.sha256(self.edge_list).digest() if self.edge_list is not None else b"-"))
+        h.update(self.edge_list_name.encode())
+        return h.hexdigest()
+
+    def stage(self, scratch: str | Path | None = None) -> StagedFiles:
+        """Write the files under ``scratch/pvsst-study-files/<digest>`` (once: a folder of that content
+        is reused) and return where they are.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> files = StudyFiles(edge_list=b"a00 a01\\n")
+        >>> staged = files.stage(tempfile.mkdtemp())
+        >>> staged.edge_list.read_text(), staged.materials_dir is None
+        ('a00 a01\\n', True)
+        """
+        if not self.materials and self.edge_list is None:
+            return StagedFiles()
+        root = Path(scratch or os.environ.get(SCRATCH_ENV) or tempfile.gettempdir()) / STAGING_FOLDER
+        target = root / self.digest()
+        if not target.is_dir():
+            root.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
+            try:
+                if self.materials:
+                    (tmp / "materials").mkdir()
+                    for name, data in self.materials:
+                        (tmp / "materials" / name).write_bytes(data)
+                if self.edge_list is not None:
+                    (tmp / self.edge_list_name).write_bytes(self.edge_list)
+                os.replace(tmp, target)
+            except OSError:
+                shutil.rmtree(tmp, ignore_errors=True)
+                if not target.is_dir():  # another worker of this machine staged the same files first
+                    raise
+        return StagedFiles(materials_dir=target / "materials" if self.materials else None,
+                           edge_list=target / self.edge_list_name if self.edge_list is not None else None)
+
+    def name_the_originals(self, message: str, origins: dict[str, str]) -> str:
+        """``message`` (a worker's error) with the paths of staged copies replaced by the driver's paths
+        they came from (``origins`` of :func:`collect_study_files`), wherever the worker staged them.
+
+        Examples
+        --------
+        >>> files = StudyFiles(edge_list=b"a00 zz9\\n")
+        >>> files.name_the_originals(f"/w/{STAGING_FOLDER}/{files.digest()}/edges.txt: bad", {"edge_list": "/me/e.txt"})
+        '/me/e.txt: bad'
+        """
+        where = rf"\S*{re.escape(STAGING_FOLDER)}/{self.digest()}/"
+        for what, name in (("materials", "materials"), ("edge_list", self.edge_list_name)):
+            if what in origins:
+                message = re.sub(where + re.escape(name), lambda _: origins[what], message)
+        return message
+
+
+STAGING_FOLDER = "pvsst-study-files"
+
+
+def collect_study_files(spec: StudySpec, spec_dir: Path) -> tuple[StudyFiles, dict[str, str]]:
+    """Read the materials directory and edge list ``spec`` names (relative to ``spec_dir``): their content
+    for the block tasks, and the paths they came from (``materials`` / ``edge_list``, for the driver's
+    messages). pvsst's own materials are not sent (every worker has the package). An unreadable file is
+    an ``InputError``."""
+    materials: tuple[tuple[str, bytes], ...] = ()
+    origins = {}
+    if spec.protocol.to_protocol().materials is not None:
+        directory = spec_materials_dir(spec, spec_dir)
+        materials = tuple((name, _read(directory / name, "protocol.materials")) for name in sorted(MATERIAL_FILES))
+        origins["materials"] = str(directory)
+    edge_list, name = None, "edges.txt"
+    network = spec.trial.network
+    if network.kind == "edgelist" and network.path is not None:
+        path = Path(network.path)
+        path = path if path.is_absolute() else Path(spec_dir) / path
+        edge_list, name = _read(path, "trial.network.path"), path.name
+        origins["edge_list"] = str(path)
+    return StudyFiles(materials=materials, edge_list=edge_list, edge_list_name=name), origins
+
+
+def _read(path: Path, field: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise InputError(str(path), field, f"cannot read ({err.strerror or err})") from None
