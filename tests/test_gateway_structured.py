@@ -143,7 +143,11 @@ def test_free_strings_get_a_bound_that_fits_the_token_limit():
         assert worst_case_chars(bounded) + DECODER_MARGIN <= max_tokens < worst_case_chars(bounded) + DECODER_MARGIN + 2
         assert re.fullmatch(post["pattern"], "Labels [help]!") and not re.fullmatch(post["pattern"], 'say "hi"')
         assert not re.fullmatch(post["pattern"], "line\nbreak") and not re.fullmatch(post["pattern"], "")  # minLength 1
-    # Explicit bounds stay as the schema sets them; an unbounded part leaves the schema as it is.
-    assert bound_free_strings({"type": "string", "maxLength": 500}, 60) == {"type": "string", "maxLength": 500}
+    # Explicit bounds stay as the schema sets them, decoded from the same printable characters (no emoji
+    # of several tokens each); an unbounded part leaves the schema as it is.
+    explicit = bound_free_strings({"type": "string", "minLength": 1, "maxLength": 500}, 60)
+    assert explicit["maxLength"] == 500 and explicit["minLength"] == 1
+    assert re.fullmatch(explicit["pattern"], "Labels [help]!") and not re.fullmatch(explicit["pattern"], "labels \U0001F331")
+    assert not re.fullmatch(explicit["pattern"], "x" * 501) and not re.fullmatch(explicit["pattern"], "")
     unbounded = {"type": "array", "items": {"type": "string"}}
     assert worst_case_chars(unbounded) == math.inf and bound_free_strings(unbounded, 60) == unbounded

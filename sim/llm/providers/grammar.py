@@ -12,8 +12,10 @@ the original schema):
   character is one byte, and a byte-level BPE vocabulary (SmolLM2's) holds every byte as a token, so
   the string costs at most N tokens and the reply always closes. (Unrestricted, the model wrote emoji
   of several tokens each, and raw line breaks, which are not valid inside a JSON string.) Strings
-  whose ``maxLength`` the schema sets keep their grammar; a reply cut at the limit anyway gets status
-  ``truncated`` in the gateway, never a success.
+  whose ``maxLength`` the schema sets keep it and are decoded from the same characters (measured on
+  the engine's post schema: the model fell into runs of emoji, 2-3 tokens each, and every such reply
+  was cut at the token limit); a reply cut at the limit anyway gets status ``truncated`` in the
+  gateway, never a success.
 
 Examples
 --------
@@ -154,9 +156,10 @@ def bound_free_strings(schema: Any, max_tokens: int) -> Any:
     >>> bound_free_strings({"type": "object", "properties": {"a": {"type": "string"},
     ...                     "b": {"type": "string", "maxLength": 5}}}, 60)["properties"]["a"]["maxLength"]
     27
-    >>> bound_free_strings({"type": "string", "maxLength": 500}, 60)
-    {'type': 'string', 'maxLength': 500}
+    >>> bound_free_strings({"type": "string", "maxLength": 500}, 60)["pattern"] == "^" + FREE_CHARACTERS + "{0,500}$"
+    True
     """
+    schema = _printable_bounded_strings(schema)
     free = _count_free_strings(schema)
     if free == 0:
         return schema
@@ -165,3 +168,17 @@ def bound_free_strings(schema: Any, max_tokens: int) -> Any:
         return schema
     share = int((max_tokens - DECODER_MARGIN - rest) // free)
     return _with_max_length(schema, max(share, 0))
+
+
+def _printable_bounded_strings(schema: Any) -> Any:
+    """Strings with a ``maxLength`` (and no enum, const, pattern or format) decoded from :data:`FREE_CHARACTERS`."""
+    if isinstance(schema, dict) and schema.get("type") == "string" and "maxLength" in schema and not any(
+            key in schema for key in ("enum", "const", "pattern", "format")):
+        low, high = int(schema.get("minLength", 0)), int(schema["maxLength"])
+        return {**schema, "pattern": f"^{FREE_CHARACTERS}{{{low},{max(low, high)}}}$"}
+    if isinstance(schema, dict):
+        return {key: value if key in ("enum", "const") else _printable_bounded_strings(value)
+                for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_printable_bounded_strings(item) for item in schema]
+    return schema
