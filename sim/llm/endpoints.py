@@ -3,9 +3,9 @@
 An :class:`EndpointPool` holds the endpoints of a run (``execution.endpoints``) and one
 ``litellm.Router`` per model, whose deployments are those endpoints (``weight`` for its weighted
 shuffle, ``max_parallel_requests`` for the per-endpoint concurrency). A failing endpoint is cooled
-down at once and the Router retries the request on the others (``num_retries``: one try per
-endpoint); a request the server rejected (a client error) is not retried on any endpoint
-(``RetryPolicy``: it would fail the same way everywhere). The request's seed travels with it, so a
+down at once and the Router retries the request on the others (``num_retries``); a request the
+server rejected (a client error) is not retried on any endpoint (``RetryPolicy``: it would fail the
+same way everywhere). The request's seed travels with it, so a
 deterministic server gives the same reply wherever it ran.
 
 A deployment hook (litellm's ``async_pre_call_deployment_hook``, registered once per process) sets the
@@ -124,9 +124,11 @@ class EndpointPool:
 
             _install_hook()
             # A failure cools the endpoint down at once and the Router moves the request to another
-            # endpoint (at most one try per endpoint; the gateway retries the whole with backoff).
-            self._routers[model] = Router(model_list=self.model_list(model), num_retries=len(self.endpoints) - 1,
-                                          retry_policy=no_retry_of_rejected_requests(len(self.endpoints) - 1),
+            # endpoint; the gateway retries the whole with backoff. Twice the endpoints: a retry may
+            # also meet an endpoint whose max_parallel_requests are all in use (a 429 of the Router's).
+            retries = 2 * len(self.endpoints) - 1
+            self._routers[model] = Router(model_list=self.model_list(model), num_retries=retries,
+                                          retry_policy=no_retry_of_rejected_requests(retries),
                                           allowed_fails=0, cooldown_time=COOLDOWN_S)
         return self._routers[model]
 
