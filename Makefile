@@ -31,9 +31,10 @@ demo: install
 	$(PVSST) report $(RUN)
 	@echo "Report: $(RUN)/report/report.html (figures in $(RUN)/report/figures/)"
 
-# Tests run on every core (pytest-xdist) and list the 15 slowest, so a slow-down shows in the CI log.
+# Tests run on every core (pytest-xdist; worksteal: an idle worker takes tests queued on a busy one) and
+# list the 15 slowest, so a slow-down shows in the CI log.
 test: install-dev
-	$(PY) -m pytest -q -n auto --durations=15
+	$(PY) -m pytest -q -n auto --dist worksteal --durations=15
 
 # Benchmarks at the sizes the issues name (slow: the 100,000-agent engine run alone takes ~20 min).
 bench: install-dev
