@@ -53,19 +53,15 @@ class TrialOutcome:
         return self.failed_calls / self.calls if self.calls else 0.0
 
 
-def trial_config(spec: StudySpec, plan: TrialPlan, spec_dir: Path | None = None,
-                 staged: StagedFiles | None = None) -> TrialConfig:
+def trial_config(spec: StudySpec, plan: TrialPlan, staged: StagedFiles = StagedFiles()) -> TrialConfig:
     """The engine configuration of one planned trial: the spec's trial section as it is (it is the engine's
-    :class:`~sim.trial.config.TrialParameters`); the materials directory and edge list are the worker's
-    ``staged`` copies (:mod:`experiments.run.study_files`), else resolved against the spec's folder."""
+    :class:`~sim.trial.config.TrialParameters`); the spec's own materials directory and edge list are the
+    worker's ``staged`` copies of them (:mod:`experiments.run.study_files`)."""
     params = spec.trial.parameters()
-    network = spec.trial.network
-    protocol = spec_protocol(spec, spec_dir)
-    if staged is not None and staged.edge_list is not None:
-        params["network"] = network.model_copy(update={"path": str(staged.edge_list)})
-    elif network.path is not None and spec_dir is not None and not Path(network.path).is_absolute():
-        params["network"] = network.model_copy(update={"path": str(spec_dir / network.path)})
-    if staged is not None and staged.materials_dir is not None:
+    protocol = spec_protocol(spec)
+    if staged.edge_list is not None:
+        params["network"] = spec.trial.network.model_copy(update={"path": str(staged.edge_list)})
+    if staged.materials_dir is not None:
         protocol = dataclasses.replace(protocol, materials=str(staged.materials_dir))
     return TrialConfig(**params, trial_id=plan.trial_id, block_id=plan.block_id, model_name=plan.model_name,
                        topic=spec.topic(plan.topic_id).to_topic(), condition=plan.condition, seed=plan.seed,
@@ -105,7 +101,7 @@ def markup_audit(result: TrialResult) -> dict:
 
 
 def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFrame | None,
-                  spec_dir: Path | None = None, files: StudyFiles | None = None) -> TrialOutcome:
+                  files: StudyFiles = StudyFiles()) -> TrialOutcome:
     """Run one trial; a done outcome carries its tables and metrics. Failures come back as a status, not
     raised (except a run-level stop,
     :class:`~sim.llm.stops.RunStop`: budget spent, replay-only miss, which must end the whole run). Nothing is written here."""
@@ -113,8 +109,7 @@ def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFr
 
     started = time.perf_counter()
     try:
-        staged = files.stage() if files is not None else None
-        result = run_trial(trial_config(spec, plan, spec_dir, staged), gateway, personas)
+        result = run_trial(trial_config(spec, plan, files.stage()), gateway, personas)
         metrics = trial_metrics(result)
     except RunStop:
         raise

@@ -76,9 +76,14 @@ def grammar_schema(schema: Any) -> Any:
     return {key: grammar_schema(value) for key, value in schema.items()}
 
 
-def _is_free_string(schema: Any) -> bool:
+def _is_plain_string(schema: Any) -> bool:
+    """A string the grammar may fill with any text (no enum, const, pattern or format)."""
     return (isinstance(schema, dict) and schema.get("type") == "string"
-            and not any(key in schema for key in ("maxLength", "enum", "const", "pattern", "format")))
+            and not any(key in schema for key in ("enum", "const", "pattern", "format")))
+
+
+def _is_free_string(schema: Any) -> bool:
+    return _is_plain_string(schema) and "maxLength" not in schema
 
 
 def _count_free_strings(schema: Any) -> int:
@@ -131,16 +136,19 @@ def worst_case_chars(schema: Any, free_string_chars: int = 0) -> float:
     return math.inf
 
 
-def _with_max_length(schema: Any, length: int) -> Any:
-    if _is_free_string(schema):
+def _printable_strings(schema: Any, free_length: int | None) -> Any:
+    """Every plain string decoded from :data:`FREE_CHARACTERS`, up to its ``maxLength``; a free string
+    (no ``maxLength``) gets ``free_length`` as its ``maxLength`` (``None``: left as it is)."""
+    if _is_plain_string(schema) and ("maxLength" in schema or free_length is not None):
         low = int(schema.get("minLength", 0))
-        high = max(length, low)
-        return {**schema, "maxLength": high, "pattern": f"^{FREE_CHARACTERS}{{{low},{high}}}$"}
+        high = max(int(schema.get("maxLength", free_length)), low)
+        bounded = schema if "maxLength" in schema else {**schema, "maxLength": high}
+        return {**bounded, "pattern": f"^{FREE_CHARACTERS}{{{low},{high}}}$"}
     if isinstance(schema, dict):
-        return {key: value if key in ("enum", "const") else _with_max_length(value, length)
+        return {key: value if key in ("enum", "const") else _printable_strings(value, free_length)
                 for key, value in schema.items()}
     if isinstance(schema, list):
-        return [_with_max_length(item, length) for item in schema]
+        return [_printable_strings(item, free_length) for item in schema]
     return schema
 
 
@@ -159,26 +167,9 @@ def bound_free_strings(schema: Any, max_tokens: int) -> Any:
     >>> bound_free_strings({"type": "string", "maxLength": 500}, 60)["pattern"] == "^" + FREE_CHARACTERS + "{0,500}$"
     True
     """
-    schema = _printable_bounded_strings(schema)
     free = _count_free_strings(schema)
-    if free == 0:
-        return schema
-    rest = worst_case_chars(schema, free_string_chars=0)
-    if rest == math.inf:
-        return schema
+    rest = worst_case_chars(schema, free_string_chars=0) if free else math.inf
+    if rest == math.inf:  # no free string, or no bound can make the reply close: bounded strings only
+        return _printable_strings(schema, None)
     share = int((max_tokens - DECODER_MARGIN - rest) // free)
-    return _with_max_length(schema, max(share, 0))
-
-
-def _printable_bounded_strings(schema: Any) -> Any:
-    """Strings with a ``maxLength`` (and no enum, const, pattern or format) decoded from :data:`FREE_CHARACTERS`."""
-    if isinstance(schema, dict) and schema.get("type") == "string" and "maxLength" in schema and not any(
-            key in schema for key in ("enum", "const", "pattern", "format")):
-        low, high = int(schema.get("minLength", 0)), int(schema["maxLength"])
-        return {**schema, "pattern": f"^{FREE_CHARACTERS}{{{low},{max(low, high)}}}$"}
-    if isinstance(schema, dict):
-        return {key: value if key in ("enum", "const") else _printable_bounded_strings(value)
-                for key, value in schema.items()}
-    if isinstance(schema, list):
-        return [_printable_bounded_strings(item) for item in schema]
-    return schema
+    return _printable_strings(schema, max(share, 0))
