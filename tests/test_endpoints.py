@@ -232,8 +232,13 @@ def test_router_hook_sets_the_mode_per_endpoint_and_learns_from_a_rejection():
                 rejected.append(getattr(err, "status_code", None))
                 return await call(i)
 
-        async def calls():
-            return [await call(i) for i in range(8)]
+        async def calls():  # the Router picks endpoints at random by weight: go on until both were reached
+            results = []
+            for i in range(400):
+                results.append(await call(i))
+                if len(strict.bodies) >= 2 and lenient.bodies:
+                    return results
+            raise AssertionError("400 calls and the weighted Router never reached both endpoints")
 
         routed = [where for _, where in asyncio.run(calls())]
     kinds = [(b.get("response_format") or {}).get("type") for b in strict.bodies]
