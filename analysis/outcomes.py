@@ -78,12 +78,14 @@ def stance_paths(agents: pd.DataFrame, posts: pd.DataFrame) -> pd.DataFrame:
     Columns are the rounds present in ``posts``; the index holds the honest agent ids.
     """
     honest = honest_agent_ids(agents)
-    initial = agents.set_index("agent_id")["initial_stance"].reindex(honest).astype(float)
-    honest_posts = posts[posts["agent_id"].isin(honest)]
-    wide = honest_posts.pivot_table(index="agent_id", columns="round", values="stance", aggfunc="last")
-    wide = wide.reindex(index=honest, columns=sorted(posts["round"].unique())).astype(float)
-    wide = wide.ffill(axis=1)
-    return wide.apply(lambda column: column.fillna(initial))
+    initial = agents.set_index("agent_id")["initial_stance"].reindex(honest).to_numpy(float)
+    stated = posts[posts["agent_id"].isin(honest)].dropna(subset=["stance"])
+    # an agent's last stated stance of each round (a pivot, without pivot_table's groupby machinery)
+    last = stated.drop_duplicates(["agent_id", "round"], keep="last")
+    wide = last.pivot(index="agent_id", columns="round", values="stance")
+    wide = wide.reindex(index=honest, columns=sorted(posts["round"].unique())).astype(float).ffill(axis=1)
+    values = wide.to_numpy()
+    return pd.DataFrame(np.where(np.isnan(values), initial[:, None], values), index=wide.index, columns=wide.columns)
 
 
 def stance_outcomes(initial: np.ndarray, final: np.ndarray, push: int) -> dict:

@@ -13,3 +13,10 @@ def show(capsys):
         with capsys.disabled():
             print(*args, **kwargs)
     return _show
+
+
+def pytest_collection_modifyitems(config, items):
+    """Slow tests first. pytest-xdist (``--dist worksteal``) hands each worker a contiguous share of the
+    list and an idle worker takes tests from the end of a busy one's queue, so with the long tests at the
+    front the run ends on short ones instead of one worker finishing a two-minute test alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -1,6 +1,9 @@
 """Shared helpers for engine tests: run a scripted trial in-process."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from sim.llm.gateway import Gateway
 from sim.topics import get_topic
 from sim.trial.run import TrialResult, run_trial
@@ -15,3 +18,33 @@ def scripted_trial(condition: str, seed: int = 101, topic: str = "ai_labels", **
         return run_trial(config, gateway)
     finally:
         gateway.close()
+
+
+def embedded_cache_path(tmp_path_factory) -> Path:
+    """One response cache for every embedded engine trial of a pytest session, shared by its xdist
+    workers (SQLite in WAL mode; tests/test_gateway_cache.py checks concurrent openers). Trials with the
+    same settings (round 1 of every honest arm, the template-echo trials) are then computed once."""
+    base = Path(tmp_path_factory.getbasetemp())
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # popen-gwN/.. is this session's
+    return shared / "embedded-engine-cache.sqlite"
+
+
+def embedded_trial_config(condition: str, n_agents: int, **overrides) -> TrialConfig:
+    """The embedded engine trials' settings (seed 101, 2 rounds; two distributed sources, which keeps the
+    arm's prompt shapes and costs four adversary posts fewer than the default four)."""
+    return TrialConfig(trial_id=f"emb_{condition}", model_name="embedded/smollm2-135m", topic=get_topic("ai_labels"),
+                       condition=condition, seed=101, n_agents=n_agents, n_rounds=2, n_distributed_sources=2,
+                       **overrides)
+
+
+def embedded_trial(condition: str, n_agents: int, tmp_path_factory) -> TrialResult:
+    """:func:`embedded_trial_config`'s trial through the session's shared cache. A lock per trial makes a
+    second test wanting the same trial (on another xdist worker) wait and replay it, not compute it again."""
+    from filelock import FileLock
+
+    from sim.llm.cache import ResponseCache
+
+    cache = embedded_cache_path(tmp_path_factory)
+    with FileLock(str(cache.with_name(f"{cache.stem}.{condition}.{n_agents}.lock"))):
+        with Gateway(cache=ResponseCache(cache), max_concurrency=1) as gateway:
+            return run_trial(embedded_trial_config(condition, n_agents), gateway)

@@ -3,8 +3,10 @@ replies that fail the schema are recorded (parse_ok false), never raised.
 
 A reply cut at the token limit is recorded with status ``truncated``.
 ``make test`` runs 4 agents per trial (every prompt shape of every arm: round 1 has the feeds, the
-adversaries' agenda, the votes), which keeps the suite near ten minutes on two cores; the issue's size,
-6 agents, runs with ``PVSST_EMBEDDED_FULL=1``.
+adversaries' agenda, the votes) and two distributed sources, which keeps the suite short on two cores;
+the issue's size, 6 agents, runs with ``PVSST_EMBEDDED_FULL=1``. All trials share one response cache per
+session (``engine_helpers.embedded_cache_path``), so a request two arms share (much of the first round)
+is answered once, and tests/test_template_echo_embedded.py replays three of these trials.
 """
 from __future__ import annotations
 
@@ -13,12 +15,8 @@ import os
 
 import pytest
 
+from engine_helpers import embedded_trial, embedded_trial_config
 from sim.conditions import CONDITIONS
-from sim.llm.cache import ResponseCache
-from sim.llm.gateway import Gateway
-from sim.topics import get_topic
-from sim.trial.run import run_trial
-from sim.trial.config import TrialConfig
 
 pytestmark = [
     pytest.mark.slow,
@@ -28,22 +26,13 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    # One cache for all conditions: the first round is the same in every arm, so it is computed once.
-    gw = Gateway(cache=ResponseCache(tmp_path_factory.mktemp("cache") / "cache.sqlite"), max_concurrency=1)
-    yield gw
-    gw.close()
-
-
 N_AGENTS = 6 if os.environ.get("PVSST_EMBEDDED_FULL") == "1" else 4
 
 
 @pytest.mark.parametrize("condition", list(CONDITIONS))
-def test_two_round_trial_completes(gateway, condition):
-    config = TrialConfig(trial_id=f"emb_{condition}", model_name="embedded/smollm2-135m", topic=get_topic("ai_labels"),
-                         condition=condition, seed=101, n_agents=N_AGENTS, n_rounds=2)
-    result = run_trial(config, gateway)
+def test_two_round_trial_completes(tmp_path_factory, condition):
+    config = embedded_trial_config(condition, N_AGENTS)
+    result = embedded_trial(condition, N_AGENTS, tmp_path_factory)
     n_accounts = N_AGENTS + config.n_adversaries
     assert len(result.posts) == n_accounts * 2
     assert len(result.llm_calls) == 2 * n_accounts + 2 * N_AGENTS  # posts of every account + honest votes

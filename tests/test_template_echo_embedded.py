@@ -1,6 +1,9 @@
 """Issue 11, acceptance 8 (small version): with pvsst's own materials, the embedded SmolLM2 model writes
 posts, not echoes of the prompt: at most 10% of posts repeat five words of the templates' fixed text or
-hold a placeholder. The full quickstart measurement is in the README ("Study materials")."""
+hold a placeholder. The full quickstart measurement is in the README ("Study materials").
+
+The trials are the embedded engine test's (tests/test_engine_embedded.py: same settings, one response
+cache for the session, a lock per trial), so whichever test comes second replays the other's replies."""
 from __future__ import annotations
 
 import importlib.util
@@ -8,11 +11,8 @@ import importlib.util
 import pytest
 
 from analysis.template_echo import echo_summary
-from sim.llm.gateway import Gateway
+from engine_helpers import embedded_trial
 from sim.materials import default_materials_dir
-from sim.topics import get_topic
-from sim.trial.config import TrialConfig
-from sim.trial.run import run_trial
 
 pytestmark = [
     pytest.mark.slow,
@@ -22,15 +22,11 @@ pytestmark = [
 ]
 
 
-def test_embedded_posts_rarely_echo_the_templates():
+def test_embedded_posts_rarely_echo_the_templates(tmp_path_factory):
     templates = {p.stem: p.read_text() for p in default_materials_dir().glob("*.txt")}
     posts = []
-    with Gateway(max_concurrency=1) as gateway:
-        for condition, seed in (("control", 101), ("likes", 211)):
-            config = TrialConfig(trial_id=f"echo_{condition}", model_name="embedded/smollm2-135m",
-                                 topic=get_topic("ai_labels"), condition=condition, seed=seed, n_agents=6,
-                                 n_rounds=2, votes_per_voter=0)
-            posts += list(run_trial(config, gateway).posts["text"])
+    for condition in ("control", "likes", "likes_hidden"):
+        posts += list(embedded_trial(condition, 4, tmp_path_factory).posts["text"])
     summary = echo_summary(posts, templates)
     assert summary["posts"] == 24
     assert summary["echo_share"] <= 0.10, summary

