@@ -79,13 +79,21 @@ def stance_paths(agents: pd.DataFrame, posts: pd.DataFrame) -> pd.DataFrame:
     """
     honest = honest_agent_ids(agents)
     initial = agents.set_index("agent_id")["initial_stance"].reindex(honest).to_numpy(float)
-    stated = posts[posts["agent_id"].isin(honest)].dropna(subset=["stance"])
-    # an agent's last stated stance of each round (a pivot, without pivot_table's groupby machinery)
-    last = stated.drop_duplicates(["agent_id", "round"], keep="last")
-    wide = last.pivot(index="agent_id", columns="round", values="stance")
-    wide = wide.reindex(index=honest, columns=sorted(posts["round"].unique())).astype(float).ffill(axis=1)
-    values = wide.to_numpy()
-    return pd.DataFrame(np.where(np.isnan(values), initial[:, None], values), index=wide.index, columns=wide.columns)
+    rounds = np.sort(posts["round"].unique())
+    agent_at = honest.get_indexer(posts["agent_id"])  # -1: not an honest agent
+    stance = posts["stance"].to_numpy(float)
+    stated = np.flatnonzero((agent_at >= 0) & ~np.isnan(stance))
+    cell = agent_at[stated] * len(rounds) + np.searchsorted(rounds, posts["round"].to_numpy()[stated])
+    # each agent's last stated stance of each round: the last row per cell
+    _, last_from_end = np.unique(cell[::-1], return_index=True)
+    last = stated[len(stated) - 1 - last_from_end]
+    values = np.full(len(honest) * len(rounds), np.nan)
+    values[cell[len(stated) - 1 - last_from_end]] = stance[last]
+    values = values.reshape(len(honest), len(rounds))
+    for r in range(1, len(rounds)):  # carried forward
+        values[:, r] = np.where(np.isnan(values[:, r]), values[:, r - 1], values[:, r])
+    values = np.where(np.isnan(values), initial[:, None], values)
+    return pd.DataFrame(values, index=honest, columns=pd.Index(rounds, name="round"))
 
 
 def stance_outcomes(initial: np.ndarray, final: np.ndarray, push: int) -> dict:
