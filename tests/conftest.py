@@ -15,8 +15,38 @@ def show(capsys):
     return _show
 
 
+# The longest tests (one to three minutes each on 2 cores, measured with PVSST_TEST_TIMELINE), longest first.
+LONGEST_FIRST = ("test_ray_cluster.py", "test_spec_coverage.py", "test_runner_crash_resume.py",
+                 "test_engine_embedded.py", "test_survey_embedded.py", "test_survey_spec_coverage.py")
+
+
 def pytest_collection_modifyitems(config, items):
-    """Slow tests first. pytest-xdist (``--dist worksteal``) hands each worker a contiguous share of the
-    list and an idle worker takes tests from the end of a busy one's queue, so with the long tests at the
-    front the run ends on short ones instead of one worker finishing a two-minute test alone."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """Slow tests first, the longest of them at the very front. pytest-xdist (``--dist worksteal``) hands
+    each worker a contiguous share of the list and an idle worker takes tests from the end of a busy one's
+    queue, so the run ends on short tests instead of one worker finishing a two-minute test alone."""
+    def rank(item) -> tuple[bool, int]:
+        name = item.path.name if hasattr(item, "path") else ""
+        longest = LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+        return item.get_closest_marker("slow") is None, longest
+
+    items.sort(key=rank)
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _timeline("start", nodeid)
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _timeline("end", nodeid)
+
+
+def _timeline(event: str, nodeid: str) -> None:
+    """With ``PVSST_TEST_TIMELINE=FILE``, append ``time worker event test`` lines to FILE (to see which
+    tests overlap and which one a run ends on)."""
+    import os
+    import time
+
+    path = os.environ.get("PVSST_TEST_TIMELINE")
+    if path:
+        with open(path, "a") as timeline:
+            timeline.write(f"{time.time():.2f} {os.environ.get('PYTEST_XDIST_WORKER', 'main')} {event} {nodeid}\n")
