@@ -85,10 +85,10 @@ def stance_paths(agents: pd.DataFrame, posts: pd.DataFrame) -> pd.DataFrame:
     stated = np.flatnonzero((agent_at >= 0) & ~np.isnan(stance))
     cell = agent_at[stated] * len(rounds) + np.searchsorted(rounds, posts["round"].to_numpy()[stated])
     # each agent's last stated stance of each round: the last row per cell
-    _, last_from_end = np.unique(cell[::-1], return_index=True)
-    last = stated[len(stated) - 1 - last_from_end]
+    _, from_end = np.unique(cell[::-1], return_index=True)
+    last = len(stated) - 1 - from_end
     values = np.full(len(honest) * len(rounds), np.nan)
-    values[cell[len(stated) - 1 - last_from_end]] = stance[last]
+    values[cell[last]] = stance[stated[last]]
     values = values.reshape(len(honest), len(rounds))
     for r in range(1, len(rounds)):  # carried forward
         values[:, r] = np.where(np.isnan(values[:, r]), values[:, r - 1], values[:, r])

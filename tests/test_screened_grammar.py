@@ -67,15 +67,23 @@ def test_replies_equal_the_library_sampler_token_for_token():
                 {"role": "user", "content": "Should AI-made images carry a label? Write a post and vote."}]
     cases = [(POST, 0.7, 3), (POST, 1.0, 11), (VOTES, 0.7, 4)]
 
-    def replies() -> list[str]:
-        return [provider.generate("smollm2-135m", messages, temperature=t, max_tokens=60, seed=seed, schema=schema)["text"]
-                for schema, t, seed in cases]
+    def replies() -> tuple[list[str], dict[str, int]]:
+        texts, checks = [], {"screened": 0, "full": 0}
+        for schema, t, seed in cases:
+            texts.append(provider.generate("smollm2-135m", messages, temperature=t, max_tokens=60, seed=seed,
+                                           schema=schema)["text"])
+            for kind, n in getattr(model._sampler, "checks", {}).items():
+                checks[kind] += n
+        return texts, checks
 
-    screened = replies()
+    screened, checks = replies()
     installed = vars(model).pop("_init_sampler")
     try:
-        library = replies()
+        library, library_checks = replies()
     finally:
         model._init_sampler = installed
     assert screened == library
     assert all(text.startswith("{") for text in screened)
+    # the screen did the work (most steps never tested the whole vocabulary); the library run had no screen
+    assert checks["screened"] > 2 * checks["full"] > 0, checks
+    assert library_checks == {"screened": 0, "full": 0}
