@@ -3,8 +3,6 @@
 This file puts ``tests/`` on ``sys.path``, so the helper modules beside it (``reference_paths``,
 ``engine_helpers``, ``runner_helpers``, ...) import from any test, benchmarks included.
 """
-import os
-
 import pytest
 
 
@@ -23,25 +21,15 @@ LONGEST_FIRST = ("test_ray_cluster.py", "test_spec_coverage.py", "test_runner_cr
 
 
 def pytest_collection_modifyitems(config, items):
-    """Slow tests first, the longest spread over the workers. pytest-xdist (``--dist worksteal``) hands
-    each of its W workers one contiguous W-th of the list, and an idle worker takes tests from the end of
-    a busy one's queue. So each W-th starts with every W-th slow test (longest first) and ends on short
-    ones: no worker is left finishing a two-minute test alone while the other idles."""
+    """Slow tests first, the longest of them at the very front. pytest-xdist (``--dist worksteal``) hands
+    each worker a contiguous share of the list and an idle worker takes tests from the end of a busy one's
+    queue, so the run ends on short tests instead of one worker finishing a two-minute test alone."""
     def rank(item) -> tuple[bool, int]:
         name = item.path.name if hasattr(item, "path") else ""
         longest = LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
         return item.get_closest_marker("slow") is None, longest
 
-    ordered = sorted(items, key=rank)
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    slow = [item for item in ordered if item.get_closest_marker("slow") is not None]
-    fast = ordered[len(slow):]
-    share = -(-len(items) // workers)  # the size of each worker's first batch, rounded up
-    chunks = [slow[k::workers] for k in range(workers)]
-    for chunk in chunks:
-        while len(chunk) < share and fast:
-            chunk.append(fast.pop(0))
-    items[:] = [item for chunk in chunks for item in chunk] + fast
+    items.sort(key=rank)
 
 
 def pytest_runtest_logstart(nodeid, location):
