@@ -3,6 +3,9 @@
 This file puts ``tests/`` on ``sys.path``, so the helper modules beside it (``reference_paths``,
 ``engine_helpers``, ``runner_helpers``, ...) import from any test, benchmarks included.
 """
+import os
+import time
+
 import pytest
 
 
@@ -43,9 +46,6 @@ def pytest_runtest_logfinish(nodeid, location):
 def _timeline(event: str, nodeid: str) -> None:
     """With ``PVSST_TEST_TIMELINE=FILE``, append ``time worker event test`` lines to FILE (to see which
     tests overlap and which one a run ends on)."""
-    import os
-    import time
-
     path = os.environ.get("PVSST_TEST_TIMELINE")
     if path:
         with open(path, "a") as timeline:

@@ -22,19 +22,18 @@ def scripted_trial(condition: str, seed: int = 101, topic: str = "ai_labels", **
 
 def embedded_cache_path(tmp_path_factory) -> Path:
     """One response cache for every embedded engine trial of a pytest session, shared by its xdist
-    workers (SQLite in WAL mode; tests/test_gateway_cache.py checks concurrent openers). Trials with the
-    same settings (round 1 of every honest arm, the template-echo trials) are then computed once."""
+    workers (SQLite in WAL mode; tests/test_gateway_cache.py checks concurrent openers), so a request two
+    trials share (the honest accounts' first posts, the template-echo test's trials) is answered once."""
     base = Path(tmp_path_factory.getbasetemp())
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # popen-gwN/.. is this session's
     return shared / "embedded-engine-cache.sqlite"
 
 
-def embedded_trial_config(condition: str, n_agents: int, **overrides) -> TrialConfig:
-    """The embedded engine trials' settings (seed 101, 2 rounds; two distributed sources, which keeps the
-    arm's prompt shapes and costs four adversary posts fewer than the default four)."""
+def embedded_trial_config(condition: str, n_agents: int) -> TrialConfig:
+    """The embedded engine trials' settings: seed 101, 2 rounds, two distributed sources (the arm's prompt
+    shapes with four adversary posts fewer than the default four sources)."""
     return TrialConfig(trial_id=f"emb_{condition}", model_name="embedded/smollm2-135m", topic=get_topic("ai_labels"),
-                       condition=condition, seed=101, n_agents=n_agents, n_rounds=2, n_distributed_sources=2,
-                       **overrides)
+                       condition=condition, seed=101, n_agents=n_agents, n_rounds=2, n_distributed_sources=2)
 
 
 def embedded_trial(condition: str, n_agents: int, tmp_path_factory) -> TrialResult:
