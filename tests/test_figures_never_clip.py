@@ -53,10 +53,10 @@ def texts_outside_canvas(monkeypatch, save) -> list[str]:
 
 
 def save_all(figures, directory) -> None:
+    """Save each figure as the reports do (``PaperFigure.save``; the HTML embeds the PNG it wrote)."""
     for figure in figures:
         figure.figure._pvsst_name = figure.name
         figure.save(directory, ["png"])
-        figure.png_bytes()
 
 
 def quickstart_forest():

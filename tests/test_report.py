@@ -77,7 +77,12 @@ def test_table_report_reproduces_the_published_pvsst_headline(tmp_path, capsys):
     figures = sorted(p.name for p in (out / "figures").iterdir())
     assert "forest_engagement_likes_minus_control__final_honest_pairwise_similarity.png" in figures
     assert "forest_engagement_likes_minus_control__final_honest_pairwise_similarity.pdf" in figures
-    assert_self_contained((out / "report.html").read_text(), n_figures=len(figures) // 2)
+    html = (out / "report.html").read_text()
+    assert_self_contained(html, n_figures=len(figures) // 2)
+    # the page embeds the very PNG files written beside it, in the order of the figures section
+    embedded = [base64.b64decode(src.split(",", 1)[1]) for src in html_images(html)]
+    pngs = {p.read_bytes() for p in (out / "figures").glob("*.png")}
+    assert set(embedded) == pngs and len(embedded) == len(pngs)
 
 
 def test_table_report_figure_shows_the_headline_numbers(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from runner_helpers import assert_same_run_store, frozen_copy, trial_dirs
+from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, trial_dirs
 from sim.llm.cache import ResponseCache
 
 
@@ -37,11 +37,8 @@ def _kill_after(spec: Path, out: Path, done_at_least: int, timeout_s: float = 24
 
 
 @pytest.mark.slow
-def test_sigkill_at_three_moments_then_resume_equals_an_uninterrupted_run(tmp_path):
+def test_sigkill_at_three_moments_then_resume_equals_an_uninterrupted_run(tmp_path, tmp_path_factory):
     spec = frozen_copy(tmp_path)
-    reference = tmp_path / "reference"
-    subprocess.run(_run_cmd(spec, reference, "--workers", "2"), check=True, capture_output=True, timeout=600)
-    assert len(trial_dirs(reference)) == 32
 
     crashed = tmp_path / "crashed"
     done_when_killed = [_kill_after(spec, crashed, n) for n in (1, 12, 24)]
@@ -53,6 +50,8 @@ def test_sigkill_at_three_moments_then_resume_equals_an_uninterrupted_run(tmp_pa
     skipped = done_when_killed[-1]
     assert summary.startswith(f"32 trials: {32 - skipped} done, 0 failed, {skipped} skipped"), (summary, done_when_killed)
 
+    reference = pool_reference_run(tmp_path_factory)  # the same spec, uninterrupted, same executor
+    assert len(trial_dirs(reference)) == 32
     assert_same_run_store(reference, crashed)
     for run in (reference, crashed):
         cache = ResponseCache(run / "cache.sqlite")

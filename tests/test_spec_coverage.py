@@ -253,6 +253,17 @@ def _support_files(directory: Path) -> None:
     people.iloc[4:].to_csv(directory / "personas_b.csv", index=False)
 
 
+class RunRecord(dict):
+    """What one run did: ``requests`` (recorded as it ran) and ``run`` (its folder); ``store``, the store's
+    fingerprint, is taken the first time a comparison asks for it."""
+
+    def __missing__(self, key: str):
+        if key != "store":
+            raise KeyError(key)
+        self["store"] = store_fingerprint(self["run"])
+        return self["store"]
+
+
 class StudyRuns:
     """Runs (and memoises) the tiny study for a spec dict and fingerprints what it did.
 
@@ -275,7 +286,7 @@ class StudyRuns:
             with self.recorder.capture() as captured:
                 code = main(["run", str(spec), "--out", str(run)])
             assert code in (0, 3), f"run of {spec} exited {code}"
-            self.memo[key] = {"requests": captured["requests"], "store": store_fingerprint(run), "run": run}
+            self.memo[key] = RunRecord(requests=captured["requests"], run=run)
         return self.memo[key]
 
     def analysed(self, base: dict, changed: dict | None = None) -> dict:

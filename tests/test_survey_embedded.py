@@ -1,5 +1,5 @@
 """Acceptance 3 of issue 7, sized for a 2-core machine: the shipped GSS instrument asked of census
-personas by the embedded SmolLM2-135M model (10 personas x 2 questions, persona cards), scored beside
+personas by the embedded SmolLM2-135M model (6 personas x 2 questions, persona cards), scored beside
 the three controls. The full 200-persona run is the same command with ``--n 200`` on all questions.
 Issue 14: a second (scripted) model in the same run is scored in the same table."""
 from __future__ import annotations
@@ -28,11 +28,11 @@ def test_embedded_model_answers_and_is_scored_beside_controls(tmp_path, capsys):
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     freeze(path)
     out = tmp_path / "run"
-    assert main(["survey", "run", str(path), "--out", str(out), "--personas", "census", "--n", "10"]) == 0
+    assert main(["survey", "run", str(path), "--out", str(out), "--personas", "census", "--n", "6"]) == 0
     capsys.readouterr()
     responses = pd.read_parquet(next(out.glob("units/embedded-smollm2-135m__*/responses.parquet")))
     calls = pd.read_parquet(next(out.glob("units/embedded-smollm2-135m__*/llm_calls.parquet")))
-    assert len(responses) == 20 and len(calls) == 20
+    assert len(responses) == 12 and len(calls) == 12
     # Every call is recorded; the parse-failure flag agrees with the call status.
     assert (responses["parse_ok"] == (responses["status"] == "ok")).all()
     assert responses.loc[responses["parse_ok"], "answer"].isin(["too_little", "about_right", "too_much"]).all()

@@ -12,7 +12,6 @@ scoring output (``RUN/analysis/fidelity.csv``).
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +23,8 @@ import yaml
 
 from experiments.cli import main
 from experiments.survey.spec import SurveySpec
-from spec_coverage import (DELETE, TIMING_KEYS, RequestRecorder, _digest, _without, leaf_paths, with_patch,
-                           write_spec)
+from spec_coverage import (DELETE, TIMING_KEYS, RequestRecorder, _digest, _without, leaf_paths, table_digest,
+                           with_patch, write_spec)
 
 pytestmark = pytest.mark.slow
 
@@ -168,9 +167,7 @@ def survey_store_fingerprint(run: Path) -> dict[str, str]:
         if not path.is_file() or path.name in NOT_COMPARED_FILES or relative.startswith("analysis"):
             continue
         if path.suffix == ".parquet":
-            frame = pd.read_parquet(path)
-            frame = frame.drop(columns=[c for c in ("latency_s", "cached") if c in frame.columns])
-            parts[relative] = hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
+            parts[relative] = table_digest(path)
         elif path.suffix == ".json":
             data = json.loads(path.read_text())
             parts[relative] = _digest(_without(data, TIMING_KEYS | {"survey_sha256", "sha256", "spec", "survey"}))

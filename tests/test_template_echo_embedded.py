@@ -2,8 +2,9 @@
 posts, not echoes of the prompt: at most 10% of posts repeat five words of the templates' fixed text or
 hold a placeholder. The full quickstart measurement is in the README ("Study materials").
 
-The trials are the embedded engine test's (tests/test_engine_embedded.py: same settings, one response
-cache for the session, a lock per trial), so whichever test comes second replays the other's replies."""
+The trials are five of the embedded engine test's (tests/test_engine_embedded.py: 3 agents x 2 rounds,
+the five arms without adversaries; one response cache for the session, a lock per trial), so whichever
+test comes second replays the other's replies."""
 from __future__ import annotations
 
 import importlib.util
@@ -25,8 +26,8 @@ pytestmark = [
 def test_embedded_posts_rarely_echo_the_templates(tmp_path_factory):
     templates = {p.stem: p.read_text() for p in default_materials_dir().glob("*.txt")}
     posts = []
-    for condition in ("control", "likes", "likes_hidden"):
-        posts += list(embedded_trial(condition, 4, tmp_path_factory).posts["text"])
+    for condition in ("control", "likes", "likes_hidden", "unranked", "follows"):
+        posts += list(embedded_trial(condition, 3, tmp_path_factory).posts["text"])
     summary = echo_summary(posts, templates)
-    assert summary["posts"] == 24
+    assert summary["posts"] == 30
     assert summary["echo_share"] <= 0.10, summary

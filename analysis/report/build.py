@@ -344,8 +344,10 @@ def write_report(out_dir: Path, markdown: str, figures: Sequence[tuple[str, Pape
         ext = "png" if "png" in figure_formats else figure_formats[0]
         images = {}
         for _, figure in figures:
-            figure.save(staging / "figures", figure_formats)
-            images[f"figures/{figure.name}.{ext}"] = figure.png_bytes()
+            saved = figure.save(staging / "figures", figure_formats)
+            # The HTML embeds the PNG just written (rendering it again would double the report's cost).
+            png = next((path for path in saved if path.suffix == ".png"), None)
+            images[f"figures/{figure.name}.{ext}"] = png.read_bytes() if png is not None else figure.png_bytes()
             figure.close()
         if "md" in formats:
             (staging / "report.md").write_text(markdown, encoding="utf-8")

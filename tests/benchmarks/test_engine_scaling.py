@@ -4,7 +4,7 @@ Each size runs in its own process (so peak memory is that size's own), on a Bara
 graph (m=3) with followee feeds. Prints agent-rounds per second, the time per agent-round relative to
 the smallest size, and peak RSS. Asserts correctness only (every call ok, every agent posted every round).
 
-Default sizes keep `make test` short: 500 / 1,500 / 5,000 agents x 2 rounds. The issue's sizes
+Default sizes keep `make test` short: 200 / 600 / 2,000 agents x 2 rounds. The issue's sizes
 (1,000 / 10,000 / 100,000 agents x 5 rounds, about 30 minutes on 2 busy cores) run with
 ``PVSST_BENCH_FULL=1`` (``make bench``).
 """
@@ -20,7 +20,7 @@ import time
 import pytest
 
 FULL = os.environ.get("PVSST_BENCH_FULL") == "1"
-SIZES = (1_000, 10_000, 100_000) if FULL else (500, 1_500, 5_000)
+SIZES = (1_000, 10_000, 100_000) if FULL else (200, 600, 2_000)
 ROUNDS = 5 if FULL else 2
 
 
