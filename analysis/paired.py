@@ -57,6 +57,24 @@ class BlockDifferences:
     excluded: pd.DataFrame
 
 
+def require_arms(conditions: pd.Series, contrast: Contrast, source: str = "table") -> None:
+    """``InputError`` unless both arms of ``contrast`` occur among ``conditions`` (one per trial).
+
+    Examples
+    --------
+    >>> require_arms(pd.Series(["likes", "control"]), Contrast("e", "likes", "control"))
+    >>> require_arms(pd.Series(["likes"]), Contrast("e", "likes", "control"))
+    Traceback (most recent call last):
+    ...
+    personas.errors.InputError: table: contrast e: unknown arm 'control' (conditions in the table: likes)
+    """
+    for arm in (contrast.treatment, contrast.control):
+        if not (conditions == arm).any():
+            known = ", ".join(map(str, pd.unique(conditions)))
+            raise InputError(source, f"contrast {contrast.name}",
+                             f"unknown arm {arm!r} (conditions in the table: {known})")
+
+
 def block_differences(table: pd.DataFrame, contrast: Contrast, metric: str, *,
                       block: Sequence[str] = PVSST_BLOCK, condition: str = "condition",
                       carry: Sequence[str] = (), source: str = "table") -> BlockDifferences:
@@ -67,11 +85,7 @@ def block_differences(table: pd.DataFrame, contrast: Contrast, metric: str, *,
     """
     block = list(block)
     require_columns(table, [*block, condition, metric, *carry], source)
-    for arm in (contrast.treatment, contrast.control):
-        if not (table[condition] == arm).any():
-            known = ", ".join(map(str, pd.unique(table[condition])))
-            raise InputError(source, f"contrast {contrast.name}",
-                             f"unknown arm {arm!r} (conditions in the table: {known})")
+    require_arms(table[condition], contrast, source)
     keys = table[block].drop_duplicates().reset_index(drop=True)
     keys["_block"] = np.arange(len(keys))
     indexed = table.merge(keys, on=block, how="left")

@@ -37,7 +37,7 @@ from personas.errors import InputError
 from analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
 from analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
 from analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, trial_outcomes
-from analysis.paired import IncompleteBlocksWarning
+from analysis.paired import IncompleteBlocksWarning, require_arms
 from analysis.plan import RunPlan, plan_from_spec
 from analysis.preregistered_checks import (adjusted_p_values, consistency_check, mixed_model_contrast,
                                            parse_failure_table)
@@ -70,8 +70,7 @@ def collect_trial_outcomes(data: RunData, progress: Callable[[], None] | None = 
 
     A trial whose agents/posts tables are absent keeps the outcomes of its ``metrics.json``.
     """
-    if data.trials.empty:
-        raise InputError(str(data.run_dir), "trials", "no completed trial (no DONE marker)")
+    _require_trials(data)
     grouped = {name: _by_trial(getattr(data, name)) for name in ("agents", "posts", "votes", "exposures")}
     outcome_rows, round_frames = [], []
     for metrics in data.trials.to_dict("records"):
@@ -241,11 +240,17 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
                 homophily_replicates: int = HOMOPHILY_REPLICATES) -> RunAnalysis:
     """Load a run, compute every table of ``RUN/analysis/`` and write them atomically."""
     data = load_run(run_dir)
-    outcomes, per_round = collect_trial_outcomes(data, progress)
-    conditions = outcomes["condition"].dropna().unique() if "condition" in outcomes else []
+    _require_trials(data)
+    # The plan is checked against the arms the trials record before any outcome is computed, so a
+    # bad frozen plan is reported at once, not after every trial's tables were read and scored.
+    conditions = data.trials["condition"].dropna().unique() if "condition" in data.trials else []
     plan = plan_from_spec(data.manifest.get("spec"), conditions, source=str(Path(run_dir) / "manifest.json"))
     if not plan.contrasts:
         raise InputError(str(run_dir), "contrasts", "none planned, and no PV-SST contrast has both arms")
+    if "condition" in data.trials:
+        for contrast in plan.contrasts:
+            require_arms(data.trials["condition"], contrast, source=str(Path(run_dir) / "trials"))
+    outcomes, per_round = collect_trial_outcomes(data, progress)
     metrics = tuple(m for m in plan.metrics if m in outcomes.columns and outcomes[m].notna().any())
     strata = tuple(s for s in plan.strata if s in outcomes.columns)
     with warnings.catch_warnings():
@@ -262,6 +267,11 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
                                 "parse_failures.csv": parse_failure_table(
                                     outcomes, plan.settings.parse_failure_threshold)})
     return RunAnalysis(out_dir, plan, outcomes, per_round, contrasts, headline, homophily)
+
+
+def _require_trials(data: RunData) -> None:
+    if data.trials.empty:
+        raise InputError(str(data.run_dir), "trials", "no completed trial (no DONE marker)")
 
 
 def _write_atomically(out_dir: Path, tables: dict[str, pd.DataFrame]) -> None:

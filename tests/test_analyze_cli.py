@@ -77,9 +77,16 @@ def one_line_error(capsys) -> str:
     return err
 
 
-def test_analyze_bad_input_exits_2_with_one_line(tmp_path, capsys):
+def test_analyze_bad_input_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
     assert main(["analyze", str(tmp_path / "missing")]) == 2
     assert "does not exist" in one_line_error(capsys)
+    # A bad frozen plan is reported before any trial is scored (at 448 trials, minutes sooner).
+    import analysis.run_analysis as run_analysis
+
+    def not_before_the_plan(*args, **kwargs):
+        raise AssertionError("outcomes computed before the plan was checked")
+
+    monkeypatch.setattr(run_analysis, "collect_trial_outcomes", not_before_the_plan)
     run = write_run(tmp_path / "unknown_arm",
                     spec={"analysis": {"contrasts": {"u": {"treatment": "unranked", "control": "likes"}}}})
     assert main(["analyze", str(run)]) == 2
@@ -93,6 +100,7 @@ def test_analyze_bad_input_exits_2_with_one_line(tmp_path, capsys):
         assert main(["analyze", str(run)]) == 2
         err = one_line_error(capsys)
         assert f"{run / 'manifest.json'}: {expected}" in err, err
+    monkeypatch.undo()
     run = write_run(tmp_path / "no_blocks", conditions=("likes", "control"),
                     skip=tuple(f"{m}-{t}-{s}-{c}" for m in ("m1", "m2") for t in ("t1", "t2")
                                for s, c in ((101, "likes"), (211, "control"))))
