@@ -1,9 +1,9 @@
 """Shared helpers for engine tests: run a scripted trial in-process."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from session_folder import session_folder
 from sim.llm.gateway import Gateway
 from sim.topics import get_topic
 from sim.trial.run import TrialResult, run_trial
@@ -24,9 +24,7 @@ def embedded_cache_path(tmp_path_factory) -> Path:
     """One response cache for every embedded engine trial of a pytest session, shared by its xdist
     workers (SQLite in WAL mode; tests/test_gateway_cache.py checks concurrent openers), so a request two
     trials share (the honest accounts' first posts, the template-echo test's trials) is answered once."""
-    base = Path(tmp_path_factory.getbasetemp())
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # popen-gwN/.. is this session's
-    return shared / "embedded-engine-cache.sqlite"
+    return session_folder(tmp_path_factory) / "embedded-engine-cache.sqlite"
 
 
 def embedded_trial_config(condition: str, n_agents: int) -> TrialConfig:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.spec.prereg import freeze
+from session_folder import session_folder
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
 COMPARED_TABLES = ("agents", "posts", "votes", "exposures", "edges")
@@ -37,8 +37,7 @@ def pool_reference_run(tmp_path_factory) -> Path:
     that compare against it, crash-resume and the Ray cluster, only read it)."""
     from filelock import FileLock
 
-    base = Path(tmp_path_factory.getbasetemp())
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # popen-gwN/.. is this session's
+    shared = session_folder(tmp_path_factory)
     out, done = shared / "pool-reference-run", shared / "pool-reference-run.done"
     with FileLock(str(shared / "pool-reference-run.lock")):
         if not done.is_file():
