@@ -36,7 +36,6 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 _DENSE_CHUNK_ROWS = 2048
 
@@ -45,6 +44,10 @@ def tfidf_matrix(texts: Iterable[str]) -> sparse.csr_matrix:
     """PV-SST's TF-IDF rows (English stop words removed, L2-normalised); all-zero when no vocabulary."""
     texts = ["" if t is None or (isinstance(t, float) and np.isnan(t)) else str(t) for t in texts]
     try:
+        # Imported here: scikit-learn (with scipy.stats) takes ~1 s to import, and a process that runs no
+        # trial (a run's driver, `pvsst prereg`, `pvsst estimate`) never needs it.
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
         return TfidfVectorizer(stop_words="english").fit_transform(texts).tocsr()
     except ValueError:  # "empty vocabulary": no text has a content word
         return sparse.csr_matrix((len(texts), 1))

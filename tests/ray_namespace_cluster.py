@@ -74,21 +74,26 @@ def kill_node(node: subprocess.Popen) -> int:
 
 
 CHECK_NODES = """
-import json, os, sys, time, ray
+import json, os, sys, time
+t0 = time.monotonic()
+import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 ray.init(address=sys.argv[1], log_to_driver=False)
+t1 = time.monotonic()
 deadline = time.monotonic() + 180
 while time.monotonic() < deadline:
     workers = [n for n in ray.nodes() if n["Alive"] and n["Resources"].get("CPU", 0) > 0]
     if len(workers) == 2:
         break
     time.sleep(0.5)
+t2 = time.monotonic()
 @ray.remote(num_cpus=1)
 def look(runs, sentinel):
     return {"entries": sorted(os.listdir(runs)), "sees_sentinel": os.path.exists(sentinel)}
 seen = [ray.get(look.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
                 .remote(sys.argv[2], sys.argv[3])) for n in workers]
-print(json.dumps({"nodes": len(ray.nodes()), "worker_nodes": len(workers), "seen": seen}))
+print(json.dumps({"nodes": len(ray.nodes()), "worker_nodes": len(workers), "seen": seen,
+                  "init_s": round(t1 - t0, 1), "nodes_s": round(t2 - t1, 1), "look_s": round(time.monotonic() - t2, 1)}))
 """
 
 
@@ -159,12 +164,14 @@ def main(spec: Path, runs: Path, result: Path, study: Path) -> None:
     env = {**os.environ, **FAST_HEALTH_CHECKS, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token",
            "RAY_AUTH_TOKEN": secrets.token_hex(32)}
     report: dict = {}
+    started = time.monotonic()
     try:
         subprocess.run([RAY, "start", "--head", "--port", ADDRESS.split(":")[1], "--num-cpus", "0",
                         "--include-dashboard", "false", *NODE_FLAGS], env=env, check=True, capture_output=True,
                        timeout=300)
+        head_s = round(time.monotonic() - started, 1)
         nodes = [start_worker_node(runs, env) for _ in range(2)]
-        report["cluster"] = check_nodes(runs, env)
+        report["cluster"] = {**check_nodes(runs, env), "head_s": head_s, "wall_s": round(time.monotonic() - started, 1)}
         if report["cluster"].get("worker_nodes") != 2:
             return  # the test reports what the check saw
         report["clean"] = clean_run(spec, runs / "clean", env)

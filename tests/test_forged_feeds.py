@@ -88,3 +88,25 @@ def test_verbatim_render_pastes_the_forged_lines_as_written():
     prompts = _user_texts(result, "post", 1)
     assert any(FORGED_FEED_LINE in p.splitlines() for p in prompts)
     assert any(sum(bool(FEED_ITEM.match(line)) for line in p.splitlines()) > FEED for p in prompts)
+
+
+def test_as_data_equals_the_per_character_fold_on_random_text():
+    """The printable-ASCII shortcut and the cache give the definition's output: every control, format,
+    line- and paragraph-separator character folded to a space, runs of white space to one, quotes and
+    backslashes escaped (an independent reimplementation, on 3,000 random strings)."""
+    import random
+    import unicodedata
+
+    from sim.prompts.agent_text import as_data
+
+    def by_definition(text: str) -> str:
+        folded = "".join(" " if unicodedata.category(c) in {"Cc", "Cf", "Zl", "Zp"} else c for c in text)
+        return re.sub(r"\s+", " ", folded).strip().replace("\\", "\\\\").replace('"', '\\"')
+
+    rng = random.Random(7)
+    alphabet = [*"ab Z9-[]@:\"\\", "\n", "\t", "\r", "\x0b", "\x00", "\u200b", "\u202e", "\u2028", "\u2029",
+                "\u00a0", "\u3000", "\u00e9", "\U0001f600", "\x85"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30))) for _ in range(3000)]
+    texts += ["plain ascii", "  two  spaces  ", 'say "hi" \\ bye', ""]
+    for text in texts + texts[:200]:  # the repeats come from the cache
+        assert as_data(text) == by_definition(text), repr(text)

@@ -2,7 +2,8 @@
 
 The test walks the pydantic schema (:class:`experiments.spec.study.StudySpec`), so a field added to it
 anywhere is found without editing this file. For each leaf it runs a tiny scripted study (``scripted/
-imitate``, 3 agents, 2 rounds, 6 trials) twice through ``pvsst prereg freeze`` / ``pvsst run`` /
+imitate``, 3 agents, 2 rounds, 3 trials; 6, two blocks, where a field needs two seeds or the
+analysis is compared) twice through ``pvsst prereg freeze`` / ``pvsst run`` /
 ``pvsst analyze`` - once as the base spec, once with the field set to another valid value - and asserts
 that the part of the run the field governs changed: the requests the providers received, the run store
 (trial tables, metrics, manifest minus times, versions and its copy of the spec), or the analysis
@@ -57,7 +58,7 @@ BASE: dict[str, Any] = {
         {"id": "H2", "statement": "Distributed sources move agents more.", "contrast": "pdi",
          "metric": "delta_alignment", "direction": "positive", "primary": False}],
     "outcomes": {"primary": ["final_honest_pairwise_similarity"], "secondary": ["delta_alignment"]},
-    "factors": {"models": ["scripted/imitate"], "topics": ["ai_labels"], "seeds": [101, 211],
+    "factors": {"models": ["scripted/imitate"], "topics": ["ai_labels"], "seeds": [101],
                 "conditions": ["likes", "single_source", "distributed_sources"]},
     "trial": {"n_agents": 3, "n_rounds": 2, "feed_size": 2, "votes_per_voter": 1, "memory_rounds": 1,
               "n_distributed_sources": 2},
@@ -86,7 +87,11 @@ class Alt:
 
 NETWORK = "trial.network"
 CENSUS = {"personas": {"source": "census", "n": 12, "geography": "US", "seed": 0}}
-STAGES = {"run_order.stages": [{"name": "first", "seeds": [211]}, {"name": "second", "seeds": [101]}]}
+# The statistics need two blocks (seeds), as do the fields about seeds, the push direction (alternating by
+# seed: one seed pushes one side only) and the order of trials; the rest runs one seed's 3 trials.
+TWO_SEEDS = {"factors.seeds": [101, 211]}
+STAGES = {**TWO_SEEDS,
+          "run_order.stages": [{"name": "first", "seeds": [211]}, {"name": "second", "seeds": [101]}]}
 TWO_MODELS = {"factors.models": ["scripted/imitate", "scripted/echo"],
               "run_order.stages": [{"models": ["scripted/echo"]}, {"models": ["scripted/imitate"]}]}
 TWO_TOPICS = {"factors.topics": ["ai_labels", "identity_verification"],
@@ -117,13 +122,14 @@ ALTERNATIVES: dict[str, Alt] = {
     "factors.topics[].support_angle": Alt({"factors.topics[0].support_angle": "Labels help readers."},
                                           "requests", {"factors.topics": [_inline("ai_labels")]}),
     "factors.topics[].oppose_angle": Alt({"factors.topics[0].oppose_angle": "Labels are unenforceable."},
-                                         "requests", {"factors.topics": [_inline("ai_labels")]}),
-    "factors.seeds": Alt({"factors.seeds": [101, 307]}, "store"),
+                                         "requests", {**TWO_SEEDS, "factors.topics": [_inline("ai_labels")]}),
+    "factors.seeds": Alt({"factors.seeds": [101, 307]}, "store", TWO_SEEDS),
     "factors.conditions": Alt({"factors.conditions": ["likes", "single_source", "distributed_sources", "control"]},
                               "store"),
-    "blocks.block_key": Alt({"blocks.block_key": ["topic_id", "seed"]}, "store"),
-    "push_direction.by_seed": Alt({"push_direction": {"by_seed": {101: "oppose", 211: "oppose"}}}, "store"),
-    "push_direction.rule": Alt({"push_direction.rule": "all_support"}, "store"),
+    "blocks.block_key": Alt({"blocks.block_key": ["topic_id", "seed"]}, "store", TWO_SEEDS),
+    "push_direction.by_seed": Alt({"push_direction": {"by_seed": {101: "oppose", 211: "oppose"}}}, "store",
+                                  TWO_SEEDS),
+    "push_direction.rule": Alt({"push_direction.rule": "all_support"}, "store", TWO_SEEDS),
     "trial.n_agents": Alt({"trial.n_agents": 4}, "store"),
     "trial.n_rounds": Alt({"trial.n_rounds": 3}, "store"),
     "trial.feed_size": Alt({"trial.feed_size": 1}, "requests"),
@@ -216,7 +222,7 @@ ALTERNATIVES: dict[str, Alt] = {
     # Recorded per trial in metrics.json when the trial runs (analysis reads it back from there).
     "protocol.similarity_edge_cases": Alt({"protocol.similarity_edge_cases": "reference"}, "store",
                                           {"factors.models": ["scripted/stopwords"]}),
-    "run_order.by": Alt({"run_order.by": ["condition", "model", "topic_id", "seed"]}, "store"),
+    "run_order.by": Alt({"run_order.by": ["condition", "model", "topic_id", "seed"]}, "store", TWO_SEEDS),
 }
 
 
@@ -340,7 +346,7 @@ def test_every_leaf_field_reaches_what_it_governs(study_runs):
         if path not in ALTERNATIVES:
             continue  # reported by the test above
         alt = ALTERNATIVES[path]
-        base = with_patch(BASE, alt.context)
+        base = with_patch(BASE, {**(TWO_SEEDS if alt.reaches == "analysis" else {}), **alt.context})
         changed = with_patch(base, alt.change)
         if alt.reaches == "analysis":
             before, after = study_runs.analysed(base), study_runs.analysed(base, changed)

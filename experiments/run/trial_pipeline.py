@@ -158,6 +158,8 @@ def call_accounting(calls: pd.DataFrame) -> dict:
     """
     if not len(calls):
         return {}
+    # Only these columns: a row mask over the whole table would copy every prompt's text as well.
+    calls = calls[["status", "cached", "endpoint", "failovers", "model", "structured_output"]]
     answered = calls[~calls["cached"].astype(bool) & calls["status"].isin(REPLIED)]  # a server replied
     endpoints = answered[answered["endpoint"].astype(str) != ""]
     modes = answered[answered["structured_output"].astype(str) != ""]

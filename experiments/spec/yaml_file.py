@@ -12,7 +12,12 @@ import yaml
 from personas.errors import InputError
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+# libyaml's parser where PyYAML was built with it (the PyPI wheels are): ~10x faster than the pure-Python
+# one, with the same safe constructors and the same line and column in its errors.
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _UniqueKeyLoader(_SafeLoader):
     """``yaml.SafeLoader`` that raises on a key repeated within one mapping."""
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 RENDER_MODES = ("data", "verbatim")
 
@@ -25,10 +26,13 @@ _FOLDED = frozenset({"Cc", "Cf", "Zl", "Zp"})
 _SPACES = re.compile(r"\s+")
 
 
+@lru_cache(maxsize=8192)  # a post is shown in many feeds and ballots: fold it once
 def as_data(text: str) -> str:
     """``text`` on one line, quotes and backslashes escaped (see the module docstring)."""
-    folded = "".join(" " if unicodedata.category(c) in _FOLDED else c for c in str(text))
-    folded = _SPACES.sub(" ", folded).strip()
+    text = str(text)
+    if not (text.isascii() and text.isprintable()):  # printable ASCII holds no character to fold
+        text = "".join(" " if unicodedata.category(c) in _FOLDED else c for c in text)
+    folded = _SPACES.sub(" ", text).strip()
     return folded.replace("\\", "\\\\").replace('"', '\\"')
 
 
