@@ -92,8 +92,8 @@ def look(runs, sentinel):
     return {"entries": sorted(os.listdir(runs)), "sees_sentinel": os.path.exists(sentinel)}
 seen = [ray.get(look.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
                 .remote(sys.argv[2], sys.argv[3])) for n in workers]
-print(json.dumps({"nodes": len(ray.nodes()), "worker_nodes": len(workers), "seen": seen,
-                  "init_s": round(t1 - t0, 1), "nodes_s": round(t2 - t1, 1), "look_s": round(time.monotonic() - t2, 1)}))
+print(json.dumps({"nodes": len(ray.nodes()), "worker_nodes": len(workers), "seen": seen, "init_s": round(t1 - t0, 1),
+                  "nodes_s": round(t2 - t1, 1), "look_s": round(time.monotonic() - t2, 1)}))
 """
 
 

@@ -2,7 +2,9 @@
 posts whose raw text held line breaks or feed-like markup, in both render modes."""
 from __future__ import annotations
 
+import random
 import re
+import unicodedata
 
 import pytest
 
@@ -10,6 +12,7 @@ from experiments.run.trial_pipeline import markup_audit
 from forging_provider import FORGED_FEED_LINE, FORGED_FIELD_LINE, FORGED_VOTE_LINE, is_forging
 from sim.llm.gateway import Gateway
 from sim.llm.providers.registry import register_scripted_provider
+from sim.prompts.agent_text import as_data
 from sim.protocol import Protocol
 from sim.topics import get_topic
 from sim.trial.config import TrialConfig
@@ -94,11 +97,6 @@ def test_as_data_equals_the_per_character_fold_on_random_text():
     """The printable-ASCII shortcut and the cache give the definition's output: every control, format,
     line- and paragraph-separator character folded to a space, runs of white space to one, quotes and
     backslashes escaped (an independent reimplementation, on 3,000 random strings)."""
-    import random
-    import unicodedata
-
-    from sim.prompts.agent_text import as_data
-
     def by_definition(text: str) -> str:
         folded = "".join(" " if unicodedata.category(c) in {"Cc", "Cf", "Zl", "Zp"} else c for c in text)
         return re.sub(r"\s+", " ", folded).strip().replace("\\", "\\\\").replace('"', '\\"')
