@@ -18,7 +18,7 @@ _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _UniqueKeyLoader(_SafeLoader):
-    """``yaml.SafeLoader`` that raises on a key repeated within one mapping."""
+    """PyYAML's safe loader (libyaml's where available) that raises on a key repeated within one mapping."""
 
 
 def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
