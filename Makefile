@@ -20,7 +20,7 @@ $(PY):
 LLAMA := llama-cpp-python>=0.3.0
 define install_extra
 	$(PY) -m pip install -q "$(2)"
-	if [ -x $(VENV)/bin/uv ] && $(VENV)/bin/uv pip install -q --python $(PY) -e ".[$(1)]"; then :; \
+	if [ -x $(VENV)/bin/uv ] && $(VENV)/bin/uv pip install -q --compile-bytecode --python $(PY) -e ".[$(1)]"; then :; \
 	else $(PY) -m pip install -q -e ".[$(1)]"; fi
 endef
 
