@@ -14,10 +14,11 @@ $(PY):
 	-$(PY) -m pip install -q uv
 
 # pip installs llama-cpp-python: it compiles from source the first time (~12 min) and pip's wheel cache
-# makes every later install take seconds. uv then installs the rest in ~10 s (pip takes ~2 minutes; both
-# resolve the same versions). Without uv (no wheel for this platform) or if it fails, pip does it all.
-# LLAMA repeats the bound of pyproject.toml's `local` extra; if they ever differ, uv builds what it needs.
-LLAMA := llama-cpp-python>=0.3.0
+# makes every later install take seconds. uv then installs the rest with its bytecode in under a minute
+# (pip takes ~2.5 minutes; both resolve the same versions). Without uv (no wheel for this platform) or if
+# it fails, pip does it all. LLAMA_BOUND repeats pyproject.toml's bound on llama-cpp-python; if they ever
+# differ, uv builds what it needs.
+LLAMA_BOUND := >=0.3.0
 define install_extra
 	$(PY) -m pip install -q "$(2)"
 	if [ -x $(VENV)/bin/uv ] && $(VENV)/bin/uv pip install -q --compile-bytecode --python $(PY) -e ".[$(1)]"; then :; \
@@ -26,16 +27,16 @@ endef
 
 # Reinstall only when pyproject.toml changes (the stamp files make reruns cheap).
 $(VENV)/.installed-local: pyproject.toml | $(PY)
-	$(call install_extra,local,$(LLAMA))
+	$(call install_extra,local,llama-cpp-python$(LLAMA_BOUND))
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(PY)
-	$(call install_extra,dev,llama-cpp-python[server]>=0.3.0)
+	$(call install_extra,dev,llama-cpp-python[server]$(LLAMA_BOUND))
 	touch $@ $(VENV)/.installed-local
 
-# The project's bytecode, compiled before a run: where PYTHONDONTWRITEBYTECODE is set (as on our CI
-# machines) Python never writes it, so every process started (process-pool and Ray workers, CLI runs)
-# would compile the modules it imports again (~0.5 s of CPU each; invalidated by any edit, as usual).
+# The project's bytecode, compiled before a run: where PYTHONDONTWRITEBYTECODE is set (as on this
+# project's machines) Python never writes it, so every process started (process-pool and Ray workers,
+# CLI runs) would compile the modules it imports again (~0.5 s of CPU each; any edit invalidates it).
 COMPILE := $(PY) -m compileall -q sim personas experiments analysis tests
 
 install: $(VENV)/.installed-local
