@@ -72,13 +72,20 @@ def honest_agent_ids(agents: pd.DataFrame) -> pd.Index:
     return pd.Index(agents.loc[agents["role"] == "honest", "agent_id"])
 
 
+def _initial_stances(agents: pd.DataFrame, honest: pd.Index) -> np.ndarray:
+    """``initial_stance`` of each agent of ``honest``, in that order (nan for an id ``agents`` lacks)."""
+    at = pd.Index(agents["agent_id"]).get_indexer(honest)
+    stances = agents["initial_stance"].to_numpy(float)
+    return np.where(at >= 0, stances[at], np.nan)
+
+
 def stance_paths(agents: pd.DataFrame, posts: pd.DataFrame) -> pd.DataFrame:
     """Honest agents x rounds stance matrix (after each round), carried forward from the initial stance.
 
     Columns are the rounds present in ``posts``; the index holds the honest agent ids.
     """
     honest = honest_agent_ids(agents)
-    initial = agents.set_index("agent_id")["initial_stance"].reindex(honest).to_numpy(float)
+    initial = _initial_stances(agents, honest)
     rounds = np.sort(posts["round"].unique())
     agent_at = honest.get_indexer(posts["agent_id"])  # -1: not an honest agent
     stance = posts["stance"].to_numpy(float)
@@ -136,7 +143,7 @@ def trial_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFram
     push = push_sign(push_direction)
     _require(posts, ["round", "agent_id", "text", "stance", "parse_ok"], "posts")
     honest = honest_agent_ids(agents)
-    initial = agents.set_index("agent_id")["initial_stance"].reindex(honest).to_numpy(float)
+    initial = _initial_stances(agents, honest)
     paths = stance_paths(agents, posts)
     final = paths.iloc[:, -1].to_numpy(float) if paths.shape[1] else initial
     row = stance_outcomes(initial, final, push)
@@ -163,8 +170,15 @@ def vote_call_failure_rate(votes: pd.DataFrame | None, honest: pd.Index) -> floa
     if votes is None or len(votes) == 0:
         return 0.0
     _require(votes, ["round", "voter_id", "parse_ok"], "votes")
-    calls = votes[votes["voter_id"].isin(honest)].groupby(["voter_id", "round"])["parse_ok"].all()
-    return _failure_share(calls)
+    mine = votes["voter_id"].isin(honest).to_numpy()
+    if not mine.any():
+        return 0.0
+    # one call per (voter, round); it failed when any of its rows failed to parse
+    voter = pd.factorize(votes["voter_id"].to_numpy()[mine])[0]
+    rounds, round_code = np.unique(votes["round"].to_numpy()[mine], return_inverse=True)
+    call = voter * len(rounds) + round_code
+    failed = ~votes["parse_ok"].astype(bool).to_numpy()[mine]
+    return float(len(np.unique(call[failed])) / len(np.unique(call)))
 
 
 def per_round_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, *, push_direction: str,

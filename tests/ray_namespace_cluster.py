@@ -9,8 +9,10 @@ namespace of its own with an empty tmpfs over RUNS, the folder that holds the ru
 
 Steps: start the cluster; check the worker nodes see RUNS empty; a clean run; a run during which one
 worker node is killed (every process of it, SIGKILL) once some trials are done; the rerun; a run of
-STUDY, a spec kept inside RUNS with its own materials directory and edge list (files no worker node
-sees). What each step measured is written to ``RESULT`` (JSON) for the test to check.
+STUDY, a spec kept inside RUNS with its own materials directory, edge list and census persona pool (files
+no worker node sees). Every driver is ``recording_driver.py``, which keeps the pickle of each block task
+it submits in ``PAYLOADS/<step>/`` (PAYLOADS: the folder beside RESULT), so the test can assert that no
+payload holds a path of the run. What each step measured is written to ``RESULT`` (JSON).
 
 Usage: ``python ray_namespace_cluster.py SPEC RUNS RESULT STUDY``
 """
@@ -28,7 +30,11 @@ from pathlib import Path
 
 ADDRESS = "127.0.0.1:6379"
 RAY = str(Path(sys.executable).with_name("ray"))
-NODE_FLAGS = ["--node-ip-address", "127.0.0.1", "--disable-usage-stats", "--object-store-memory", str(100 * 2**20)]
+RECORDING_DRIVER = str(Path(__file__).with_name("recording_driver.py"))
+# No log monitors: the drivers do not ask for workers' output (log_to_driver=False), so they would only
+# poll log files (a Python process per node).
+NODE_FLAGS = ["--node-ip-address", "127.0.0.1", "--disable-usage-stats", "--object-store-memory", str(100 * 2**20),
+              "--include-log-monitor", "false"]
 # A killed node is declared dead within a few seconds (defaults: ~30 s), so Ray reruns its task soon.
 FAST_HEALTH_CHECKS = {"RAY_health_check_initial_delay_ms": "1000", "RAY_health_check_period_ms": "1000",
                       "RAY_health_check_timeout_ms": "1000", "RAY_health_check_failure_threshold": "3"}
@@ -41,6 +47,20 @@ def start_worker_node(runs: Path, env: dict) -> subprocess.Popen:
     mounts = f"mount -t tmpfs tmpfs {runs} && mount -t tmpfs tmpfs /tmp/ray"
     return subprocess.Popen(["unshare", "--mount", "sh", "-c", f"{mounts} && exec {start}"],
                             env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def cluster_unavailable() -> str | None:
+    """Why this cluster cannot run here (None when it can)."""
+    import importlib.util
+    import shutil
+
+    if os.geteuid() != 0:
+        return "namespaces and tmpfs mounts need root"
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return "needs unshare (util-linux) and ip (iproute2)"
+    if importlib.util.find_spec("ray") is None:
+        return "the ray extra is part of pvsst[dev]"
+    return None
 
 
 def descendants(pid: int) -> list[int]:
@@ -92,8 +112,17 @@ def look(runs, sentinel):
     return {"entries": sorted(os.listdir(runs)), "sees_sentinel": os.path.exists(sentinel)}
 seen = [ray.get(look.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
                 .remote(sys.argv[2], sys.argv[3])) for n in workers]
+# A cache server asked for a file the driver's node lacks (a driver off the cluster) fails in one line.
+from experiments.run.ray_cache import start_cache_server
+from personas.errors import InputError
+try:
+    start_cache_server(ray, sys.argv[4])
+    elsewhere = "started"
+except InputError as err:
+    elsewhere = str(err)
 print(json.dumps({"nodes": len(ray.nodes()), "worker_nodes": len(workers), "seen": seen, "init_s": round(t1 - t0, 1),
-                  "nodes_s": round(t2 - t1, 1), "look_s": round(time.monotonic() - t2, 1)}))
+                  "nodes_s": round(t2 - t1, 1), "look_s": round(time.monotonic() - t2, 1),
+                  "cache_elsewhere": elsewhere}))
 """
 
 
@@ -101,7 +130,8 @@ def check_nodes(runs: Path, env: dict) -> dict:
     """Wait for both worker nodes; ask each what it sees at RUNS, where the driver put a file."""
     sentinel = runs / "written-by-the-driver"
     sentinel.write_text("x")
-    out = subprocess.run([sys.executable, "-c", CHECK_NODES, ADDRESS, str(runs), str(sentinel)], env=env,
+    elsewhere = runs / "elsewhere" / "cache.sqlite"  # its folder does not exist on any node
+    out = subprocess.run([sys.executable, "-c", CHECK_NODES, ADDRESS, str(runs), str(sentinel), str(elsewhere)], env=env,
                          capture_output=True, text=True, timeout=300)
     sentinel.unlink()
     if out.returncode != 0:
@@ -109,8 +139,8 @@ def check_nodes(runs: Path, env: dict) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_command(spec: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "experiments.cli", "run", str(spec), "--out", str(out), "--executor", "ray",
+def run_command(spec: Path, out: Path, payloads: Path) -> list[str]:
+    return [sys.executable, RECORDING_DRIVER, str(payloads), "run", str(spec), "--out", str(out), "--executor", "ray",
             "--ray-address", ADDRESS, "--workers", "2"]
 
 
@@ -118,9 +148,9 @@ def finished(proc: subprocess.CompletedProcess | subprocess.Popen, stdout: str, 
     return {"rc": proc.returncode, "tail": stdout[-1500:], "wall_s": round(time.monotonic() - started, 1)}
 
 
-def clean_run(spec: Path, out: Path, env: dict) -> dict:
+def clean_run(spec: Path, out: Path, env: dict, payloads: Path) -> dict:
     started = time.monotonic()
-    proc = subprocess.run(run_command(spec, out), env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(run_command(spec, out, payloads), env=env, capture_output=True, text=True, timeout=600)
     return finished(proc, proc.stdout + proc.stderr, started)
 
 
@@ -134,12 +164,13 @@ def cache_entries(out: Path) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
 
-def run_killing_a_node(spec: Path, out: Path, env: dict, node: subprocess.Popen, after_done: int) -> dict:
+def run_killing_a_node(spec: Path, out: Path, env: dict, payloads: Path, node: subprocess.Popen,
+                       after_done: int) -> dict:
     """Start a run; once ``after_done`` trials are done and the next blocks are under way, kill ``node``."""
     started = time.monotonic()
     log = out.with_suffix(".log")
     with log.open("w") as sink:
-        proc = subprocess.Popen(run_command(spec, out), env=env, stdout=sink, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(run_command(spec, out, payloads), env=env, stdout=sink, stderr=subprocess.STDOUT)
         while proc.poll() is None and len(done_trials(out)) < after_done and time.monotonic() - started < 400:
             time.sleep(0.05)
         time.sleep(1.0)  # the freed worker is into its next block
@@ -174,10 +205,11 @@ def main(spec: Path, runs: Path, result: Path, study: Path) -> None:
         report["cluster"] = {**check_nodes(runs, env), "head_s": head_s, "wall_s": round(time.monotonic() - started, 1)}
         if report["cluster"].get("worker_nodes") != 2:
             return  # the test reports what the check saw
-        report["clean"] = clean_run(spec, runs / "clean", env)
-        report["killed"] = run_killing_a_node(spec, runs / "killed", env, nodes[0], after_done=4)
-        report["rerun"] = clean_run(spec, runs / "killed", env)
-        report["study"] = clean_run(study, runs / "study-ray", env)
+        payloads = result.parent / "payloads"
+        report["clean"] = clean_run(spec, runs / "clean", env, payloads / "clean")
+        report["killed"] = run_killing_a_node(spec, runs / "killed", env, payloads / "killed", nodes[0], after_done=4)
+        report["rerun"] = clean_run(spec, runs / "killed", env, payloads / "rerun")
+        report["study"] = clean_run(study, runs / "study-ray", env, payloads / "study")
     finally:
         result.write_text(json.dumps(report, indent=2))
 

@@ -4,14 +4,14 @@ The cluster (``ray_namespace_cluster.py``) runs in network, PID and mount namesp
 with no CPUs and two 1-CPU worker nodes, each with an empty tmpfs over the folder of the runs. The
 32-trial ``scripted_smoke`` run's store, as the driver sees it, must equal the local executor's; then one
 worker node is killed mid-run, and after a rerun the store equals it again with no cached call repeated.
-Last, a study whose spec, materials directory and edge list lie in that hidden folder runs on the worker
-nodes from the bytes its block tasks carry, and equals its local run.
+Last, a study whose spec, materials directory, edge list and census persona pool lie in that hidden
+folder runs on the worker nodes from the bytes its block tasks carry, and equals its local run. The
+drivers keep every block task they submit (``recording_driver.py``): no payload holds a path of the run.
 """
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,23 +19,29 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from experiments.spec.prereg import freeze
+from ray_namespace_cluster import cluster_unavailable
 from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, study_with_own_files, trial_dirs
 from sim.llm.cache import ResponseCache
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPER = Path(__file__).with_name("ray_namespace_cluster.py")
+CENSUS_POOL = "personas: {source: census, n: 60, geography: US, seed: 5}\n"
 
 
-def _cluster_available() -> str | None:
-    if os.geteuid() != 0:
-        return "namespaces and tmpfs mounts need root"
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        return "needs unshare (util-linux) and ip (iproute2)"
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        return "the ray extra is part of pvsst[dev]"
-    return None
+def _study_with_a_census_pool(folder: Path) -> Path:
+    """``study_with_own_files`` whose personas are a census pool the driver draws into the run directory
+    (``personas.parquet``): the block tasks must carry the table, not its path."""
+    spec = study_with_own_files(folder)
+    text = spec.read_text()
+    assert "\nexecution:\n" in text
+    spec.write_text(text.replace("\nexecution:\n", f"\n{CENSUS_POOL}execution:\n", 1))
+    freeze(spec, force=True)
+    return spec
+
+
+def _payloads(folder: Path) -> list[bytes]:
+    return [p.read_bytes() for p in sorted(folder.glob("*.pkl"))]
 
 
 def _stored(run: Path) -> tuple[int, int, int]:
@@ -55,14 +61,14 @@ def _new_calls(trials: list[Path]) -> int:
 
 @pytest.mark.slow
 def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path, tmp_path_factory):
-    reason = _cluster_available()
+    reason = cluster_unavailable()
     if reason:
         pytest.skip(reason)
     spec = frozen_copy(tmp_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
     runs = tmp_path / "runs"
     runs.mkdir()
-    study = study_with_own_files(runs / "study")
+    study = _study_with_a_census_pool(runs / "study")
     result = tmp_path / "cluster.json"
     # The cluster spends much of its time waiting (node start, health checks): the local runs it is
     # compared with are made meanwhile.
@@ -86,6 +92,9 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path,
     cluster = report["cluster"]
     assert cluster.get("worker_nodes") == 2, cluster
     assert cluster["seen"] == [{"entries": [], "sees_sentinel": False}] * 2, cluster
+    # A cache server for a file the driver's node lacks (a driver off the cluster) fails in one line.
+    assert cluster["cache_elsewhere"].startswith("--ray-address: cache: the run's cache server could not open "
+                                                 "the driver's cache file"), cluster
 
     # Acceptance 1: every block ran on a worker node, and the driver's store equals the local one.
     clean = report["clean"]
@@ -93,6 +102,11 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path,
     assert "32 trials: 32 done, 0 failed" in clean["tail"], clean["tail"]
     assert len(trial_dirs(runs / "clean")) == 32
     assert_same_run_store(local, runs / "clean")
+    # One task per block (topic x seed: 8), none holding a path of the run or of the folder it lies in.
+    clean_payloads = _payloads(tmp_path / "payloads" / "clean")
+    assert len(clean_payloads) == 8
+    for payload in clean_payloads:
+        assert str(tmp_path).encode() not in payload and b"cache.sqlite" not in payload
     local_entries, _, _ = _stored(local)
     entries, repeated, provider_calls = _stored(runs / "clean")
     assert (entries, repeated, provider_calls) == (local_entries, 0, local_entries)
@@ -126,3 +140,10 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path,
     assert report["study"]["rc"] == 0, report["study"]["tail"]
     assert "8 trials: 8 done, 0 failed" in report["study"]["tail"], report["study"]["tail"]
     assert_same_run_store(tmp_path / "study-local", runs / "study-ray")
+    study_payloads = _payloads(tmp_path / "payloads" / "study")
+    assert len(study_payloads) == 2  # seed 101 x 2 topics
+    for payload in study_payloads:
+        assert str(tmp_path).encode() not in payload  # no spec, materials, edge list or run path
+        assert b"cache.sqlite" not in payload and b"personas.parquet" not in payload
+        assert b"persona_id" in payload  # the census pool's table itself travels
+    assert (runs / "study-ray" / "personas.parquet").is_file()  # drawn and written by the driver

@@ -5,6 +5,7 @@ raises an ``InputError``; :func:`main` prints it as one line and exits with code
 """
 from __future__ import annotations
 
+import functools
 import sys
 
 import click
@@ -23,17 +24,21 @@ app = typer.Typer(
 )
 
 
-def _register_commands() -> None:
+@functools.cache
+def _command() -> click.Command:
+    """The click command of :data:`app` with every command registered, built once per process (typer
+    builds it anew on each ``app(...)`` call, ~15 ms; in-process callers such as the tests call
+    :func:`main` thousands of times)."""
     from experiments.cli.commands import register_all
 
     register_all(app)
+    return typer.main.get_command(app)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and exit with) its exit code."""
-    _register_commands()
     try:
-        code = app(args=argv, standalone_mode=False)
+        code = _command()(args=argv, standalone_mode=False)
     except InputError as err:
         print(f"pvsst: error: {err}", file=sys.stderr)
         code = EXIT_INPUT_ERROR
