@@ -27,7 +27,7 @@ app = typer.Typer(
 @functools.cache
 def _command() -> click.Command:
     """The click command of :data:`app` with every command registered, built once per process (typer
-    builds it anew on each ``app(...)`` call, ~15 ms; in-process callers such as the tests call
+    builds it anew on each ``app(...)`` call, ~20 ms; in-process callers such as the tests call
     :func:`main` thousands of times)."""
     from experiments.cli.commands import register_all
 
