@@ -21,6 +21,7 @@ import pytest
 
 from experiments.spec.prereg import freeze
 from ray_namespace_cluster import cluster_unavailable
+from recording_driver import recorded_payloads
 from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, study_with_own_files, trial_dirs
 from sim.llm.cache import ResponseCache
 
@@ -38,10 +39,6 @@ def _study_with_a_census_pool(folder: Path) -> Path:
     spec.write_text(text.replace("\nexecution:\n", f"\n{CENSUS_POOL}execution:\n", 1))
     freeze(spec, force=True)
     return spec
-
-
-def _payloads(folder: Path) -> list[bytes]:
-    return [p.read_bytes() for p in sorted(folder.glob("*.pkl"))]
 
 
 def _stored(run: Path) -> tuple[int, int, int]:
@@ -103,7 +100,7 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path,
     assert len(trial_dirs(runs / "clean")) == 32
     assert_same_run_store(local, runs / "clean")
     # One task per block (topic x seed: 8), none holding a path of the run or of the folder it lies in.
-    clean_payloads = _payloads(tmp_path / "payloads" / "clean")
+    clean_payloads = recorded_payloads(tmp_path / "payloads" / "clean")
     assert len(clean_payloads) == 8
     for payload in clean_payloads:
         assert str(tmp_path).encode() not in payload and b"cache.sqlite" not in payload
@@ -140,7 +137,7 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path,
     assert report["study"]["rc"] == 0, report["study"]["tail"]
     assert "8 trials: 8 done, 0 failed" in report["study"]["tail"], report["study"]["tail"]
     assert_same_run_store(tmp_path / "study-local", runs / "study-ray")
-    study_payloads = _payloads(tmp_path / "payloads" / "study")
+    study_payloads = recorded_payloads(tmp_path / "payloads" / "study")
     assert len(study_payloads) == 2  # seed 101 x 2 topics
     for payload in study_payloads:
         assert str(tmp_path).encode() not in payload  # no spec, materials, edge list or run path

@@ -8,21 +8,20 @@ one-machine Ray run here is skipped: it would start a second Ray for nothing new
 from __future__ import annotations
 
 import os
-import pickle
 import shutil
 
 import pytest
 
-from experiments.run import runner as runner_module
 from experiments.run.ray_cache import start_cache_server
 from experiments.run.executors import BlockTask, GatewaySettings, LocalExecutor, lost_block
 from experiments.run.runner import run_study
 from experiments.spec.design import expand
 from experiments.spec.prereg import freeze
 from experiments.spec.study import load_spec
-from runner_helpers import SPECS, assert_same_run_store, trial_dirs
+from runner_helpers import SPECS, assert_same_run_store
 from personas.errors import InputError
 from ray_namespace_cluster import cluster_unavailable
+from recording_driver import record_payloads, recorded_payloads
 from sim.llm.cache import ResponseCache
 
 # 1 topic x 2 seeds x 4 arms = 8 trials in 2 blocks, with a census persona pool (a table the driver
@@ -53,21 +52,8 @@ def test_ray_task_payloads_hold_no_run_path_and_the_store_equals_local(tmp_path,
     local, ray_run = tmp_path / "local", tmp_path / "ray-run"
     assert run_study(spec, local, workers=1, progress=False).exit_code == 0
 
-    payloads: list[bytes] = []
-    real_make = runner_module.make_executor
-
-    def recorded(tasks):
-        for task in tasks:
-            payloads.append(pickle.dumps(task))  # the bytes Ray ships (actor handle included)
-            yield task
-
-    def recording_executor(*args, **kwargs):
-        executor = real_make(*args, **kwargs)
-        real_map = executor.map_streaming  # the Ray executor streams each block's trials back
-        executor.map_streaming = lambda fn, tasks, **kw: real_map(fn, recorded(tasks), **kw)
-        return executor
-
-    monkeypatch.setattr(runner_module, "make_executor", recording_executor)
+    payloads = tmp_path / "payloads"
+    record_payloads(payloads, monkeypatch.setattr)  # the bytes Ray ships (actor handle included)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # one Ray for both runs below
     try:
         _ray_runs(spec, local, ray_run, payloads)
@@ -82,9 +68,10 @@ def _ray_runs(spec, local, ray_run, payloads):
     summary = run_study(spec, ray_run, executor="ray", workers=2, progress=False)
     assert summary.exit_code == 0 and summary.done == 8, summary.line()
 
-    assert len(payloads) == 2  # one task per block (the runs below add their own)
+    first = recorded_payloads(payloads)
+    assert len(first) == 2  # one task per block (the runs below add their own)
     run_path = str(ray_run.resolve()).encode()
-    for payload in payloads:
+    for payload in first:
         assert run_path not in payload
         assert b"cache.sqlite" not in payload and b"personas.parquet" not in payload
         assert b"persona_id" in payload  # the persona table itself travels
