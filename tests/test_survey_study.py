@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy.stats import chisquare
 
 from analysis.fidelity import kl_divergence
 from analysis.survey.data import load_data
@@ -103,8 +104,11 @@ def test_weighted_human_shares_equal_a_direct_weighted_computation(weighted_runs
     assert fidelity_value(table, "scripted/uniform", "entropy_norm_human") == pytest.approx(entropy, abs=1e-6)
     # The marginal control draws from the weighted marginal (its answers, 2012 personas)...
     responses = read_responses(tables["weighted"][1])
-    marginal = responses[responses["provider"] == "scripted/marginal"]["answer"].value_counts(normalize=True)
-    assert marginal.reindex(CODES).to_numpy() == pytest.approx(shares, abs=0.08)
+    # Its draws are seeded from the prompt, which names the data file's path (a fresh tmp folder each
+    # session), so the counts change from session to session: a goodness-of-fit test, not a fixed band.
+    counts = responses[responses["provider"] == "scripted/marginal"]["answer"].value_counts().reindex(CODES, fill_value=0)
+    assert counts.sum() == len(wave)
+    assert chisquare(counts.to_numpy(), shares * counts.sum()).pvalue > 1e-6
     # ... and the oracle, every 2012 respondent answering as itself with its weight, reproduces them:
     for metric in ("kl_human_model", "js_distance", "entropy_deviation"):
         assert fidelity_value(table, "scripted/oracle", metric) == pytest.approx(0.0, abs=1e-9)
