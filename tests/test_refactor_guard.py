@@ -33,7 +33,7 @@ GOLDEN_SCRIPTED_SMOKE_EXACT = "9f063a49d584e72fc9dff64aaee91496791294e52a6a5e8cc
 GOLDEN_SCRIPTED_SMOKE = "72ee07234660fd554c141a40ea48b6d638669b0b7d1ba47b2bc1db7026b553aa"
 # metrics.json keys of a trial at 1398fbd (read from a run of that commit). Keys added since record the
 # settings a trial used (protocol preset, overrides, similarity edge cases): the guard holds the old ones
-# to their old values, and the tables byte for byte, while outputs may record more.
+# to their old values (floats at 12 significant digits, as the tables), while outputs may record more.
 GOLDEN_METRIC_KEYS = frozenset({
     "attacker_impressions", "block_id", "cache_hits", "completion_tokens", "condition", "cost_usd",
     "delta_alignment", "elapsed_seconds", "expected_attacker_impressions", "exposure_audit_pass",

