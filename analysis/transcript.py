@@ -2,7 +2,9 @@
 
 Read from the run store only: ``exposures`` (the feed: who was shown, in which slot, with which like
 count), ``posts`` (the raw text, stance and confidence after the reply), ``votes``, and, with
-``prompts=True``, the full request texts on record (``prompts.parquet`` linked through ``llm_calls``).
+``prompts=True``, the full request texts on record (``prompts.parquet`` linked through ``llm_calls``),
+system message and user message, exactly: every line break is shown as ``↵`` at the end of its line, so
+an empty line, a space at a line's end and a line break at the end of the text are all visible.
 
 Examples
 --------
@@ -54,7 +56,9 @@ def transcript(tables: dict[str, pd.DataFrame], *, round: int | None = None, age
             continue
         lines.append(f"round {r} · {agent_id}")
         if prompts and row.call_id in requests:
-            lines += ["  request:"] + [f"    | {line}" for line in requests[row.call_id].splitlines()]
+            system, user = requests[row.call_id]
+            lines += ["  request, system message:", *exact_lines(system), "  request, user message:",
+                      *exact_lines(user)]
         lines += _feed_lines(exposures, by_key, r, agent_id)
         state = f"stance {int(row.stance):+d}, confidence {float(row.confidence):.2f}"
         failed = "" if bool(row.parse_ok) else ", reply failed: state kept"
@@ -86,12 +90,25 @@ def _vote_line(votes: pd.DataFrame | None, r: int, agent_id: str) -> str:
                                    for t, v in zip(mine["target_agent_id"], mine["value"]))
 
 
-def _requests(tables: dict[str, pd.DataFrame]) -> dict[str, str]:
-    """call_id -> the user text of its request, from the prompts on record."""
+def exact_lines(text: object, indent: str = "    | ") -> list[str]:
+    """``text`` as printed lines, each line break shown as ``↵`` (carriage returns as ``\\r``).
+
+    >>> exact_lines("a \\n\\nb\\n")
+    ['    | a ↵', '    | ↵', '    | b↵']
+    >>> exact_lines("no break at the end")
+    ['    | no break at the end']
+    """
+    pieces = str(text).replace("\r", "\\r").split("\n")
+    shown = [f"{indent}{piece}↵" for piece in pieces[:-1]]
+    return shown + ([f"{indent}{pieces[-1]}"] if pieces[-1] or not shown else [])
+
+
+def _requests(tables: dict[str, pd.DataFrame]) -> dict[str, tuple[str, str]]:
+    """call_id -> the system and user text of its request, from the prompts on record."""
     calls, prompts = tables.get("llm_calls"), tables.get("prompts")
     if calls is None or prompts is None:
         return {}
-    text = dict(zip(prompts["prompt_sha256"], prompts["user"]))
+    text = dict(zip(prompts["prompt_sha256"], zip(prompts["system"], prompts["user"])))
     return {cid: text[key] for cid, key in zip(calls["call_id"], calls["prompt_sha256"]) if key in text}
 
 

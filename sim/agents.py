@@ -56,6 +56,8 @@ class SocialAgent(mesa.Agent):
             trial_id=cfg.trial_id, round=round, agent_id=self.agent_id, phase=phase_name,
             json_mode=protocol.json_mode, parse="lenient" if protocol.reply_handling == "lenient" else "schema",
             retry_seed=protocol.retry_seed, think=False if protocol.reasoning == "off" else None,
+            transport_retries=protocol.transport_retries, reasoning_blocks=protocol.reasoning_blocks,
+            ollama_route=protocol.ollama_route,
         )
 
     def post_request(self, round: int, feed: list["FeedItem"], feed_note: str | None) -> LLMRequest:
@@ -65,6 +67,7 @@ class SocialAgent(mesa.Agent):
             posting_style=str(self.persona["posting_style"]), stance=self.stance, confidence=self.confidence,
             memory=list(self.memory) if cfg.memory_rounds > 0 else [], feed=feed, feed_note=feed_note,
             char_limit=cfg.post_char_limit, agenda=self.agenda(), render=cfg.protocol.render,
+            number_format=cfg.protocol.number_format,
         )
         return self._request(messages, post_schema(cfg.post_char_limit), round, PHASE_POST, "post",
                              cfg.temperature, cfg.max_tokens)
@@ -100,7 +103,7 @@ class HonestAgent(SocialAgent):
         cfg = self.model.config
         messages = vote_messages(self.model.materials, self.model.topic, persona=str(self.persona["card"]),
                                  stance=self.stance, posts=targets, render=cfg.protocol.render,
-                                 confidence=self.confidence)
+                                 confidence=self.confidence, number_format=cfg.protocol.number_format)
         return self._request(messages, vote_schema(len(targets)), round, PHASE_VOTE, "vote",
                              cfg.vote_temperature, cfg.vote_max_tokens)
 

@@ -180,8 +180,10 @@ class SocialModel(mesa.Model):
         take_votes = VOTE_HANDLERS[self.protocol.reply_handling]
         for (agent, targets), result in zip(ballots, self.call(requests), strict=True):
             accepted = take_votes(result.parsed, result.record.status, len(targets))
-            if not result.ok:
-                # A failed ballot counts no vote; its rows (value 0) keep the failure on record.
+            ballot_ok = result.ok and (bool(accepted) or self.protocol.vote_error_denominator == "rows")
+            if not ballot_ok:
+                # A failed ballot counts no vote; its rows (value 0) keep the failure on record. Under
+                # `voters` a reply without one usable vote is a failed ballot too.
                 accepted = [(position, 0) for position in range(len(targets))]
             values = [0] * len(targets)
             for position, value in accepted:
@@ -189,7 +191,7 @@ class SocialModel(mesa.Model):
                 values[position] = value
                 post.likes += value > 0
                 post.downvotes += value < 0
-                self.recorder.votes.add(cfg.trial_id, round, agent.agent_id, post.agent_id, value, result.ok)
+                self.recorder.votes.add(cfg.trial_id, round, agent.agent_id, post.agent_id, value, ballot_ok)
             if cfg.follow_dynamics:
                 self._follow_from_votes(agent, targets, values)
         self.platform.invalidate_rankings()

@@ -5,9 +5,9 @@ A study names its procedure in the spec's ``protocol`` section: ``pvsst`` (ours,
 setting that a preset fills and a spec may override; the wording of every prompt and the persona tables
 are study materials, a directory named by ``materials`` (``None``: the materials pvsst ships).
 
-=====================  ===========================  ==================================================
+====================== ===========================  ==================================================
 setting                ``pvsst``                    ``pvsst_reference``
-=====================  ===========================  ==================================================
+====================== ===========================  ==================================================
 render                 data (agent text as data)    verbatim (posts pasted as written)
 persona_order          draw (seeded sample)         cycle (persona ``i`` = ``pool[i % len(pool)]``)
 initial_stances        streams (numpy permutation)  reference (``random.Random(seed + 1701).shuffle``)
@@ -20,7 +20,12 @@ retry_seed             next (attempt i: seed + i)   same (every attempt repeats 
 json_mode              schema (JSON schema)         json_object (Ollama ``format: json``)
 reasoning              default (model's own)        off (``think: false`` on Ollama routes)
 similarity_edge_cases  pvsst (nan, non-empty rows)  reference (0.0; diagonal ``n`` of ``n (n - 1)``)
-=====================  ===========================  ==================================================
+number_format          two_decimals (``0.70``)      python (``0.7``, ``0.675``, ``1.0``: ``str(float)``)
+transport_retries      gateway (5 tries, 1-8 s)     reference (3 tries, waits 1.5, 3, 4.5 s, any error)
+reasoning_blocks       strip (litellm's split)      keep (the text as the server sent it)
+vote_error_denominator rows (calls with vote rows)  voters (every vote call; no usable vote = failure)
+ollama_route           model (the model string's)   generate (``/api/generate``, ``system`` field)
+====================== ===========================  ==================================================
 
 Examples
 --------
@@ -79,6 +84,25 @@ class Protocol:
     have no common switch).
     ``similarity_edge_cases``: lexical similarity of fewer than two texts is ``nan`` and the diagonal
     removed is the number of non-empty rows (``pvsst``), or 0.0 and ``n`` (``reference``).
+
+    ``number_format``: how a number (a float: confidences) is printed into every template:
+    ``two_decimals`` (``0.70``, ``0.68``, ``1.00``) or ``python``, Python's ``str(float)`` (``0.7``,
+    ``0.675``, ``1.0``), as the reference's f-strings print it. Integers (like counts, rounds) print as
+    integers under both. ``transport_retries``: a call whose request fails (no reply) is tried again by
+    the ``gateway``'s own rule (up to ``1 + max_retries`` tries, default 5, waits 1, 2, 4, 8 s or a longer
+    Retry-After; timeouts, 429, 5xx and connection errors only) or by the ``reference``'s (3 tries in all,
+    a wait of 1.5 s times the try number after every failed try, the last included: 1.5, 3, 4.5 s; every
+    error, 4xx included). A call still failing after its tries is a transport failure under both: no
+    further attempt, the post is ``(generation failed)`` under lenient handling.
+    ``reasoning_blocks``: litellm moves a leading ``<think>...</think>`` block out of the reply text
+    (``strip``: the reply handler gets the rest) or the handler gets the reply text exactly as the server
+    sent it, block and all (``keep``; :mod:`sim.llm.raw_reply`). ``vote_error_denominator``:
+    ``vote_parse_error_rate`` counts the vote calls that left vote rows (``rows``; a parsed reply with no
+    usable vote leaves none) or every voter's call, a call without a usable vote counted as a failure
+    (``voters``: its ballot is recorded as failed rows). ``ollama_route``: an Ollama model goes by the
+    route its model string names (``model``: ``ollama_chat/`` is ``/api/chat``) or to ``/api/generate``
+    with the reference's payload (``generate``: the user message as ``prompt``, the system message as
+    ``system``; :func:`sim.llm.dispatch.generate_kwargs`). Other providers are not affected.
     """
 
     preset: Literal["pvsst", "pvsst_reference"] = "pvsst"
@@ -95,6 +119,11 @@ class Protocol:
     json_mode: Literal["schema", "json_object"] = "schema"
     reasoning: Literal["default", "off"] = "default"
     similarity_edge_cases: Literal["pvsst", "reference"] = "pvsst"
+    number_format: Literal["two_decimals", "python"] = "two_decimals"
+    transport_retries: Literal["gateway", "reference"] = "gateway"
+    reasoning_blocks: Literal["strip", "keep"] = "strip"
+    vote_error_denominator: Literal["rows", "voters"] = "rows"
+    ollama_route: Literal["model", "generate"] = "model"
 
     def __post_init__(self) -> None:
         for name, allowed in setting_choices().items():
@@ -116,6 +145,11 @@ REFERENCE_SETTINGS: dict[str, object] = {
     "json_mode": "json_object",
     "reasoning": "off",
     "similarity_edge_cases": "reference",
+    "number_format": "python",
+    "transport_retries": "reference",
+    "reasoning_blocks": "keep",
+    "vote_error_denominator": "voters",
+    "ollama_route": "generate",
 }
 
 PRESETS: dict[str, dict[str, object]] = {

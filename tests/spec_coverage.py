@@ -289,3 +289,22 @@ class StopwordProvider:
             post = "the and of it" if str(request.agent_id).startswith("a00") else "labels protect careful readers"
             value = {"post": post, "opinion": "lean support", "confidence": 0.5, "reason": "coverage"}
         return ProviderReply(text=json.dumps(value), prompt_tokens=1, completion_tokens=1)
+
+
+class NoVoteProvider:
+    """``scripted/novotes`` (registered by the coverage test): posts as ``scripted/stopwords``' content
+    sentence, and every vote reply a JSON object without one usable vote (``{"votes": []}``), the case
+    where the vote parse-failure denominators ``rows`` and ``voters`` differ under lenient handling."""
+
+    name = "novotes"
+
+    def reply(self, request):
+        import json
+
+        from sim.llm.types import ProviderReply
+
+        if "votes" in (request.schema or {}).get("properties", {}):
+            return ProviderReply(text=json.dumps({"votes": []}), prompt_tokens=1, completion_tokens=1)
+        value = {"post": "labels protect careful readers", "opinion": "lean support", "confidence": 0.5,
+                 "reason": "coverage"}
+        return ProviderReply(text=json.dumps(value), prompt_tokens=1, completion_tokens=1)

@@ -1,10 +1,13 @@
-"""What a ``pvsst_reference`` trial sends to Ollama through litellm's ``ollama_chat/`` route (issue 11,
-acceptance 3), checked on a loopback Ollama-compatible stub that records every request body.
+"""What a ``pvsst_reference`` trial sends to Ollama through litellm, checked on a loopback
+Ollama-compatible stub that records every request body.
 
-Expected values are the reference facts of issue 11 ("Calls"): the system prompt as a message of its
-own, ``think: false``, ``format: "json"`` without a schema, seed ``trial_seed*100000 + round*1000 +
-phase*500 + ordinal`` (post phase 1, vote phase 2), posts at temperature 0.8 / 120 tokens, votes at
-0.6 / 70, and every retry of a call repeating its seed.
+Expected values are the reference implementation's calls: a POST to ``/api/generate`` whose body is
+exactly ``{model, prompt, system, format: "json", think: false, stream: false, options: {seed,
+temperature, num_predict}}`` with the user message as ``prompt`` and the system message as ``system``
+(the preset's ``ollama_route: generate``, whatever the Ollama prefix of the model string), seed
+``trial_seed*100000 + round*1000 + phase*500 + ordinal`` (post phase 1, vote phase 2), posts at
+temperature 0.8 / 120 tokens, votes at 0.6 / 70, and every retry of a call repeating its seed. The
+``pvsst`` preset keeps the model string's route (``ollama_chat/``: ``/api/chat``, a system message).
 """
 from __future__ import annotations
 
@@ -37,15 +40,20 @@ def reply(body: dict, n_seen: int) -> str:
     return POST_REPLY if is_post(body) else VOTE_REPLY
 
 
+async def no_wait(seconds: float) -> None:
+    """The gateway's sleep between transport tries, skipped (these tests count requests, not time)."""
+
+
 def run(preset: str, condition: str = "distributed_sources"):
     config = TrialConfig(trial_id="t", model_name="ollama_chat/stub-model", topic=get_topic("ai_labels"),
                          condition=condition, seed=SEED, n_agents=6, n_rounds=2, protocol=protocol_from_preset(preset))
     with OllamaStub(reply) as stub:
-        gateway = Gateway(api_base=stub.api_base, max_retries=0, max_concurrency=4)
+        gateway = Gateway(api_base=stub.api_base, max_retries=0, max_concurrency=4, sleep=no_wait)
         try:
             result = run_trial(config, gateway)
         finally:
             gateway.close()
+    run.paths = stub.paths
     return result, stub.bodies
 
 
@@ -54,13 +62,17 @@ def reference_run():
     return run("pvsst_reference")
 
 
-def test_every_request_carries_a_separate_system_message_think_false_and_json_mode(reference_run):
+def test_every_request_is_the_reference_generate_payload(reference_run):
     result, bodies = reference_run
     assert len(bodies) > len(result.llm_calls)  # some calls were retried
+    assert set(run.paths) - {"/api/show"} == {"/api/generate"}  # /api/show: litellm's model-info lookup
+    prompts = result.prompts.set_index("prompt_sha256")
+    sent = {(p.system, p.user) for p in prompts.itertuples()}
     for body in bodies:
-        roles = [m["role"] for m in body["messages"]]
-        assert roles == ["system", "user"]
-        assert body["messages"][0]["content"] and body["messages"][0]["content"] not in body["messages"][1]["content"]
+        assert set(body) == {"model", "prompt", "system", "format", "think", "stream", "options"}
+        assert set(body["options"]) == {"seed", "temperature", "num_predict"}
+        assert (body["system"], body["prompt"]) in sent  # the stored texts, byte for byte, each in its field
+        assert body["system"] and body["system"] not in body["prompt"]
         assert body["think"] is False
         assert body["format"] == "json"  # JSON mode, no schema
         assert body["stream"] is False
@@ -97,7 +109,7 @@ def test_retries_repeat_the_seed_and_the_request(reference_run):
     assert set(per_seed.values()) == {1, 2}
     for seed in retried:
         first, second = [b for b in bodies if b["options"]["seed"] == seed]
-        assert first == second
+        assert first == second and "prompt" in first
     assert result.posts["parse_ok"].all()
 
 
@@ -113,6 +125,8 @@ def test_attackers_drift_with_their_replies_in_the_reference_preset(reference_ru
 
 def test_pvsst_preset_sends_a_schema_steps_the_seed_and_holds_attackers():
     result, bodies = run("pvsst")
+    assert set(run.paths) - {"/api/show"} == {"/api/chat"}
+    assert all([m["role"] for m in b["messages"]] == ["system", "user"] for b in bodies)
     assert all(isinstance(b["format"], dict) and b["format"]["type"] == "object" for b in bodies)
     assert all("think" not in b for b in bodies)
     seeds_by_request: dict[str, list[int]] = {}
@@ -146,7 +160,7 @@ def test_engine_applies_the_lenient_handling_end_to_end():
                          condition="likes", seed=SEED, n_agents=6, n_rounds=2,
                          protocol=protocol_from_preset("pvsst_reference"))
     with OllamaStub(messy_reply) as stub:
-        gateway = Gateway(api_base=stub.api_base, max_retries=0)
+        gateway = Gateway(api_base=stub.api_base, max_retries=0, sleep=no_wait)
         try:
             result = run_trial(config, gateway)
         finally:
@@ -166,6 +180,8 @@ def test_engine_applies_the_lenient_handling_end_to_end():
             assert posts.loc[(round, agent), "parse_ok"]
     garbage_attempts = [b for b in stub.bodies if is_post(b) and b["options"]["seed"] % 500 == 2]
     assert len(garbage_attempts) == 2 * 3 and len({b["options"]["seed"] for b in garbage_attempts}) == 2
+    failed_tries = [b for b in stub.bodies if is_post(b) and b["options"]["seed"] % 500 == 1]
+    assert len(failed_tries) == 2 * 3  # the reference's transport tries: 3 per call, then (generation failed)
     # one vote per ballot: the first value; "maybe" is skipped and nothing else was given
     votes = result.votes
     assert (votes.groupby(["round", "voter_id"]).size() == 1).all()

@@ -222,6 +222,16 @@ ALTERNATIVES: dict[str, Alt] = {
     # Recorded per trial in metrics.json when the trial runs (analysis reads it back from there).
     "protocol.similarity_edge_cases": Alt({"protocol.similarity_edge_cases": "reference"}, "store",
                                           {"factors.models": ["scripted/stopwords"]}),
+    # The printed confidence (0.70 -> 0.7) is in every post and vote prompt.
+    "protocol.number_format": Alt({"protocol.number_format": "python"}, "requests"),
+    # Request fields the gateway acts on (tests/test_failed_calls.py: tries, waits, the raw text, the wire).
+    "protocol.transport_retries": Alt({"protocol.transport_retries": "reference"}, "requests"),
+    "protocol.reasoning_blocks": Alt({"protocol.reasoning_blocks": "keep"}, "requests"),
+    "protocol.ollama_route": Alt({"protocol.ollama_route": "generate"}, "requests"),
+    # A vote reply without a usable vote becomes failed vote rows under `voters`, none under `rows`.
+    "protocol.vote_error_denominator": Alt({"protocol.vote_error_denominator": "voters"}, "store",
+                                           {"factors.models": ["scripted/novotes"],
+                                            "protocol.reply_handling": "lenient"}),
     "run_order.by": Alt({"run_order.by": ["condition", "model", "topic_id", "seed"]}, "store", TWO_SEEDS),
 }
 
@@ -333,6 +343,7 @@ def study_runs(tmp_path_factory):
     from sim.llm.providers.registry import register_scripted_provider
 
     register_scripted_provider("stopwords", "spec_coverage:StopwordProvider")
+    register_scripted_provider("novotes", "spec_coverage:NoVoteProvider")
     monkeypatch = pytest.MonkeyPatch()
     try:
         yield StudyRuns(tmp_path_factory.mktemp("coverage"), RequestRecorder(monkeypatch))

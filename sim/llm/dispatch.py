@@ -9,6 +9,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from sim.llm.providers.registry import import_litellm, split_model
+from sim.llm.raw_reply import BodyRecorder, rejoined
 from sim.llm.providers.scripted import load_scripted_provider
 from sim.llm.structured_modes import response_format_for
 from sim.llm.types import LLMRequest, ProviderReply
@@ -35,6 +36,32 @@ def think_params(prefix: str, think: bool) -> dict[str, Any]:
     if prefix in OLLAMA_PREFIXES:
         return {"think": bool(think)}
     return {}
+
+
+def generate_kwargs(name: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """litellm arguments that send an Ollama model's request to ``/api/generate`` as the reference does.
+
+    litellm's ``ollama/`` route posts ``model``, ``prompt``, ``options`` (``seed``, ``temperature``,
+    ``num_predict``), ``stream`` and, when asked, ``format`` and ``think``. By default it folds every
+    message into ``prompt`` under ``### System:`` / ``### User:`` headings; a per-call prompt template
+    whose roles add nothing (``roles``) makes ``prompt`` the user text exactly, and ``extra_body`` adds the
+    top-level ``system`` field with the system text. The body is then the reference's:
+    ``{model, prompt, system, format: "json", think: false, stream: false, options: {seed, temperature,
+    num_predict}}``.
+
+    >>> kwargs = generate_kwargs("qwen3:4b", [{"role": "system", "content": "S"}, {"role": "user", "content": "U\\n"}])
+    >>> kwargs["model"], kwargs["messages"], kwargs["extra_body"]
+    ('ollama/qwen3:4b', [{'role': 'user', 'content': 'U\\n'}], {'system': 'S'})
+    """
+    system = [str(m["content"]) for m in messages if m.get("role") == "system"]
+    out: dict[str, Any] = {
+        "model": f"ollama/{name}",
+        "messages": [dict(m) for m in messages if m.get("role") != "system"],
+        "roles": {role: {"pre_message": "", "post_message": ""} for role in ("system", "user", "assistant")},
+    }
+    if system:
+        out["extra_body"] = {"system": "\n".join(system)}
+    return out
 
 
 def _reply_cost(litellm: Any, response: Any) -> float:
@@ -104,14 +131,20 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
         kwargs["seed"] = seed
     if request.think is not None:
         kwargs.update(think_params(prefix, request.think))
+    if request.ollama_route == "generate" and prefix in OLLAMA_PREFIXES:
+        kwargs.update(generate_kwargs(name, kwargs["messages"]))
+    recorder = None
+    if request.reasoning_blocks == "keep" and prefix != "embedded":
+        kwargs["logger_fn"] = recorder = BodyRecorder()  # the body as received: see sim.llm.raw_reply
     schema = request.schema
     if request.json_mode == "json_object":
         # Any JSON object, no schema: Ollama's `format: "json"` (litellm maps json_object to it).
         kwargs["response_format"], mode, schema = {"type": "json_object"}, "json_mode", None
     if pool is not None and prefix not in ("embedded",):
         response, routed = await pool.acompletion(schema, **kwargs)
-        return reply_from_response(litellm, response, endpoint=routed.endpoint, failovers=routed.failovers,
-                                   mode=routed.mode if schema is not None else mode if request.schema else "")
+        reply = reply_from_response(litellm, response, endpoint=routed.endpoint, failovers=routed.failovers,
+                                    mode=routed.mode if schema is not None else mode if request.schema else "")
+        return _as_sent(reply, response, recorder)
     response_format = response_format_for(schema, mode) if schema is not None else kwargs.get("response_format")
     if response_format is not None:
         kwargs["response_format"] = response_format
@@ -121,8 +154,21 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
         if key is not None:
             kwargs["api_key"] = key
     response = await litellm.acompletion(**kwargs)
-    return reply_from_response(litellm, response, endpoint=(api_base or "") if prefix != "embedded" else "",
-                               mode=mode if request.schema is not None else "")
+    reply = reply_from_response(litellm, response, endpoint=(api_base or "") if prefix != "embedded" else "",
+                                mode=mode if request.schema is not None else "")
+    return _as_sent(reply, response, recorder)
+
+
+def _as_sent(reply: ProviderReply, response: Any, recorder: BodyRecorder | None) -> ProviderReply:
+    """Under ``reasoning_blocks: keep`` (a ``recorder``): the reply text as the server sent it."""
+    if recorder is None:
+        return reply
+    text = recorder.text()
+    if text is None:
+        choice = response.choices[0] if response.choices else None
+        message = getattr(choice, "message", None)
+        text = rejoined(getattr(message, "content", None), getattr(message, "reasoning_content", None))
+    return dataclasses.replace(reply, text=text)
 
 
 async def _score_options(request: LLMRequest, seed: int | None, *, timeout_s: float,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -59,6 +59,14 @@ async def _cancel_other_tasks() -> None:
 
 SCRIPTED_PREFIX = "scripted/"
 
+REFERENCE_TRIES = 3
+"""Tries of a request under ``transport_retries: reference`` (the reference's HTTP layer), first included."""
+REFERENCE_WAIT_STEP_S = 1.5
+"""Under ``transport_retries: reference`` the wait after failed try ``i`` is ``i`` times this (1.5, 3, 4.5 s)."""
+
+
+_NEVER_RETRIED = (InputError, BudgetExceeded, ModeRejected)  # ours, not the provider's
+
 
 class _TransportFailure(Exception):
     def __init__(self, status: str, tries: int, error: str, mode: str = ""):
@@ -99,6 +107,11 @@ class Gateway:
         :data:`sim.llm.structured_modes.SETTINGS`; default ``json_schema``.
     backoff_base_s
         Exponential backoff ``backoff_base_s * 2**(try - 1)``, or a longer Retry-After.
+    sleep
+        The coroutine every wait between transport tries awaits (default ``asyncio.sleep``; tests pass a
+        recorder). A request's ``transport_retries`` picks the rule: ``gateway`` (``max_retries``,
+        backoff, timeouts / 429 / 5xx only) or ``reference`` (:data:`REFERENCE_TRIES` tries, a wait of
+        :data:`REFERENCE_WAIT_STEP_S` times the try number after every failed try, every error).
 
     Examples
     --------
@@ -114,7 +127,8 @@ class Gateway:
                  max_concurrency: int = 8, requests_per_minute: float | None = None, max_attempts: int = 3,
                  max_retries: int = 4, timeout_s: float = 240.0, budget: Budget | None = None,
                  api_base: str | None = None, backoff_base_s: float = 1.0,
-                 endpoints: Sequence[Endpoint] | None = None, structured_output: dict[str, str] | str | None = None):
+                 endpoints: Sequence[Endpoint] | None = None, structured_output: dict[str, str] | str | None = None,
+                 sleep: Callable[[float], Awaitable[Any]] | None = None):
         for field, value, low in (("max_concurrency", max_concurrency, 1), ("max_attempts", max_attempts, 1),
                                   ("max_retries", max_retries, 0)):
             if int(value) < low:
@@ -146,6 +160,7 @@ class Gateway:
         self.budget = budget
         self.api_base = api_base
         self.backoff_base_s = float(backoff_base_s)
+        self._sleep = sleep or asyncio.sleep
         self.records: list[CallRecord] = []
         self.provider_tries = 0  # every try that reached a provider, in this process
         self._pacer = RatePacer(requests_per_minute) if requests_per_minute else None
@@ -316,6 +331,15 @@ class Gateway:
         asked = retry_after_s(error) if error is not None else None
         return max(delay, asked or 0.0)
 
+    def _retrying(self, request: LLMRequest) -> AsyncRetrying:
+        """The transport retries of one schema attempt, by the request's ``transport_retries``."""
+        if request.transport_retries == "reference":
+            return AsyncRetrying(stop=stop_after_attempt(REFERENCE_TRIES), sleep=self._sleep, reraise=True,
+                                 wait=lambda state: REFERENCE_WAIT_STEP_S * state.attempt_number,
+                                 retry=retry_if_exception(lambda err: not isinstance(err, _NEVER_RETRIED)))
+        return AsyncRetrying(stop=stop_after_attempt(1 + self.max_retries), wait=self._backoff, sleep=self._sleep,
+                             retry=retry_if_exception(is_retryable), reraise=True)
+
     async def _call_with_retries(self, request: LLMRequest, seed: int | None, *,
                                  starts_request: bool) -> tuple[ProviderReply, int]:
         """One schema attempt: the reply and how many transport tries it took."""
@@ -347,8 +371,7 @@ class Gateway:
                 # A mode that `auto` moves off is tried again at once, outside the transport retries:
                 # at most once per mode and endpoint.
                 for _ in range(len(MODES) * (len(self.pool.endpoints) if self.pool else 1)):
-                    retrying = AsyncRetrying(stop=stop_after_attempt(1 + self.max_retries), wait=self._backoff,
-                                             retry=retry_if_exception(is_retryable), reraise=True)
+                    retrying = self._retrying(request)
                     try:
                         reply = await retrying(one_try)
                         break
@@ -359,6 +382,8 @@ class Gateway:
         except (InputError, BudgetExceeded):
             raise
         except Exception as err:  # every provider failure becomes a recorded status, never a crash
+            if request.transport_retries == "reference":
+                await self._sleep(REFERENCE_WAIT_STEP_S * REFERENCE_TRIES)  # the reference waits after its last try too
             cause = err.__cause__ if isinstance(err, ModeRejected) and err.__cause__ is not None else err
             raise _TransportFailure(transport_status(cause), sent["tries"], one_line(cause), sent["mode"]) from err
         return reply, sent["tries"]

@@ -34,6 +34,9 @@ TRANSPORT_STATUSES = frozenset({STATUS_TIMEOUT, STATUS_RATE_LIMIT, STATUS_SERVER
 JSON_MODES = ("schema", "json_object")
 PARSE_MODES = ("schema", "lenient")
 RETRY_SEEDS = ("next", "same")
+TRANSPORT_RETRIES = ("gateway", "reference")
+REASONING_BLOCKS = ("strip", "keep")
+OLLAMA_ROUTES = ("model", "generate")
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,11 @@ class LLMRequest:
     take any JSON object in the reply (``lenient``, :func:`sim.replies.lenient_json_object`).
     ``retry_seed``: attempt ``i`` uses ``seed + i`` (``next``) or ``seed`` again (``same``).
     ``think``: ``False`` switches a reasoning model's thinking off; ``None`` leaves the default.
+    ``transport_retries``: how a request that got no reply is tried again (``gateway``: the gateway's
+    own rule; ``reference``: 3 tries, waits 1.5, 3, 4.5 s, every error). ``reasoning_blocks``: the reply
+    text with litellm's ``<think>`` split applied (``strip``) or as the server sent it (``keep``).
+    ``ollama_route``: an Ollama model by its own route (``model``) or on ``/api/generate`` with the
+    reference's payload (``generate``). See :mod:`sim.protocol`.
     ``option_scoring`` (the option codes) asks for the
     model's probability of each code as the answer of the ``{"answer": ...}`` reply instead of a sampled
     reply (:mod:`sim.llm.option_probabilities`); the parsed reply is then ``{"probabilities": ...}``.
@@ -69,6 +77,9 @@ class LLMRequest:
     retry_seed: str = "next"
     think: bool | None = None
     option_scoring: tuple[str, ...] | None = None
+    transport_retries: str = "gateway"
+    reasoning_blocks: str = "strip"
+    ollama_route: str = "model"
 
     def reply_schema(self) -> dict[str, Any] | None:
         """The schema the parsed reply must satisfy: the distribution's for an option-scoring request."""
@@ -92,7 +103,9 @@ class LLMRequest:
             "seed": self.seed,
         }
         # Non-default reply modes change what is sent or accepted; pvsst's defaults keep old keys valid.
-        for name, default in (("json_mode", "schema"), ("parse", "schema"), ("retry_seed", "next"), ("think", None)):
+        # (transport_retries decides only when a request is sent again, never what a reply is: not in the key.)
+        for name, default in (("json_mode", "schema"), ("parse", "schema"), ("retry_seed", "next"), ("think", None),
+                              ("reasoning_blocks", "strip"), ("ollama_route", "model")):
             if getattr(self, name) != default:
                 payload[name] = getattr(self, name)
         if self.option_scoring is not None:  # absent otherwise: keys of sampled requests are unchanged

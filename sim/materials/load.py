@@ -1,7 +1,9 @@
 """Read and validate a study-materials directory; render its templates; hash its files for the lock.
 
-Every problem (a missing file, an unknown or missing placeholder, a bad persona table or id format) is an
-``InputError`` naming the file, raised when the directory is loaded, before any model is called.
+Every problem (a missing file, an unknown or missing placeholder, a bad block, a bad persona table or id
+format) is an ``InputError`` naming the file, raised when the directory is loaded, before any model is
+called. A template is used byte for byte as its file holds it, line breaks at the end included
+(:mod:`sim.materials.template`: placeholders and blocks shown only for a non-empty value).
 
 Examples
 --------
@@ -23,13 +25,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from string import Template
 
 import pandas as pd
 import yaml
 
 from personas.errors import InputError
 from sim.materials.catalog import ACCOUNT_ROLES, ACCOUNTS_FILE, MATERIAL_FILES, PERSONA_FILES, TEMPLATES
+from sim.materials.template import MaterialTemplate, TemplateSyntaxError
 
 
 def default_materials_dir() -> Path:
@@ -42,7 +44,7 @@ class Materials:
     """A validated materials directory: its templates, persona tables and account id formats."""
 
     directory: Path
-    templates: dict[str, Template]
+    templates: dict[str, MaterialTemplate]
     accounts: dict[str, str]
 
     def render(self, kind: str, **fields: object) -> str:
@@ -51,7 +53,7 @@ class Materials:
 
     def literal_text(self) -> dict[str, list[str]]:
         """Each template's fixed text, cut at its placeholders (pieces may be empty)."""
-        return {kind: _literal_pieces(t.template) for kind, t in self.templates.items()}
+        return {kind: t.literal_pieces() for kind, t in self.templates.items()}
 
     def field_labels(self) -> list[str]:
         """Field labels of the templates: each fixed line that ends with a colon (``TOPIC:``, ``FEED:``)."""
@@ -121,13 +123,17 @@ def copy_materials(target: str | Path, source: str | Path | None = None) -> list
     return [Path(shutil.copy2(source / name, target / name)) for name in sorted(MATERIAL_FILES)]
 
 
-def _template(path: Path, kind: str) -> Template:
-    text = path.read_text(encoding="utf-8").rstrip("\n")
-    template = Template(text)
-    if not template.is_valid():
-        raise InputError(str(path), "template", "invalid placeholder syntax (write $$ for a literal $)")
+def _template(path: Path, kind: str) -> MaterialTemplate:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(str(path), "template", f"not UTF-8 text ({err.reason} at byte {err.start})") from None
     spec = TEMPLATES[kind]
-    used = set(template.get_identifiers())
+    try:
+        template = MaterialTemplate.parse(text, allowed=spec.allowed)
+    except TemplateSyntaxError as err:
+        raise InputError(str(path), "template", str(err)) from None
+    used = template.identifiers()
     unknown = sorted(used - set(spec.allowed))
     if unknown:
         raise InputError(str(path), f"${unknown[0]}", f"unknown placeholder (this template may use: "
@@ -170,17 +176,3 @@ def _accounts(path: Path) -> dict[str, str]:
         if honest & {data[role].format(i=i, width=2) for i in range(12)}:
             raise InputError(str(path), role, "ids overlap the honest ids")
     return {role: data[role] for role in ACCOUNT_ROLES}
-
-
-def _literal_pieces(text: str) -> list[str]:
-    """The template's text between placeholders (``$$`` read as ``$``)."""
-    pieces = Template.pattern.split(text)
-    # Template.pattern has four groups (escaped, named, braced, invalid): split yields text, then 4 groups.
-    out = [pieces[0]]
-    for start in range(1, len(pieces), 5):
-        escaped, rest = pieces[start], pieces[start + 4]
-        if escaped is not None:
-            out[-1] += "$" + rest
-        else:
-            out.append(rest)
-    return out

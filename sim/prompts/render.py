@@ -2,7 +2,8 @@
 
 Text another agent wrote (feed posts, posts to vote on, the agent's own memory) goes in through
 :func:`sim.prompts.agent_text.render_agent_text`: as data (one line, quotes escaped) under
-``render="data"``, as written under ``render="verbatim"``.
+``render="data"``, as written under ``render="verbatim"``. Every number a template receives is printed
+by the protocol's ``number_format`` (:func:`format_number`).
 
 Examples
 --------
@@ -16,6 +17,7 @@ Examples
 """
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -34,8 +36,31 @@ CONTROL_NOTE = "control_note"
 ADVERSARY_NOTE = "adversary_note"
 EMPTY_FEED_NOTE = "empty_feed_note"
 
+NUMBER_FORMATS = ("two_decimals", "python")
 
-def feed_text(materials: Materials, feed: Sequence["FeedItem"], note: str | None, render: str = "data") -> str:
+
+def format_number(value: object, number_format: str = "two_decimals") -> object:
+    """``value`` as a template prints it: a float with two decimals (``two_decimals``) or as Python's
+    ``str(float)`` prints it (``python``); integers and text as they are.
+
+    >>> [format_number(x) for x in (0.7, 0.675, 1.0, 3)]
+    ['0.70', '0.68', '1.00', 3]
+    >>> [format_number(x, "python") for x in (0.7, 0.675, 1.0, 3)]
+    ['0.7', '0.675', '1.0', 3]
+    """
+    if number_format not in NUMBER_FORMATS:
+        raise ValueError(f"unknown number_format {number_format!r} ({', '.join(NUMBER_FORMATS)})")
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        return f"{float(value):.2f}" if number_format == "two_decimals" else str(float(value))
+    return value
+
+
+def _fill(materials: Materials, kind: str, number_format: str, **fields: object) -> str:
+    return materials.render(kind, **{name: format_number(value, number_format) for name, value in fields.items()})
+
+
+def feed_text(materials: Materials, feed: Sequence["FeedItem"], note: str | None, render: str = "data",
+              number_format: str = "two_decimals") -> str:
     """The feed block of a post prompt: a header, then one line per post (with like counts if shown)."""
     if note is not None:
         return materials.render(note)
@@ -44,19 +69,20 @@ def feed_text(materials: Materials, feed: Sequence["FeedItem"], note: str | None
     ranked = any(item.show_likes for item in feed)
     lines = [materials.render("feed_header_ranked" if ranked else "feed_header")]
     for item in feed:
-        lines.append(materials.render("feed_item_ranked" if item.show_likes else "feed_item", likes=item.likes,
-                                      agent_id=item.agent_id, label=item.label,
-                                      text=render_agent_text(item.text, render)))
+        lines.append(_fill(materials, "feed_item_ranked" if item.show_likes else "feed_item", number_format,
+                           likes=item.likes, agent_id=item.agent_id, label=item.label,
+                           text=render_agent_text(item.text, render)))
     return "\n".join(lines)
 
 
-def memory_text(materials: Materials, memory: Sequence[dict], render: str = "data") -> str:
+def memory_text(materials: Materials, memory: Sequence[dict], render: str = "data",
+                number_format: str = "two_decimals") -> str:
     """The agent's own last posts, one line each (the memory template), or the empty-memory note."""
     if not memory:
         return materials.render("memory_empty")
     return "\n".join(
-        materials.render("memory_line", round=m["round"], post=render_agent_text(m["post"], render),
-                         opinion=STANCE_LABELS[m["stance"]], confidence=f'{m["confidence"]:.2f}')
+        _fill(materials, "memory_line", number_format, round=m["round"], post=render_agent_text(m["post"], render),
+              opinion=STANCE_LABELS[m["stance"]], confidence=m["confidence"])
         for m in memory
     )
 
@@ -64,25 +90,26 @@ def memory_text(materials: Materials, memory: Sequence[dict], render: str = "dat
 def post_messages(materials: Materials, topic: Topic, *, persona: str, posting_style: str,
                   stance: int, confidence: float, memory: Sequence[dict], feed: Sequence["FeedItem"],
                   feed_note: str | None, char_limit: int, agenda: tuple[str, str] | None = None,
-                  render: str = "data") -> tuple[dict[str, str], ...]:
+                  render: str = "data", number_format: str = "two_decimals") -> tuple[dict[str, str], ...]:
     """System + user messages asking for one post and an updated opinion.
 
     ``agenda`` is ``(pushed_opinion_label, angle)`` for adversary accounts, ``None`` for honest agents.
     ``feed_note`` names a note template shown instead of the feed (``FIRST_ROUND_NOTE``, ...).
+    ``number_format`` prints every number the templates receive (:func:`format_number`).
     """
     agenda_text = ""
     if agenda is not None:
         agenda_text = materials.render("agenda", pushed_opinion=agenda[0], angle=agenda[1])
-    user = materials.render(
-        "post",
+    user = _fill(
+        materials, "post", number_format,
         question=topic.question,
         persona=persona,
         posting_style=posting_style,
         opinion=STANCE_LABELS[stance],
-        confidence=f"{confidence:.2f}",
+        confidence=confidence,
         agenda=agenda_text,
-        memory=memory_text(materials, memory, render),
-        feed=feed_text(materials, feed, feed_note, render),
+        memory=memory_text(materials, memory, render, number_format),
+        feed=feed_text(materials, feed, feed_note, render, number_format),
         char_limit=char_limit,
         choices=opinion_choices_text(),
     )
@@ -91,14 +118,14 @@ def post_messages(materials: Materials, topic: Topic, *, persona: str, posting_s
 
 def vote_messages(materials: Materials, topic: Topic, *, persona: str, stance: int,
                   posts: Sequence[tuple[str, str]], render: str = "data",
-                  confidence: float | None = None) -> tuple[dict[str, str], ...]:
+                  confidence: float | None = None, number_format: str = "two_decimals") -> tuple[dict[str, str], ...]:
     """System + user messages asking for one vote per post; ``posts`` is ``[(agent_id, text), ...]``."""
-    lines = "\n".join(materials.render("vote_item", index=i, agent_id=agent_id,
-                                       text=render_agent_text(text, render))
+    lines = "\n".join(_fill(materials, "vote_item", number_format, index=i, agent_id=agent_id,
+                            text=render_agent_text(text, render))
                       for i, (agent_id, text) in enumerate(posts))
-    user = materials.render("vote", question=topic.question, persona=persona, opinion=STANCE_LABELS[stance],
-                            posts=lines, n_posts=len(posts), choices=opinion_choices_text(),
-                            confidence="" if confidence is None else f"{confidence:.2f}")
+    user = _fill(materials, "vote", number_format, question=topic.question, persona=persona,
+                 opinion=STANCE_LABELS[stance], posts=lines, n_posts=len(posts), choices=opinion_choices_text(),
+                 confidence="" if confidence is None else confidence)
     return ({"role": "system", "content": materials.render("vote_system")}, {"role": "user", "content": user})
 
 
