@@ -263,3 +263,18 @@ def test_a_stratified_clustered_survey_widens_the_run_intervals(tmp_path, capsys
     ratio = widths["design"] / widths["simple"]
     assert (ratio > 1.5).all()
     np.testing.assert_allclose(ratio, predicted, rtol=0.3)
+
+
+def test_a_one_question_subgroup_figure_keeps_every_marker_inside_its_axes():
+    from analysis.figures.survey import subgroup_gaps_figure
+
+    rows = [{"provider": p, "condition": "c", "elicitation": "sample", "question": "q", "group": "sex",
+             "metric": m, "value": v, "ci_low": v - 0.01, "ci_high": v + 0.01, "note": ""}
+            for p in ("m1", "m2", "m3") for m, v in (("eta2_human", 0.05), ("eta2_model", 0.2))]
+    figure = subgroup_gaps_figure(pd.DataFrame(rows))
+    ax = figure.axes[0]
+    low, high = ax.get_ylim()
+    for line in ax.lines:
+        y = np.asarray(line.get_ydata(), float)
+        assert ((y > low) & (y < high)).all()  # the human diamond and every model marker are drawn inside
+    figure.close()

@@ -78,7 +78,15 @@ def option_colours(shares: pd.DataFrame) -> dict[str, tuple]:
 
 
 def option_legend(figure, colour_of: dict[str, tuple]) -> None:
-    """One legend entry per option label, in the colour its bars have (above the panels)."""
+    """One legend entry per option label, in the colour its bars have (above the panels).
+
+    >>> import matplotlib.pyplot as plt
+    >>> figure = plt.figure()
+    >>> option_legend(figure, {"Yes": (0.0, 0.0, 1.0, 1.0)})
+    >>> [t.get_text() for t in figure.legends[0].get_texts()]
+    ['Yes']
+    >>> plt.close(figure)
+    """
     handles = [Patch(facecolor=colour, edgecolor="white", label=label) for label, colour in colour_of.items()]
     figure.legend(handles=handles, loc="outside upper center", ncols=min(len(handles), 6), fontsize=6)
 

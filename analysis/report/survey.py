@@ -126,7 +126,12 @@ def _per_question(fidelity: pd.DataFrame) -> pd.DataFrame:
 
 
 def labelled_shares(shares: pd.DataFrame, spec: Mapping) -> pd.DataFrame:
-    """The answer shares with each option's ``label`` from the instrument (the code where it has none)."""
+    """The answer shares with each option's ``label`` from the instrument (the code where it has none).
+
+    >>> spec = {"questions": [{"id": "q", "options": [{"code": "y", "label": "Yes"}]}]}
+    >>> labelled_shares(pd.DataFrame({"question": ["q", "q"], "option": ["y", "n"]}), spec)["label"].tolist()
+    ['Yes', 'n']
+    """
     labels = {(q.get("id"), o.get("code")): o.get("label") for q in spec.get("questions") or []
               for o in q.get("options") or []}
     label = [labels.get((q, o)) or o for q, o in zip(shares["question"], shares["option"])]

@@ -52,7 +52,13 @@ def _keys(table: pd.DataFrame) -> list[str]:
 
 def degraded_sources(fidelity: pd.DataFrame, threshold: float) -> dict[tuple, str]:
     """{(provider, condition, elicitation): why} for every source whose failed share over the questions
-    exceeds ``threshold`` (the preregistered ``parse_failure_threshold``)."""
+    exceeds ``threshold`` (the preregistered ``parse_failure_threshold``).
+
+    >>> table = pd.DataFrame({"provider": ["m", "m"], "condition": "c", "elicitation": "sample", "question": ["a", "b"],
+    ...                       "group": "all", "metric": "failed_share", "value": [1.0, 0.9]})
+    >>> degraded_sources(table, 0.05)
+    {('m', 'c', 'sample'): 'degraded: 95.0% of calls failed (threshold 5.0%)'}
+    """
     metric = "failed_share" if (fidelity["metric"] == "failed_share").any() else "parse_failure_rate"
     rows = fidelity[(fidelity["metric"] == metric) & (fidelity["group"].astype(str) == "all")]
     shares = rows.groupby(_keys(fidelity), sort=False)["value"].mean()
@@ -148,7 +154,13 @@ def eta_frame(fidelity: pd.DataFrame) -> pd.DataFrame:
 
 
 def dropped_frame(fidelity: pd.DataFrame) -> pd.DataFrame:
-    """Groups and axes left out by ``min_group_n``, with the reason and where (sources, questions)."""
+    """Groups and axes left out by ``min_group_n``, with the reason and where (sources, questions).
+
+    >>> table = pd.DataFrame({"provider": "m", "condition": "c", "question": ["a", "b"], "group": "race=other",
+    ...                       "metric": "n_model", "value": 2.0, "note": "dropped: fewer than min_group_n = 10"})
+    >>> dropped_frame(table).values.tolist()
+    [['race=other', 'dropped: fewer than min_group_n = 10', 1, 2]]
+    """
     notes = fidelity[fidelity["note"].fillna("").astype(str).str.contains("dropped")] if "note" in fidelity else fidelity.iloc[:0]
     notes = notes[notes["metric"].isin(["n_model", "groups_kept"])]
     if notes.empty:
