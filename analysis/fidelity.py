@@ -12,12 +12,16 @@ vectorised over any leading axes (bootstrap draws, groups), so one call scores a
 - ``normalized_entropy(p)`` = H(p) / log K and ``entropy_deviation(p, q)`` = |H_norm(p) - H_norm(q)|
   (PSII's diversity measure).
 - ``eta_squared(table)``: between-group share of variance of the ordinal position, from a
-  (group x option) table of (weighted) counts: SS_between / SS_total. ``delta eta^2 = eta^2(model) -
+  (group x option) table of (weighted) counts: SS_between / SS_total; 0 when the answers have no
+  variance at all (one answer for everyone: no group differs). ``delta eta^2 = eta^2(model) -
   eta^2(human)`` is the between-group inflation: > 0 exaggerates group gaps, < 0 erases them.
 
 Bootstrap: :func:`bootstrap_tables` resamples units (respondents, or personas with all their samples)
 with replacement and returns (group x option) count tables for every draw, vectorised with
-``np.bincount``; draw 0 is the observed sample.
+``np.bincount``; draw 0 is the observed sample. Survey designs (:func:`design_resample`) resample
+whole clusters with replacement within each stratum; the resample is then a multiplicity per unit.
+Near a boundary (a divergence of about 0) every resample lies on one side of the observed value;
+:func:`bounded_interval` then extends the percentile interval to the boundary so it holds the value.
 
 Examples
 --------
@@ -66,7 +70,7 @@ def kl_divergence(p: np.ndarray, q: np.ndarray, smoothing: float = DEFAULT_SMOOT
     ps, qs = smooth(p, smoothing), smooth(q, smoothing)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(ps > 0, ps * np.log(ps / qs), 0.0)
-    return terms.sum(axis=-1)
+    return np.clip(terms.sum(axis=-1), 0.0, None)  # >= 0; rounding can leave -1e-17 for equal p, q
 
 
 def js_distance(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -139,13 +143,16 @@ def eta_squared(table: np.ndarray) -> np.ndarray:
     """Eta squared of the ordinal position (0..K-1) by group from (..., G, K) count tables.
 
     ``SS_between / SS_total`` with (weighted) counts as frequencies; groups with no answers add
-    nothing; NaN when every answer sits at one position.
+    nothing; 0 when every answer sits at one position (no variance, so no gap between groups);
+    NaN only for a table without answers.
 
     Examples
     --------
     >>> # scores 0,0,1 in group a and 1,2,2 in group b: grand mean 1, SS_total 4, SS_between 8/3
     >>> round(float(eta_squared(np.array([[2, 1, 0], [0, 1, 2]]))), 6)
     0.666667
+    >>> float(eta_squared(np.array([[3, 0, 0], [5, 0, 0]])))  # one answer for everyone
+    0.0
     """
     table = np.asarray(table, dtype=float)
     positions = np.arange(table.shape[-1], dtype=float)
@@ -157,7 +164,20 @@ def eta_squared(table: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         mean_group = np.where(n_group > 0, sum_group / np.where(n_group > 0, n_group, 1.0), 0.0)
         ss_between = (n_group * (mean_group - grand[..., None]) ** 2).sum(axis=-1)
-        return np.where(ss_total > 0, ss_between / np.where(ss_total > 0, ss_total, 1.0), np.nan)
+        eta = np.where(ss_total > 0, ss_between / np.where(ss_total > 0, ss_total, 1.0), 0.0)
+    return np.where(n > 0, eta, np.nan)
+
+
+def no_variance(table: np.ndarray) -> np.ndarray:
+    """Whether the answers of a (..., G, K) table sit at one option (eta^2 is then 0 by definition).
+
+    Examples
+    --------
+    >>> no_variance(np.array([[3, 0], [5, 0]])).item(), no_variance(np.array([[3, 0], [0, 1]])).item()
+    (True, False)
+    """
+    table = np.asarray(table, dtype=float)
+    return (table.sum(axis=-2) > 0).sum(axis=-1) <= 1
 
 
 def resample_index(n_units: int, draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -170,6 +190,42 @@ def resample_index(n_units: int, draws: int, rng: np.random.Generator) -> np.nda
     """
     observed = np.arange(n_units)[None, :]
     return np.vstack([observed, rng.integers(0, max(n_units, 1), size=(draws, n_units))])
+
+
+class Multiplicity(np.ndarray):
+    """(draws + 1, n_units) times each unit is in each resample (row 0: all ones), the form a design
+    resample takes (its size varies with the clusters drawn); see :func:`design_resample`."""
+
+
+def design_resample(strata: np.ndarray | None, clusters: np.ndarray | None, draws: int,
+                    rng: np.random.Generator) -> Multiplicity:
+    """Resample a survey design: in every stratum, as many clusters as it has, drawn with replacement.
+
+    ``strata`` / ``clusters`` label each unit (``None``: one stratum / every unit its own cluster).
+    A unit's multiplicity in a draw is the number of times its cluster was drawn, so a resample keeps
+    whole clusters and every stratum's number of clusters (the naive cluster bootstrap within strata).
+    A stratum with a single cluster adds no variance.
+
+    Examples
+    --------
+    >>> m = design_resample(np.array([0, 0, 0, 1, 1]), np.array([0, 0, 1, 2, 3]), 3, np.random.default_rng(0))
+    >>> m.shape, m[0].tolist()
+    ((4, 5), [1.0, 1.0, 1.0, 1.0, 1.0])
+    >>> bool((m[1:, 0] == m[1:, 1]).all()), m[1:, 3:].sum(axis=1).tolist()  # clusters kept; 2 per stratum
+    (True, [2.0, 2.0, 2.0])
+    """
+    n = len(strata if strata is not None else clusters)
+    strata = np.zeros(n, np.int64) if strata is None else np.unique(np.asarray(strata), return_inverse=True)[1]
+    clusters = np.arange(n) if clusters is None else np.asarray(clusters)
+    out = np.ones((draws + 1, n))
+    for stratum in range(int(strata.max()) + 1 if n else 0):
+        members = np.flatnonzero(strata == stratum)
+        labels, cluster = np.unique(clusters[members], return_inverse=True)
+        c = len(labels)
+        drawn = rng.integers(0, c, size=(draws, c))
+        times = np.bincount((np.arange(draws)[:, None] * c + drawn).ravel(), minlength=draws * c).reshape(draws, c)
+        out[1:, members] = times[:, cluster]
+    return out.view(Multiplicity)
 
 
 def bootstrap_tables(unit_counts: np.ndarray, groups: np.ndarray, n_groups: int,
@@ -185,7 +241,8 @@ def bootstrap_tables(unit_counts: np.ndarray, groups: np.ndarray, n_groups: int,
         (n_units,) group index per unit in ``0..n_groups-1``; ``-1`` for a unit without a group
         (it is resampled but counted in no group table).
     index
-        (draws + 1, n_units) unit indices, one resample per row.
+        (draws + 1, n_units) unit indices, one resample per row, or a :class:`Multiplicity` (a design
+        resample).
 
     Examples
     --------
@@ -199,6 +256,11 @@ def bootstrap_tables(unit_counts: np.ndarray, groups: np.ndarray, n_groups: int,
     k = unit_counts.shape[1]
     rows = index.shape[0]
     groups = np.asarray(groups, dtype=np.int64)
+    if isinstance(index, Multiplicity):
+        member = np.zeros((len(groups), n_groups))
+        member[np.flatnonzero(groups >= 0), groups[groups >= 0]] = 1.0
+        per_unit = (member[:, :, None] * unit_counts[:, None, :]).reshape(len(groups), n_groups * k)
+        return (np.asarray(index) @ per_unit).reshape(rows, n_groups, k)
     # An extra slot collects units without a group, then is dropped.
     slot = np.where(groups < 0, n_groups, groups)
     width = n_groups + 1
@@ -243,6 +305,28 @@ def distribution_metrics(human: np.ndarray, model: np.ndarray, *, ordinal: bool 
     out["entropy_norm_model"] = normalized_entropy(m)
     out["entropy_deviation"] = np.abs(out["entropy_norm_model"] - out["entropy_norm_human"])
     return out
+
+
+def bounded_interval(value: float, low: float, high: float, bounds: tuple[float | None, float | None] = (None, None)
+                     ) -> tuple[float, float]:
+    """A percentile interval made to hold the observed ``value``: where the value lies outside it (a
+    divergence near 0, whose every resample is farther away), the interval is extended to the metric's
+    bound on that side (``bounds``: lower, upper; ``None``: to the value itself).
+
+    Examples
+    --------
+    >>> bounded_interval(7e-9, 0.0013, 0.008, (0.0, None))
+    (0.0, 0.008)
+    >>> bounded_interval(0.4, 0.1, 0.3)
+    (0.1, 0.4)
+    """
+    if not np.isfinite(value) or not (np.isfinite(low) and np.isfinite(high)):
+        return low, high
+    if value < low:
+        low = bounds[0] if bounds[0] is not None else value
+    if value > high:
+        high = bounds[1] if bounds[1] is not None else value
+    return float(low), float(high)
 
 
 def percentile_interval(draws: np.ndarray, level: float = 0.95) -> tuple[float, float]:

@@ -9,7 +9,7 @@ from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy, wasserstein_distance
 from statsmodels.stats.anova import anova_lm
 
-from analysis.fidelity import (bootstrap_tables, distribution_metrics, entropy_deviation, eta_squared,
+from analysis.fidelity import (bootstrap_tables, distribution_metrics, entropy_deviation, eta_squared, no_variance,
                                js_distance, kl_divergence, normalized_entropy, resample_index, smooth,
                                wasserstein_representativeness)
 
@@ -62,10 +62,13 @@ def test_eta_squared_equals_one_way_anova():
     assert eta_squared(table) == pytest.approx(expected, rel=1e-10)
 
 
-def test_eta_squared_weighted_counts_scale_free_and_constant_is_nan():
+def test_eta_squared_weighted_counts_scale_free_and_constant_is_zero():
     table = np.array([[3.0, 1.0, 0.0], [0.5, 2.0, 4.0]])
     assert eta_squared(table * 7.3) == pytest.approx(float(eta_squared(table)))
-    assert np.isnan(eta_squared(np.array([[5.0, 0, 0], [2.0, 0, 0]])))
+    # one answer for everyone: no group differs, so eta^2 is 0 (defined), and flagged by no_variance
+    assert eta_squared(np.array([[5.0, 0, 0], [2.0, 0, 0]])) == 0.0
+    assert no_variance(np.array([[5.0, 0, 0], [2.0, 0, 0]])) and not no_variance(table)
+    assert np.isnan(eta_squared(np.zeros((2, 3))))  # no answers at all
 
 
 def test_bootstrap_tables_match_a_loop():

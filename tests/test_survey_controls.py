@@ -46,7 +46,7 @@ def value(table, provider, question, group, metric, column="value"):
 def test_table_layout(fidelity):
     table, _ = fidelity
     assert list(table.columns) == ["model", "provider", "condition", "elicitation", "question", "group", "metric",
-                                   "value", "ci_low", "ci_high"]
+                                   "value", "ci_low", "ci_high", "note"]
     assert set(table["elicitation"]) == {"sample"}
     assert set(table["provider"]) == {"scripted/echo", "scripted/oracle", "scripted/marginal", "scripted/uniform"}
     assert {"all", "party", "party=Democrat", "sex=female"} <= set(table["group"])

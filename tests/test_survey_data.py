@@ -34,10 +34,19 @@ def test_loader_codes_answers_and_drops_nonsubstantive():
     assert table["group:g"].tolist() == ["A", "A", "B", "B", "B", "A"]
 
 
+def test_an_option_nobody_chose_is_kept_and_design_columns_are_read():
+    frame = toy_frame().assign(psu=[1, 1, 2, 2, 3, 3], st=["x", "x", "x", "y", "y", "y"])
+    table = human_answers("toy/data", "rid", [AnswerColumn("q", "q", {**CODES, "2": "extra"}, ignore=("9",))], [],
+                          frame=frame, strata_column="st", cluster_column="psu")
+    assert "extra" not in set(table["q"].dropna())  # no respondent chose it, and loading accepts that
+    assert table["stratum"].tolist() == ["x", "x", "x", "y", "y", "y"] and table["cluster"].tolist()[:3] == ["1", "1", "2"]
+    with pytest.raises(InputError, match="data.cluster"):
+        human_answers("toy/data", "rid", [], [], frame=frame.assign(psu=[1, None, 2, 2, 3, 3]), cluster_column="psu")
+
+
 @pytest.mark.parametrize("answers,groups,weight,fragment", [
     ([AnswerColumn("q", "nope", CODES)], [], None, "no column 'nope'"),
     ([AnswerColumn("q", "q", CODES)], [], None, "values 9 of column 'q' match no option"),
-    ([AnswerColumn("q", "q", {**CODES, "2": "extra"}, ignore=("9",))], [], None, "option values 2 (extra) never occur"),
     ([], [GroupColumn("g", "g", {"a": "A", "b": "B", "c": "C"})], None, "empty group"),
     ([], [GroupColumn("g", "g", {"a": "A"})], None, "values b of column 'g' map to no group level"),
     ([], [], "q", "must hold non-negative numbers"),

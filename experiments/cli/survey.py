@@ -29,7 +29,8 @@ def run(
 
     The instrument must be frozen and unchanged (else exit 2) unless --deviation is given; --model,
     --personas, --n and --seed are recorded in the manifest as deviations.
-    Exit codes: 0 done; 1 some units failed; 2 bad input; 4 replay-only cache miss.
+    Exit codes: 0 done; 1 some units failed, or a unit or model is degraded (more of its calls
+    failed than analysis.parse_failure_threshold); 2 bad input; 4 replay-only cache miss.
     """
     from experiments.cli.summary import print_summary
     from experiments.survey.runner import run_survey
@@ -48,7 +49,7 @@ def run(
 
 
 def _cell(value: float) -> str:
-    return "" if value != value else f"{value:.3f}"
+    return "" if value != value else f"{value:.3f}".replace("-0.000", "0.000")
 
 
 @survey_app.command("score")

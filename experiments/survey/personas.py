@@ -8,8 +8,10 @@
   a card column per persona card style used, the
   grouping levels, and per question ``reference:<question>``: the respondent the ``oracle`` control
   answers as (the persona's own respondent, or for a census persona a donor drawn from the
-  respondents of the same group cell who answered that question, backing off one axis at a time from
-  the last when the cell has none).
+  respondents of the same group cell who answered that question, with probability proportional to
+  their survey weight, backing off one axis at a time from the last when the cell has none). Drawn
+  in proportion to weight, a donor answers like a draw from the weighted population of its cell, so
+  the oracle reproduces the weighted shares wherever weights vary inside cells.
 
 Examples
 --------
@@ -52,7 +54,8 @@ def human_table(spec: SurveySpec, frame: pd.DataFrame | None = None) -> pd.DataF
     """The real answers (see :func:`analysis.survey.data.human_answers`)."""
     frame = survey_data(spec) if frame is None else frame
     return human_answers(spec.data.label, spec.data.respondent_id, answer_columns(spec), group_columns(spec),
-                         spec.data.weight, frame=frame)
+                         spec.data.weight, frame=frame, strata_column=spec.data.strata,
+                         cluster_column=spec.data.cluster)
 
 
 def _base_personas(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
@@ -69,8 +72,11 @@ def _base_personas(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
             frame = frame.iloc[rows]
         frame = frame.reset_index(drop=True)
         frame["reference_respondent_id"] = [canonical_value(v) for v in frame["respondent_id"]]
-        weights = human.set_index("respondent_id")["weight"]
-        frame["weight"] = weights.reindex(frame["reference_respondent_id"]).to_numpy(dtype=float)
+        design = human.set_index("respondent_id").reindex(frame["reference_respondent_id"])
+        frame["weight"] = design["weight"].to_numpy(dtype=float)
+        for column in ("stratum", "cluster"):  # a respondent's persona is resampled with its design
+            if column in design:
+                frame[column] = design[column].to_numpy(dtype=object)
         return frame
     from personas.synthesis import synthesize
 
@@ -98,9 +104,11 @@ def _persona_levels(spec: SurveySpec, frame: pd.DataFrame) -> None:
 
 
 def _donors(spec: SurveySpec, frame: pd.DataFrame, human: pd.DataFrame, index: int) -> list[str]:
-    """A cell-matched donor per census persona among the respondents who answered question ``index``."""
+    """A cell-matched donor per census persona among the respondents who answered question ``index``,
+    drawn with probability proportional to survey weight."""
     question = spec.questions[index].id
     human = human[human[question].notna()].reset_index(drop=True)
+    weight = human["weight"].to_numpy(dtype=float)
     rng = np.random.default_rng(np.random.SeedSequence(spec.personas.seed, spawn_key=(1, index)))
     axes = [GROUP_PREFIX + g.axis for g in spec.grouping]
     pools = [human.groupby(axes[:depth], dropna=False).indices if depth else None for depth in range(len(axes) + 1)]
@@ -114,7 +122,12 @@ def _donors(spec: SurveySpec, frame: pd.DataFrame, human: pd.DataFrame, index: i
             members = pools[depth].get(key)
             if members is not None and len(members):
                 break
-        donors.append(human["respondent_id"].iat[int(members[rng.integers(len(members))])])
+        mass = weight[members]
+        if mass.sum() <= 0 or np.allclose(mass, mass[0]):  # equal weights: a uniform draw
+            pick = rng.integers(len(members))
+        else:
+            pick = rng.choice(len(members), p=mass / mass.sum())
+        donors.append(human["respondent_id"].iat[int(members[pick])])
     return donors
 
 

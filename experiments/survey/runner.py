@@ -18,6 +18,11 @@ row carries. The instrument file must be frozen (``pvsst prereg freeze``) and un
 run is given ``--deviation TEXT``; command-line overrides (``--model``, ``--personas``, ``--n``,
 ``--seed``) are recorded in the manifest as deviations naming the fields they changed.
 
+A unit (or a model under a condition, over all its units) whose share of failed calls (no usable
+reply; the oracle's by-design refusals aside) exceeds the preregistered
+``analysis.parse_failure_threshold`` is ``degraded``: recorded in the manifest, named with its share
+by ``pvsst survey run``, which then exits 1 (a resumed run stays degraded).
+
 A rerun into the same directory skips units with DONE; a different instrument there is refused.
 Every call is seeded (:func:`experiments.survey.prompts.survey_request_seed`) and schema-constrained
 to the option codes; a reply that fails the schema after the allowed attempts is kept with
@@ -58,6 +63,8 @@ from sim.llm.option_probabilities import distribution_schema
 from sim.llm.cache import ReplayMiss
 from sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
 from experiments.run.store import is_complete, write_table, write_table_directory
+from experiments.run.call_health import DEGRADED, degraded_line
+from analysis.survey.units import failed_calls
 
 CACHE_FILE = "cache.sqlite"
 SURVEY_FILE = "survey.json"
@@ -94,6 +101,7 @@ class UnitOutcome:
     calls: int = 0
     cache_hits: int = 0
     parse_failures: int = 0
+    failed_calls: int = 0  # no usable reply (parse failures, but not the oracle's by-design refusals)
     elapsed_s: float = 0.0
     tables: dict[str, pd.DataFrame] | None = None  # a done unit's tables, for the driver to write
 
@@ -104,9 +112,18 @@ class SurveyRunSummary(RunSummary):
 
     unit: ClassVar[str] = "units"
     parse_failures: int = 0
+    degraded_models: int = 0  # the first lines of ``degraded`` name models, the rest units
 
     def spend(self) -> str:
         return f"{self.parse_failures} parse failures"
+
+    def line(self) -> str:
+        text = super().line()
+        units = len(self.degraded) - self.degraded_models
+        if self.degraded:  # count units as units; the degraded models come after
+            text = text.replace(f"{len(self.degraded)} degraded, ", f"{units} degraded, " if units else "", 1)
+        models = f" ({self.degraded_models} model(s) degraded)" if self.degraded_models else ""
+        return text.replace(";", models + ";", 1) if models else text
 
 
 # -- units ---------------------------------------------------------------------------------------
@@ -225,7 +242,8 @@ def run_unit(task: SurveyUnitTask) -> UnitOutcome:
     responses = pd.DataFrame(rows, columns=list(RESPONSE_COLUMNS))
     calls = pd.DataFrame([r.record.to_dict() for r in results], columns=list(CALL_RECORD_FIELDS))
     return UnitOutcome(unit.unit_id, "done", calls=len(results), cache_hits=int(calls["cached"].sum()),
-                       parse_failures=int((~responses["parse_ok"]).sum()), elapsed_s=time.perf_counter() - started,
+                       parse_failures=int((~responses["parse_ok"]).sum()),
+                       failed_calls=int(failed_calls(responses).sum()), elapsed_s=time.perf_counter() - started,
                        tables={"responses": responses, "llm_calls": calls, "prompts": prompt_table(requests)})
 
 
@@ -286,7 +304,7 @@ def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviat
             records.append({"text": "command-line overrides", "overrides": given, "changed_fields": changes,
                             "frozen_sha256": survey_sha256(file_spec), "current_sha256": survey_sha256(spec),
                             "at": utc_now()})
-    return records, (lock.spec_sha256 if lock else None)
+    return records, lock
 
 
 def _same(a: dict, b: dict) -> bool:
@@ -322,15 +340,16 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     check_elicitation(spec)
     if workers is not None and workers < 1:
         raise InputError("--workers", str(workers), "must be >= 1")
-    deviations, frozen_sha256 = _deviations(spec_path, file_spec, spec, deviation,
-                                            {"model": model or None, "personas": personas, "n": n, "seed": seed,
-                                             "elicitation": elicitation})
+    deviations, lock = _deviations(spec_path, file_spec, spec, deviation,
+                                   {"model": model or None, "personas": personas, "n": n, "seed": seed,
+                                    "elicitation": elicitation})
     persona_frame = prepare_run(spec, run_dir)
     units = plan_units(spec, persona_frame["persona_id"].astype(str).tolist())
     manifest = RunManifest.load(run_dir) or RunManifest.create(run_dir, survey_id=spec.id,
                                                                 survey_path=str(spec_path))
     manifest.data["survey_sha256"] = survey_sha256(spec)
-    manifest.data.update(frozen_sha256=frozen_sha256, instrument_sha256=survey_sha256(file_spec),
+    manifest.data.update(frozen_sha256=lock.spec_sha256 if lock else None,
+                         frozen_at=lock.frozen_at if lock else None, instrument_sha256=survey_sha256(file_spec),
                          models=list(spec.asked_models), data_sha256=data_sha256(spec))
     recorded = manifest.data.setdefault("deviations", [])
     recorded += [d for d in deviations if not any(_same(d, old) for old in recorded)]
@@ -342,11 +361,16 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
         max_concurrency=spec.execution.max_concurrency, max_attempts=spec.sampling.max_attempts,
         timeout_s=spec.execution.request_timeout_s, api_base=spec.execution.api_base)
     summary = SurveyRunSummary(total=len(units))
+    threshold = spec.analysis.parse_failure_threshold
     pending = []
     for unit in units:
         if is_complete(run_dir / "units" / unit.unit_id):
             summary.skipped += 1
-            units_status.setdefault(unit.unit_id, {})["status"] = "done"
+            entry = units_status.setdefault(unit.unit_id, {})
+            if entry.get("status") == DEGRADED:  # still degraded: resuming does not make it a success
+                summary.degraded.append(degraded_line(unit.unit_id, entry, threshold))
+            else:
+                entry["status"] = "done"
         else:
             pending.append(unit)
     manifest.save()
@@ -365,11 +389,15 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
                 if outcome.tables is not None:  # the driver is the run store's only writer
                     _write_unit(run_dir, outcome.unit_id, outcome.tables)
                     outcome.tables = None
-                _account(summary, outcome)
-                units_status[outcome.unit_id] = {"status": outcome.status, "error": outcome.error, "calls": outcome.calls,
+                share = outcome.failed_calls / outcome.calls if outcome.calls else 0.0
+                status = DEGRADED if outcome.status == "done" and share > threshold else outcome.status
+                units_status[outcome.unit_id] = {"status": status, "error": outcome.error, "calls": outcome.calls,
                                                  "cache_hits": outcome.cache_hits,
                                                  "parse_failures": outcome.parse_failures,
+                                                 "failed_calls": outcome.failed_calls, "failed_share": round(share, 6),
                                                  "elapsed_s": round(outcome.elapsed_s, 3), "finished_at": utc_now()}
+                _account(summary, outcome, status, degraded_line("", units_status[outcome.unit_id], threshold)[2:]
+                         if status == DEGRADED else outcome.error)
                 manifest.save()
                 bar.update(bar_id, advance=1, last=f"{outcome.unit_id}: {outcome.status}")
                 if outcome.status == ReplayMiss.status:
@@ -377,11 +405,28 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
                     break
     finally:
         executor.close()
+    models = _degraded_models(units, units_status, threshold)
+    summary.degraded[:0], summary.degraded_models = models, len(models)
+    manifest.data["degraded_models"] = models
     manifest.data["runs"][-1].update(finished_at=utc_now(), summary=summary.line())
     manifest.save()
     return summary
 
 
-def _account(summary: SurveyRunSummary, outcome: UnitOutcome) -> None:
-    summary.count(outcome.unit_id, outcome.status, outcome.error, outcome.calls, outcome.cache_hits)
+def _degraded_models(units: list[SurveyUnit], status: dict, threshold: float) -> list[str]:
+    """``model M | C: share ...`` for every model x condition whose failed share, over its finished
+    units, exceeds ``threshold``."""
+    totals: dict[str, list[int]] = {}
+    for unit in units:
+        entry = status.get(unit.unit_id) or {}
+        if entry.get("status") in ("done", DEGRADED):
+            tally = totals.setdefault(f"model {unit.provider} | {unit.condition}", [0, 0])
+            tally[0] += int(entry.get("failed_calls") or 0)
+            tally[1] += int(entry.get("calls") or 0)
+    return [degraded_line(name, {"failed_share": failed / calls, "calls": calls}, threshold)
+            for name, (failed, calls) in totals.items() if calls and failed / calls > threshold]
+
+
+def _account(summary: SurveyRunSummary, outcome: UnitOutcome, status: str, error: str) -> None:
+    summary.count(outcome.unit_id, status, error, outcome.calls, outcome.cache_hits)
     summary.parse_failures += outcome.parse_failures

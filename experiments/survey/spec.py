@@ -101,7 +101,8 @@ class DataSpec(StrictModel):
     file (``path``: CSV, Parquet, Stata ``.dta`` or SPSS ``.sav``; relative paths are read from the
     working directory). ``derive`` adds columns computed with ``DataFrame.eval`` (``name: expression``),
     then ``filter`` keeps the rows a pandas query selects (e.g. ``year == 2012``). ``value_labels``
-    reads Stata / SPSS value labels instead of their numeric codes.
+    reads Stata / SPSS value labels instead of their numeric codes. ``strata`` and ``cluster`` name
+    the design's stratum and cluster (PSU) columns: intervals then resample clusters within strata.
     """
 
     source: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.]+/[A-Za-z0-9_.\-]+$")] | None = None
@@ -112,6 +113,9 @@ class DataSpec(StrictModel):
     filter: NonEmptyText | None = None
     respondent_id: NonEmptyText
     weight: str | None = None
+    # Survey design: every bootstrap resamples whole clusters (PSUs) with replacement within strata.
+    strata: NonEmptyText | None = None
+    cluster: NonEmptyText | None = None
     citation: str = ""
 
     @model_validator(mode="after")
@@ -221,6 +225,8 @@ class SurveyAnalysisSpec(StrictModel):
     bootstrap_seed: int = 20260729
     ci_level: float = Field(default=0.95, gt=0.5, lt=1.0)
     min_group_n: int = Field(default=10, ge=1)
+    # A unit or model whose share of failed calls exceeds this is degraded (the run exits 1).
+    parse_failure_threshold: float = Field(default=0.05, ge=0.0, le=1.0)
 
 
 class SurveyExecutionSpec(StrictModel):
@@ -358,7 +364,8 @@ def survey_from_canonical(data: dict) -> SurveySpec:
 _LATER_DEFAULTS: dict[tuple[str, ...], object] = {
     ("sampling", "option_order"): "as_asked", ("models",): None, ("data", "path"): None,
     ("data", "format"): None, ("data", "value_labels"): False, ("data", "derive"): {}, ("data", "filter"): None,
-    ("personas", "attributes"): {}, ("personas", "id_prefix"): None,
+    ("personas", "attributes"): {}, ("personas", "id_prefix"): None, ("data", "strata"): None,
+    ("data", "cluster"): None, ("analysis", "parse_failure_threshold"): 0.05,
 }
 
 
