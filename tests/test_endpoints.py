@@ -67,8 +67,9 @@ def test_three_endpoints_one_dies_mid_run_equals_one_endpoint(tmp_path, capfd):
 
 
 def test_client_errors_are_tried_once_and_the_trials_are_degraded(tmp_path, capfd):
-    with StubServer([http_error(400)]) as stub:
-        spec = served_spec(tmp_path, MODEL, {"api_base": stub.api_base}, n_agents=3, n_rounds=1)
+    with StubServer([http_error(400)]) as stub:  # a fixed mode: auto would probe the other modes first
+        spec = served_spec(tmp_path, MODEL, {"api_base": stub.api_base, "structured_output": "json_schema"},
+                           n_agents=3, n_rounds=1)
         code = main(["run", str(spec), "--out", str(tmp_path / "run")])
     out = capfd.readouterr().out
     manifest = _manifest(tmp_path / "run")
@@ -295,7 +296,8 @@ def test_a_500_carrying_the_servers_request_validation_error_is_not_retried():
                                                                      "type": "internal_server_error"}}))
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     request = LLMRequest(model_name=MODEL, messages=({"role": "user", "content": "x"},), schema=schema, seed=1)
-    with StubServer([rejected]) as stub, Gateway(api_base=stub.api_base, backoff_base_s=0.01) as gateway:
+    with StubServer([rejected]) as stub, Gateway(api_base=stub.api_base, backoff_base_s=0.01,
+                                                 structured_output="json_schema") as gateway:  # fixed: no probing
         (result,) = gateway.run([request])
     assert stub.requests == 1 and result.record.attempts == 1 and result.record.status == "error"
     assert "validation error" in result.record.error and result.record.structured_output == "json_schema"

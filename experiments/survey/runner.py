@@ -45,6 +45,7 @@ from personas.atomic import atomic_file, write_json
 from personas.errors import InputError
 from experiments.run.executors import GatewaySettings, make_executor, worker_gateway
 from experiments.run.manifest import RunManifest, environment, utc_now
+from experiments.run.run_guard import guarded_run, remove_staging, resume_command
 from experiments.run.runner import RunSummary
 from experiments.survey.personas import REFERENCE_PREFIX, answer_columns, human_table, persona_table
 from experiments.survey.prompts import (answer_schema, option_order, question_prompt, survey_request_seed,
@@ -356,11 +357,27 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
              for unit in pending)
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.fields[last]}"), disable=not progress)
+    given = [("--model", m) for m in ([model] if isinstance(model, str) else model or [])] + [
+        (flag, value) for flag, value in (("--personas", personas), ("--n", n), ("--seed", seed),
+                                          ("--elicitation", elicitation)) if value is not None]
+    resume = resume_command(["survey", "run", spec_path, *[w for pair in given for w in pair]], run_dir, deviation)
+    with guarded_run(manifest, what=f"survey {spec.id}", unit="units", total=len(units), resume=resume,
+                     finished=lambda: sum(is_complete(run_dir / "units" / u.unit_id) for u in units),
+                     cache_path=run_dir / CACHE_FILE):
+        _run_units(run_dir, spec, settings, tasks, workers, manifest, summary, units_status, bar)
+    manifest.data["runs"][-1].update(finished_at=utc_now(), summary=summary.line())
+    manifest.save()
+    return summary
+
+
+def _run_units(run_dir: Path, spec: SurveySpec, settings: GatewaySettings, tasks, workers: int | None,
+               manifest: RunManifest, summary: SurveyRunSummary, units_status: dict, bar: Progress) -> None:
+    remove_staging(run_dir / "units")  # a unit a killed run was writing
     settings.create_cache()
     executor = make_executor("local", workers or spec.execution.workers)
     try:
         with bar:
-            bar_id = bar.add_task(spec.id, total=len(units), completed=summary.skipped, last="")
+            bar_id = bar.add_task(spec.id, total=summary.total, completed=summary.skipped, last="")
             for outcome in executor.map(_guarded, tasks):
                 if outcome.tables is not None:  # the driver is the run store's only writer
                     _write_unit(run_dir, outcome.unit_id, outcome.tables)
@@ -375,11 +392,10 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
                 if outcome.status == ReplayMiss.status:
                     summary.stopped, summary.exit_code = outcome.error, ReplayMiss.exit_code
                     break
-    finally:
-        executor.close()
-    manifest.data["runs"][-1].update(finished_at=utc_now(), summary=summary.line())
-    manifest.save()
-    return summary
+    except BaseException:  # Ctrl-C, SIGTERM, a failed write: stop the workers, do not wait for them
+        executor.close(abort=True)
+        raise
+    executor.close()
 
 
 def _account(summary: SurveyRunSummary, outcome: UnitOutcome) -> None:
