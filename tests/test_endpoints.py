@@ -136,16 +136,18 @@ def test_bad_execution_settings_are_one_line_input_errors(tmp_path, capfd, lines
 
 @pytest.mark.slow
 @pytest.mark.embedded
-def test_two_trial_study_against_llama_cpp_server(tmp_path, capfd):
-    """Acceptance 4: llama-cpp-python's own server rejects `json_schema` (a 500 carrying its request
-    validation error); `auto` moves to `json_object` on the first call, and no call fails."""
+@pytest.mark.parametrize("setting", [{"structured_output": {"openai/smollm2": "auto"}}, {}],
+                         ids=["auto", "no_setting"])
+def test_two_trial_study_against_llama_cpp_server(tmp_path, capfd, setting):
+    """llama-cpp-python's own server rejects `json_schema` (a 500 carrying its request validation
+    error); `auto`, set or (for a served model) the default, moves to `json_object` on the first call,
+    and no call fails."""
     pytest.importorskip("uvicorn", reason="llama-cpp-python's server extra: pip install 'pvsst[dev]'")
     from served_study import LlamaServer
 
     with LlamaServer() as server:
-        spec = served_spec(tmp_path, "openai/smollm2", {
-            "api_base": server.api_base, "max_concurrency": 2, "structured_output": {"openai/smollm2": "auto"}},
-            n_agents=3, n_rounds=1, seeds=(101,))
+        spec = served_spec(tmp_path, "openai/smollm2", {"api_base": server.api_base, "max_concurrency": 2, **setting},
+                           n_agents=3, n_rounds=1, seeds=(101,))
         code = main(["run", str(spec), "--out", str(tmp_path / "run")])
     out = capfd.readouterr().out
     assert code == 0, out

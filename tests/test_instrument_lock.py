@@ -99,3 +99,32 @@ def test_the_lock_records_the_data_and_a_run_on_changed_data_needs_a_deviation(t
     assert "data.sha256" in capsys.readouterr().err
     assert main(["prereg", "freeze", "--force", str(path)]) == 0
     assert read_lock(path).data["sha256"] == current_hash
+
+
+STUDY_FILE_PROBLEMS = {  # name -> (edit of the study's folder, the file the one line names, a phrase of it)
+    "edge_list_unknown_agent": (lambda d: (d / "edges.txt").write_text("a00 a01\na01 zz9\n"), "edges.txt",
+                                "unknown agent id 'zz9'"),
+    "edge_list_missing": (lambda d: (d / "edges.txt").unlink(), "edges.txt", "cannot read"),
+    "template_unknown_placeholder": (lambda d: (d / "my_materials" / "post_system.txt").write_text(
+        "Say $nonsense.\n"), "post_system.txt", "unknown placeholder"),
+    "materials_file_missing": (lambda d: (d / "my_materials" / "post_system.txt").unlink(), "post_system.txt",
+                               "missing materials file"),
+    "personas_file_missing": (lambda d: (d / "scripted_smoke.yaml").write_text(
+        (d / "scripted_smoke.yaml").read_text() + "personas: {source: file, path: people.parquet}\n"),
+        "people.parquet", "no such persona file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STUDY_FILE_PROBLEMS))
+def test_freeze_refuses_a_study_whose_files_cannot_run(case, tmp_path, capsys):
+    from runner_helpers import study_with_own_files
+
+    spec = study_with_own_files(tmp_path / "study")
+    lock_path(spec).unlink()
+    edit, name, phrase = STUDY_FILE_PROBLEMS[case]
+    edit(spec.parent)
+    capsys.readouterr()
+    assert main(["prereg", "freeze", str(spec)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("pvsst: error: ") and name in err and phrase in err, err
+    assert not lock_path(spec).exists()

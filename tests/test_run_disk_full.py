@@ -8,6 +8,7 @@ and the in-process test below (a Parquet writer that raises ENOSPC) still runs.
 from __future__ import annotations
 
 import errno
+import json
 import shutil
 import subprocess
 import sys
@@ -101,3 +102,38 @@ def test_a_parquet_writer_that_finds_no_space_stops_the_run_in_one_line(tmp_path
     assert main(["run", str(spec), "--out", str(out), "--workers", "1"]) == 0
     assert main(["run", str(spec), "--out", str(tmp_path / "clean"), "--workers", "1"]) == 0
     assert_same_run_store(tmp_path / "clean", out)
+
+
+def test_a_survey_run_whose_folder_turns_read_only_stops_in_one_line_and_resumes(tmp_path, monkeypatch, capsys):
+    import yaml
+
+    import experiments.run.store as store
+    from experiments.spec.prereg import freeze
+    from test_survey_study import fixture_frame, fixture_instrument
+
+    data = tmp_path / "answers.csv"
+    fixture_frame(n=120).to_csv(data, index=False)
+    spec = fixture_instrument(data)
+    spec["execution"]["chunk_size"] = 20
+    path = tmp_path / "survey.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    freeze(path)
+    write_table, writes = store.write_table, []
+
+    def read_only(frame, target):
+        if Path(target).parent.parent.name == "units" and Path(target).parent not in writes:
+            writes.append(Path(target).parent)  # a unit's staging directory
+        if len(writes) > 3:  # the 4th unit's first table
+            raise OSError(errno.EROFS, "Read-only file system", str(target))
+        write_table(frame, target)
+
+    monkeypatch.setattr(store, "write_table", read_only)
+    out = tmp_path / "run"
+    assert main(["survey", "run", str(path), "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "read-only file system" in err and str(out / "units") in err, err
+    assert "3 of " in err and "units finished" in err, err
+    assert len(list((out / "units").glob("*/DONE"))) == 3
+    monkeypatch.setattr(store, "write_table", write_table)
+    assert main(["survey", "run", str(path), "--out", str(out)]) == 0
+    assert "3 skipped" in json.loads((out / "manifest.json").read_text())["runs"][-1]["summary"]

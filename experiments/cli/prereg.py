@@ -22,7 +22,8 @@ def freeze_command(
     spec: Path = typer.Argument(..., help="The study spec (YAML)."),
     force: bool = typer.Option(False, "--force", help="Overwrite a lock that belongs to a different spec."),
 ) -> None:
-    """Validate SPEC and write SPEC.lock.json (sha256 of the canonical spec, UTC time, versions)."""
+    """Validate SPEC, check what a run of it reads (data, columns, materials, edge list, personas, models),
+    and write SPEC.lock.json (sha256 of the canonical spec, of its materials or data, UTC time, versions)."""
     from experiments.spec.prereg import freeze, lock_path
 
     lock = freeze(spec, force=force)

@@ -131,6 +131,17 @@ def guarded_run(manifest: RunManifest, *, what: str, unit: str, total: int, fini
 
 
 @contextmanager
+def preparing(run_dir: str | Path, resume: str) -> Iterator[None]:
+    """Turn an ``OSError`` while a run writes its inputs into its folder (before any unit runs) into
+    :class:`~personas.errors.RunStopped`: one line naming the path and the problem, exit code 1."""
+    try:
+        yield
+    except OSError as err:
+        raise RunStopped(f"cannot write {failed_write_line(err, run_dir)}; no unit was run; fix it, then "
+                         f"run: {resume}", EXIT_WRITE_FAILED) from None
+
+
+@contextmanager
 def spawning_quietly() -> Iterator[None]:
     """Start worker processes inside this block with SIGINT and SIGTERM blocked: a spawned process
     inherits the signal mask, so Ctrl-C at the terminal (sent to every process of the group) reaches

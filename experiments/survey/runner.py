@@ -45,7 +45,7 @@ from personas.atomic import atomic_file, write_json
 from personas.errors import InputError
 from experiments.run.executors import GatewaySettings, make_executor, worker_gateway
 from experiments.run.manifest import RunManifest, environment, utc_now
-from experiments.run.run_guard import guarded_run, remove_staging, resume_command
+from experiments.run.run_guard import guarded_run, preparing, remove_staging, resume_command
 from experiments.run.runner import RunSummary
 from experiments.survey.personas import REFERENCE_PREFIX, answer_columns, human_table, persona_table
 from experiments.survey.prompts import (answer_schema, option_order, question_prompt, survey_request_seed,
@@ -315,7 +315,12 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     deviations, frozen_sha256, data = _deviations(spec_path, file_spec, spec, deviation,
                                             {"model": model or None, "personas": personas, "n": n, "seed": seed,
                                              "elicitation": elicitation})
-    persona_frame = prepare_run(spec, run_dir)
+    given = [("--model", m) for m in ([model] if isinstance(model, str) else model or [])] + [
+        (flag, value) for flag, value in (("--personas", personas), ("--n", n), ("--seed", seed),
+                                          ("--elicitation", elicitation)) if value is not None]
+    resume = resume_command(["survey", "run", spec_path, *[w for pair in given for w in pair]], run_dir, deviation)
+    with preparing(run_dir, resume):
+        persona_frame = prepare_run(spec, run_dir)
     units = plan_units(spec, persona_frame["persona_id"].astype(str).tolist())
     manifest = RunManifest.load(run_dir) or RunManifest.create(run_dir, survey_id=spec.id,
                                                                 survey_path=str(spec_path))
@@ -346,10 +351,6 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
              for unit in pending)
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.fields[last]}"), disable=not progress)
-    given = [("--model", m) for m in ([model] if isinstance(model, str) else model or [])] + [
-        (flag, value) for flag, value in (("--personas", personas), ("--n", n), ("--seed", seed),
-                                          ("--elicitation", elicitation)) if value is not None]
-    resume = resume_command(["survey", "run", spec_path, *[w for pair in given for w in pair]], run_dir, deviation)
     with guarded_run(manifest, what=f"survey {spec.id}", unit="units", total=len(units), resume=resume,
                      finished=lambda: sum(is_complete(run_dir / "units" / u.unit_id) for u in units),
                      cache_path=run_dir / CACHE_FILE):
