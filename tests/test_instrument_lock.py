@@ -82,6 +82,9 @@ def test_the_lock_records_the_data_and_a_run_on_changed_data_needs_a_deviation(t
     current_hash = hashlib.sha256(csv_data.read_bytes()).hexdigest()
     capsys.readouterr()
 
+    assert main(["prereg", "verify", str(path)]) == 1
+    assert f"changed data: {csv_data} (frozen sha256 {frozen_hash[:12]}" in capsys.readouterr().out
+
     out = tmp_path / "after"
     assert main(["survey", "run", str(path), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()

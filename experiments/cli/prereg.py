@@ -49,6 +49,8 @@ def verify_command(spec: Path = typer.Argument(..., help="The study spec (YAML).
                   f"{result.frozen_sha256} ({result.lock.frozen_at})", markup=False)
     for path in result.changed_materials:
         console.print(f"changed materials file: {path}", markup=False)
+    for data in result.changed_data:
+        console.print(f"changed data: {data}", markup=False)
     for change in result.changed_fields:
         console.print(f"changed: {change}", markup=False)
     console.print("\n".join(result.diff), markup=False)

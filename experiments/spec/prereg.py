@@ -19,6 +19,7 @@ Examples
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import json
@@ -72,7 +73,8 @@ class Verification:
     ``changed_fields`` names each changed value as ``"dotted.path: old -> new"``;
     ``changed_materials`` lists the materials files (paths) whose content differs from the frozen one;
     ``version_changes`` lists packages whose version differs from the one recorded at freezing
-    (informative only: it does not make the verification fail).
+    (informative only: it does not make the verification fail); ``changed_data`` names an instrument's
+    data set when its fingerprint differs from the frozen one.
     """
 
     ok: bool
@@ -83,6 +85,7 @@ class Verification:
     changed_fields: list[str] = field(default_factory=list)
     changed_materials: list[str] = field(default_factory=list)
     version_changes: list[str] = field(default_factory=list)
+    changed_data: list[str] = field(default_factory=list)
 
 
 def lock_path(spec_path: str | Path) -> Path:
@@ -249,9 +252,18 @@ def verify(spec_path: str | Path) -> Verification:
     if lock is None:
         raise InputError(str(lock_path(spec_path)), "lock",
                          f"no lock file: run `pvsst prereg freeze {spec_path}` first")
-    materials_dir, hashes = document_materials(document, spec_path)
-    return compare(document.canonical, lock, spec_name=Path(spec_path).name, materials_dir=materials_dir,
-                   materials=hashes)
+    materials_dir, hashes = document_materials(document, spec_path, document.model)
+    result = compare(document.canonical, lock, spec_name=Path(spec_path).name, materials_dir=materials_dir,
+                     materials=hashes)
+    if document.kind == "survey" and lock.data:
+        from experiments.survey.checks import data_record
+
+        current = data_record(document.model)
+        if current.get("sha256") != lock.data.get("sha256"):
+            name = current.get("path") or current.get("source")
+            result = dataclasses.replace(result, ok=False, changed_data=[
+                f"{name} (frozen sha256 {lock.data['sha256'][:12]}..., now {current['sha256'][:12]}...)"])
+    return result
 
 
 def compare(current: dict, lock: Lock, *, spec_name: str = "spec", materials_dir: Path | None = None,
