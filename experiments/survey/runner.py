@@ -313,8 +313,8 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     if workers is not None and workers < 1:
         raise InputError("--workers", str(workers), "must be >= 1")
     deviations, frozen_sha256, data = _deviations(spec_path, file_spec, spec, deviation,
-                                            {"model": model or None, "personas": personas, "n": n, "seed": seed,
-                                             "elicitation": elicitation})
+                                                  {"model": model or None, "personas": personas, "n": n,
+                                                   "seed": seed, "elicitation": elicitation})
     given = [("--model", m) for m in ([model] if isinstance(model, str) else model or [])] + [
         (flag, value) for flag, value in (("--personas", personas), ("--n", n), ("--seed", seed),
                                           ("--elicitation", elicitation)) if value is not None]
@@ -344,7 +344,6 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
             units_status.setdefault(unit.unit_id, {})["status"] = "done"
         else:
             pending.append(unit)
-    manifest.save()
     canonical = canonical_survey(spec)
     by_id = persona_frame.assign(_key=persona_frame["persona_id"].astype(str)).set_index("_key", drop=True)
     tasks = (SurveyUnitTask(canonical, unit, by_id.loc[list(unit.persona_ids)].reset_index(drop=True), settings)
@@ -362,6 +361,7 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
 
 def _run_units(run_dir: Path, spec: SurveySpec, settings: GatewaySettings, tasks, workers: int | None,
                manifest: RunManifest, summary: SurveyRunSummary, units_status: dict, bar: Progress) -> None:
+    manifest.save()
     remove_staging(run_dir / "units")  # a unit a killed run was writing
     settings.create_cache()
     executor = make_executor("local", workers or spec.execution.workers)
