@@ -67,8 +67,9 @@ def test_three_endpoints_one_dies_mid_run_equals_one_endpoint(tmp_path, capfd):
 
 
 def test_client_errors_are_tried_once_and_the_trials_are_degraded(tmp_path, capfd):
-    with StubServer([http_error(400)]) as stub:
-        spec = served_spec(tmp_path, MODEL, {"api_base": stub.api_base}, n_agents=3, n_rounds=1)
+    with StubServer([http_error(400)]) as stub:  # a fixed mode: auto would probe the other modes first
+        spec = served_spec(tmp_path, MODEL, {"api_base": stub.api_base, "structured_output": "json_schema"},
+                           n_agents=3, n_rounds=1)
         code = main(["run", str(spec), "--out", str(tmp_path / "run")])
     out = capfd.readouterr().out
     manifest = _manifest(tmp_path / "run")
@@ -135,16 +136,18 @@ def test_bad_execution_settings_are_one_line_input_errors(tmp_path, capfd, lines
 
 @pytest.mark.slow
 @pytest.mark.embedded
-def test_two_trial_study_against_llama_cpp_server(tmp_path, capfd):
-    """Acceptance 4: llama-cpp-python's own server rejects `json_schema` (a 500 carrying its request
-    validation error); `auto` moves to `json_object` on the first call, and no call fails."""
+@pytest.mark.parametrize("setting", [{"structured_output": {"openai/smollm2": "auto"}}, {}],
+                         ids=["auto", "no_setting"])
+def test_two_trial_study_against_llama_cpp_server(tmp_path, capfd, setting):
+    """llama-cpp-python's own server rejects `json_schema` (a 500 carrying its request validation
+    error); `auto`, set or (for a served model) the default, moves to `json_object` on the first call,
+    and no call fails."""
     pytest.importorskip("uvicorn", reason="llama-cpp-python's server extra: pip install 'pvsst[dev]'")
     from served_study import LlamaServer
 
     with LlamaServer() as server:
-        spec = served_spec(tmp_path, "openai/smollm2", {
-            "api_base": server.api_base, "max_concurrency": 2, "structured_output": {"openai/smollm2": "auto"}},
-            n_agents=3, n_rounds=1, seeds=(101,))
+        spec = served_spec(tmp_path, "openai/smollm2", {"api_base": server.api_base, "max_concurrency": 2, **setting},
+                           n_agents=3, n_rounds=1, seeds=(101,))
         code = main(["run", str(spec), "--out", str(tmp_path / "run")])
     out = capfd.readouterr().out
     assert code == 0, out
@@ -295,7 +298,8 @@ def test_a_500_carrying_the_servers_request_validation_error_is_not_retried():
                                                                      "type": "internal_server_error"}}))
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     request = LLMRequest(model_name=MODEL, messages=({"role": "user", "content": "x"},), schema=schema, seed=1)
-    with StubServer([rejected]) as stub, Gateway(api_base=stub.api_base, backoff_base_s=0.01) as gateway:
+    with StubServer([rejected]) as stub, Gateway(api_base=stub.api_base, backoff_base_s=0.01,
+                                                 structured_output="json_schema") as gateway:  # fixed: no probing
         (result,) = gateway.run([request])
     assert stub.requests == 1 and result.record.attempts == 1 and result.record.status == "error"
     assert "validation error" in result.record.error and result.record.structured_output == "json_schema"

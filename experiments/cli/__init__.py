@@ -1,7 +1,8 @@
 """The ``pvsst`` command: thin wrappers over functions of the four packages.
 
 Every command module in ``experiments/cli`` adds its commands to :data:`app`. Bad input anywhere
-raises an ``InputError``; :func:`main` prints it as one line and exits with code 2.
+raises an ``InputError``; :func:`main` prints it as one line and exits with code 2. A run stopped by a
+signal or a failed write raises ``RunStopped``: one line, and its exit code (130, 143 or 1).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 import click
 import typer
 
-from personas.errors import InputError
+from personas.errors import InputError, RunStopped
 
 EXIT_INPUT_ERROR = 2
 
@@ -42,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as err:
         print(f"pvsst: error: {err}", file=sys.stderr)
         code = EXIT_INPUT_ERROR
+    except RunStopped as err:
+        print(f"pvsst: {err}", file=sys.stderr)
+        code = err.exit_code
     except click.exceptions.UsageError as err:
         hint = f" (in {err.ctx.command_path})" if err.ctx is not None else ""
         print(f"pvsst: error: {err.format_message()}{hint}", file=sys.stderr)

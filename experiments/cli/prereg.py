@@ -22,7 +22,8 @@ def freeze_command(
     spec: Path = typer.Argument(..., help="The study spec (YAML)."),
     force: bool = typer.Option(False, "--force", help="Overwrite a lock that belongs to a different spec."),
 ) -> None:
-    """Validate SPEC and write SPEC.lock.json (sha256 of the canonical spec, UTC time, versions)."""
+    """Validate SPEC, check what a run of it reads (data, columns, materials, edge list, personas, models),
+    and write SPEC.lock.json (sha256 of the canonical spec, of its materials or data, UTC time, versions)."""
     from experiments.spec.prereg import freeze, lock_path
 
     lock = freeze(spec, force=force)
@@ -48,6 +49,8 @@ def verify_command(spec: Path = typer.Argument(..., help="The study spec (YAML).
                   f"{result.frozen_sha256} ({result.lock.frozen_at})", markup=False)
     for path in result.changed_materials:
         console.print(f"changed materials file: {path}", markup=False)
+    for data in result.changed_data:
+        console.print(f"changed data: {data}", markup=False)
     for change in result.changed_fields:
         console.print(f"changed: {change}", markup=False)
     console.print("\n".join(result.diff), markup=False)

@@ -20,8 +20,9 @@ def run(
     """Run every trial of a frozen spec; skips trials already DONE (resume).
 
     Exit codes: 0 all trials done; 1 some trials failed, or are degraded (more of their model calls
-    failed than the spec's analysis.parse_failure_threshold; both recorded in the manifest); 2 bad input
-    (unfrozen or changed spec, invalid spec); 3 budget reached; 4 replay-only cache miss.
+    failed than the spec's analysis.parse_failure_threshold; both recorded in the manifest), or a write
+    failed (no space, permissions); 2 bad input (unfrozen or changed spec, invalid spec); 3 budget
+    reached; 4 replay-only cache miss; 130 / 143 stopped by Ctrl-C / SIGTERM (rerun to resume).
     """
     from experiments.cli.summary import print_summary
     from experiments.run.runner import run_study

@@ -29,8 +29,10 @@ def run(
 
     The instrument must be frozen and unchanged (else exit 2) unless --deviation is given; --model,
     --personas, --n and --seed are recorded in the manifest as deviations.
-    Exit codes: 0 done; 1 some units failed, or a unit or model is degraded (more of its calls
-    failed than analysis.parse_failure_threshold); 2 bad input; 4 replay-only cache miss.
+    The data must be as frozen (its sha256 is in the lock) unless --deviation is given.
+    Exit codes: 0 done; 1 some units failed, a write failed, or a unit or model is degraded (more of
+    its calls failed than analysis.parse_failure_threshold); 2 bad input (also: changed data);
+    4 replay-only cache miss; 130 / 143 stopped by Ctrl-C / SIGTERM (rerun to resume).
     """
     from experiments.cli.summary import print_summary
     from experiments.survey.runner import run_survey

@@ -28,6 +28,7 @@ import pandas as pd
 
 from experiments.spec.design import TrialPlan
 from personas.errors import InputError
+from experiments.run.run_guard import ignore_interrupts, spawning_quietly
 from experiments.run.study_files import StudyFiles
 from experiments.run.trial_pipeline import TrialOutcome, execute_trial
 from sim.llm.budget import BudgetExceeded
@@ -191,7 +192,7 @@ class InlineExecutor:
         """Settings for this executor's workers: in-process, the SQLite file itself."""
         return settings
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
         pass
 
 
@@ -201,7 +202,8 @@ class LocalExecutor:
     name = "local"
 
     def __init__(self, workers: int):
-        self.pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        self.pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                           initializer=ignore_interrupts)
         self.workers = workers
 
     def map(self, fn: Callable[[T], R], tasks: Iterable[T],
@@ -230,7 +232,8 @@ class LocalExecutor:
 
     def _submit(self, fn: Callable[[T], R], task: T) -> cf.Future:
         try:
-            return self.pool.submit(fn, task)
+            with spawning_quietly():  # a submit may start the worker processes
+                return self.pool.submit(fn, task)
         except BrokenProcessPool as err:  # a worker died earlier: this task fails the same way
             future: cf.Future = cf.Future()
             future.set_exception(err)
@@ -238,7 +241,12 @@ class LocalExecutor:
 
     share_cache = InlineExecutor.share_cache
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
+        """Wait for the running tasks; with ``abort`` (an interrupted run) stop the workers at once:
+        they write nothing but the response cache, whose unfinished transaction SQLite rolls back."""
+        if abort:
+            for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+                process.kill()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -328,7 +336,7 @@ class RayExecutor:
         self._cache_server = start_cache_server(self.ray, settings.cache_path)
         return replace(settings, cache_path=None, cache_server=self._cache_server)
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
         if self._cache_server is not None:
             try:
                 self.ray.get(self._cache_server.close.remote())

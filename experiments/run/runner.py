@@ -30,6 +30,7 @@ from sim.llm.cache import ReplayMiss
 from experiments.run.executors import (BlockTask, GatewaySettings, InlineExecutor, lost_block, make_executor,
                                       remaining_block, run_block, run_block_trials)
 from experiments.run.manifest import RunManifest, environment, utc_now
+from experiments.run.run_guard import guarded_run, remove_staging, resume_command
 from experiments.run.persona_source import resolve_personas
 from experiments.spec.prereg import Lock, compare, read_lock
 from experiments.spec.study import StudySpec, canonical_sha256, canonical_spec, load_spec
@@ -166,15 +167,31 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
             raise InputError("--budget", *describe_validation_error(err)) from None
     design = expand(spec)
     manifest = _open_manifest(run_dir, spec_path, spec, canonical, lock, digest, design, deviation_record)
-    manifest.data["materials"] = {"directory": str(materials_dir),
-                                  "sha256": write_materials(run_dir, materials_dir)}
-
     execution = spec.execution
     kind = executor or execution.executor
     n_workers = workers or execution.workers
     cap_usd = budget_usd if budget_usd is not None else spec.budget.max_usd
     cap_tokens = spec.budget.max_tokens
+    manifest.data["runs"].append({"started_at": utc_now(), "executor": kind, "workers": n_workers,
+                                  "replay_only": replay_only, "budget_usd": cap_usd, "versions": environment()})
+    resume = resume_command(["run", spec_path], run_dir, deviation)
+    with guarded_run(manifest, what=f"study {spec.id}", unit="trials", total=len(design.trials), resume=resume,
+                     finished=lambda: sum(is_complete(run_dir / "trials" / p.trial_id) for p in design.trials),
+                     cache_path=run_dir / CACHE_FILE):
+        return _run_trials(spec_path, run_dir, spec, canonical, digest, design, manifest, materials_dir,
+                           kind=kind, n_workers=n_workers, replay_only=replay_only, cap_usd=cap_usd,
+                           cap_tokens=cap_tokens, ray_address=ray_address, progress=progress)
+
+
+def _run_trials(spec_path: Path, run_dir: Path, spec: StudySpec, canonical: dict, digest: str, design: Design,
+                manifest: RunManifest, materials_dir: Path, *, kind: str, n_workers: int, replay_only: bool,
+                cap_usd: float | None, cap_tokens: int | None, ray_address: str | None,
+                progress: bool) -> RunSummary:
+    execution = spec.execution
+    manifest.data["materials"] = {"directory": str(materials_dir),
+                                  "sha256": write_materials(run_dir, materials_dir)}
     run_dir.mkdir(parents=True, exist_ok=True)
+    remove_staging(run_dir / "trials")  # a trial a killed run was writing
     personas_path = resolve_personas(spec, spec_path.parent.resolve(), run_dir)
     personas = pd.read_parquet(personas_path) if personas_path is not None else None  # shipped, not its path
     files, file_origins = collect_study_files(spec, spec_path.parent.resolve())  # shipped as bytes, not paths
@@ -185,8 +202,6 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
         endpoints=execution.endpoint_list(),
         structured_output=tuple((m, execution.structured_output_for(m)) for m in spec.factors.models))
     threshold = spec.analysis.parse_failure_threshold
-    manifest.data["runs"].append({"started_at": utc_now(), "executor": kind, "workers": n_workers,
-                                  "replay_only": replay_only, "budget_usd": cap_usd, "versions": environment()})
     manifest.save()
 
     summary = RunSummary(total=len(design.trials))
@@ -219,7 +234,7 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
     try:
         worker_settings = runner.share_cache(settings)
     except BaseException:
-        runner.close()
+        runner.close(abort=True)
         raise
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.fields[last]}"), disable=not progress, transient=False)
@@ -253,8 +268,10 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
                 manifest.save()
                 if summary.stopped:
                     break
-    finally:
-        runner.close()
+    except BaseException:  # Ctrl-C, SIGTERM, a failed write: stop the workers, do not wait for them
+        runner.close(abort=True)
+        raise
+    runner.close()
     manifest.data["runs"][-1]["finished_at"] = utc_now()
     manifest.data["runs"][-1]["summary"] = summary.line()
     manifest.data["model_calls"] = model_calls_summary(manifest.trials)

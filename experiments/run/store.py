@@ -48,12 +48,17 @@ def write_table_directory(root: str | Path, name: str, tables: dict[str, pd.Data
     (['DONE', 'posts.parquet'], True)
     """
     final = Path(root) / name
-    with atomic_directory(final) as tmp:  # a stale, incomplete attempt (no DONE) is replaced
-        for table, frame in tables.items():
-            write_table(frame, tmp / f"{table}.parquet")
-        for filename, text in (files or {}).items():
-            (tmp / filename).write_text(text)
-    (final / DONE).write_text("ok\n")
+    try:
+        with atomic_directory(final) as tmp:  # a stale, incomplete attempt (no DONE) is replaced
+            for table, frame in tables.items():
+                write_table(frame, tmp / f"{table}.parquet")
+            for filename, text in (files or {}).items():
+                (tmp / filename).write_text(text)
+        (final / DONE).write_text("ok\n")
+    except OSError as err:
+        if err.filename is None:  # pyarrow names no file: name the directory being written
+            raise OSError(err.errno, err.strerror or str(err), str(final)) from err
+        raise
     return final
 
 

@@ -137,3 +137,35 @@ def _read(path: Path, field: str) -> bytes:
         return path.read_bytes()
     except OSError as err:
         raise InputError(str(path), field, f"cannot read ({err.strerror or err})") from None
+
+
+def check_study_files(spec: StudySpec, spec_dir: Path) -> None:
+    """Read and check every file a run of ``spec`` (a spec file in ``spec_dir``) reads, as the run would:
+    the materials (templates, persona tables, account ids), the edge list (its lines and agent ids) and
+    a persona file. A problem is an ``InputError`` naming the file.
+
+    Examples
+    --------
+    >>> from experiments.spec.study import load_spec
+    >>> check_study_files(load_spec("experiments/specs/quickstart.yaml"), Path("experiments/specs"))
+    """
+    import numpy as np
+
+    from sim.accounts import honest_ids
+    from sim.materials import load_materials
+    from sim.network import build_follow_graph
+
+    materials = load_materials(spec_materials_dir(spec, spec_dir))
+    files, origins = collect_study_files(spec, spec_dir)
+    if files.edge_list is not None:
+        protocol = spec.protocol.to_protocol()
+        n = spec.trial.n_agents
+        ids = (materials.account_ids("honest", n) if protocol.account_ids == "materials"
+               else honest_ids(n, protocol.account_ids))
+        network = spec.trial.network.model_copy(update={"path": origins["edge_list"]})
+        build_follow_graph(network, ids, None, np.random.default_rng(0))
+    if spec.personas.source == "file":
+        from personas.records import read_personas
+
+        path = Path(spec.personas.path)
+        read_personas(path if path.is_absolute() else Path(spec_dir) / path)

@@ -2,7 +2,8 @@
 
 ``api_base`` is one model server; ``endpoints`` are many, routed by litellm's Router (load balancing,
 cooldown of a failing server, retry on another). ``structured_output`` says how a reply's JSON is
-asked for: one setting for every model, or one per model (see :mod:`sim.llm.structured_modes`).
+asked for: one setting for every model, or one per model (see :mod:`sim.llm.structured_modes`); a
+model it does not name takes ``auto`` when served and ``json_schema`` when embedded or scripted.
 Fields added here are left out of the canonical form while at their defaults, so the hash of a spec
 that does not use them is what it was before they existed.
 
@@ -13,8 +14,8 @@ Examples
 ...                                       "structured_output": {"openai/smollm2": "auto"}})
 >>> [e.api_base for e in execution.endpoints], execution.structured_output_for("openai/smollm2")
 (['http://a:8000/v1', 'http://b:8000/v1'], 'auto')
->>> execution.structured_output_for("openai/other")
-'json_schema'
+>>> execution.structured_output_for("openai/other"), execution.structured_output_for("embedded/smollm2-135m")
+('auto', 'json_schema')
 """
 from __future__ import annotations
 
@@ -26,7 +27,6 @@ from experiments.spec.base import NonEmptyText, SpecFieldError, StrictModel
 from personas.validation import require_unique
 
 STRUCTURED_OUTPUT = ("json_schema", "json_object", "json_mode", "none", "auto")
-DEFAULT_STRUCTURED_OUTPUT = "json_schema"
 
 
 class Endpoint(StrictModel):
@@ -49,12 +49,13 @@ class Execution(StrictModel):
     api_base: NonEmptyText | None = None
     endpoints: Annotated[list[Endpoint], Field(min_length=1)] | None = Field(
         None, exclude_if=lambda value: value is None)
-    structured_output: str | dict[str, str] = Field(
-        DEFAULT_STRUCTURED_OUTPUT, exclude_if=lambda value: value == DEFAULT_STRUCTURED_OUTPUT)
+    structured_output: str | dict[str, str] | None = Field(None, exclude_if=lambda value: value is None)
 
     @field_validator("structured_output")
     @classmethod
-    def _known_modes(cls, value: str | dict[str, str]) -> str | dict[str, str]:
+    def _known_modes(cls, value: str | dict[str, str] | None) -> str | dict[str, str] | None:
+        if value is None:
+            return value
         for where, mode in ([("", value)] if isinstance(value, str) else list(value.items())):
             if mode not in STRUCTURED_OUTPUT:
                 raise SpecFieldError(where, f"unknown structured-output mode {mode!r} (known: "
@@ -73,10 +74,12 @@ class Execution(StrictModel):
         return self
 
     def structured_output_for(self, model: str) -> str:
-        """The structured-output setting of ``model``."""
+        """The structured-output setting of ``model`` (unset: :func:`~sim.llm.structured_modes.default_setting`)."""
+        from sim.llm.structured_modes import default_setting
+
         if isinstance(self.structured_output, dict):
-            return self.structured_output.get(model, DEFAULT_STRUCTURED_OUTPUT)
-        return self.structured_output
+            return self.structured_output.get(model, default_setting(model))
+        return self.structured_output or default_setting(model)
 
     def check_models(self, models: list[str]) -> None:
         """Every model named in a per-model ``structured_output`` is a model of the study."""

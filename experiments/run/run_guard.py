@@ -1,0 +1,195 @@
+"""How a run ends when it is stopped from outside: Ctrl-C, SIGTERM, or an operating-system error while writing.
+
+Both runners (study trials, survey units) execute inside :func:`guarded_run`. There:
+
+- SIGINT (Ctrl-C, sent to the whole foreground process group) and SIGTERM stop the run: the workers
+  are stopped (they never see SIGINT themselves: :func:`spawning_quietly`), the interruption is
+  recorded in the manifest's current ``runs`` entry, and :class:`~personas.errors.RunStopped` carries one
+  line (what stopped, how many units are finished, the command that resumes) and exit code 128 + the
+  signal's number (130, 143);
+- an ``OSError`` (no space left, permission denied, read-only filesystem, the run folder removed) or
+  SQLite's own word for the same (the response cache's disk is full or read-only) becomes one line
+  naming the path and the problem, exit code 1.
+
+Finished units are whole directories renamed into place with a DONE marker, so none is lost; the one
+being written is a hidden staging directory, removed on the error or, if the process died first, by
+:func:`remove_staging` when the run is resumed. The response cache is SQLite in WAL mode: a write that
+fails is rolled back, and the file stays usable.
+
+Examples
+--------
+>>> import errno
+>>> failed_write_line(OSError(errno.ENOSPC, "No space left on device", "/runs/r1/trials/t1"))
+'/runs/r1/trials/t1: no space left on device'
+>>> failed_write_line(OSError("Error writing bytes to file. Detail: [errno 28] No space left on device"), "/runs/r1")
+'/runs/r1: no space left on device'
+"""
+from __future__ import annotations
+
+import errno
+import os
+import re
+import shlex
+import shutil
+import signal
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from personas.errors import RunStopped
+from experiments.run.manifest import RunManifest, utc_now
+
+EXIT_WRITE_FAILED = 1
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread like ``KeyboardInterrupt`` is for SIGINT."""
+
+    signum = signal.SIGTERM
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
+def _errno_of(err: OSError) -> int | None:
+    if err.errno:
+        return err.errno
+    found = re.search(r"\[errno (\d+)\]", str(err), flags=re.IGNORECASE)  # pyarrow keeps it in the text
+    return int(found.group(1)) if found else None
+
+
+def failed_write_line(err: BaseException, fallback: str | Path | None = None) -> str:
+    """``PATH: problem`` for an ``OSError`` (or SQLite's disk-full / read-only error): the path it names,
+    else ``fallback``; the problem in the system's words, lower case."""
+    if isinstance(err, sqlite3.Error):
+        code = errno.ENOSPC if "full" in str(err) else errno.EROFS if "readonly" in str(err) else None
+        path = fallback
+    else:
+        code, path = _errno_of(err), getattr(err, "filename", None) or fallback
+    problem = os.strerror(code).lower() if code else " ".join(str(err).split())[:200]
+    return f"{path}: {problem}" if path is not None else problem
+
+
+def _is_write_failure(err: BaseException) -> bool:
+    if isinstance(err, OSError):
+        return True
+    text = str(err)
+    return isinstance(err, sqlite3.OperationalError) and ("disk" in text or "readonly" in text
+                                                          or "unable to open" in text)
+
+
+@contextmanager
+def guarded_run(manifest: RunManifest, *, what: str, unit: str, total: int, finished: Callable[[], int],
+                resume: str, cache_path: str | Path | None = None) -> Iterator[None]:
+    """Run the body with SIGTERM raised as :class:`Terminated`; turn an interruption or a failed write
+    into :class:`~personas.errors.RunStopped` (see the module docstring).
+
+    ``what`` names the run (``study quickstart``), ``unit`` its units (``trials``), ``finished()`` counts
+    the finished units now in the store, ``resume`` is the command that resumes it, ``cache_path`` the
+    response cache (named when SQLite reports the disk full). ``manifest.data["runs"][-1]`` is this run.
+    """
+    main = threading.current_thread() is threading.main_thread()
+    previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS} if main else {}
+    if main:
+        signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    except (KeyboardInterrupt, Terminated) as err:
+        if main:
+            for signum in _STOP_SIGNALS:  # a second Ctrl-C while stopping changes nothing
+                signal.signal(signum, signal.SIG_IGN)
+        signum = getattr(err, "signum", signal.SIGINT)
+        name = signal.Signals(signum).name
+        done = finished()
+        manifest.data["runs"][-1]["interrupted"] = {"signal": name, "at": utc_now(), "finished": done, "total": total}
+        try:
+            manifest.save()
+        except OSError:
+            pass  # the run folder itself is what failed: the line below still says what happened
+        raise RunStopped(f"interrupted by {name}: {what} stopped with {done} of {total} {unit} finished "
+                         f"(each finished one is kept); resume with: {resume}", 128 + signum) from None
+    except (OSError, sqlite3.OperationalError) as err:
+        if not _is_write_failure(err):
+            raise
+        line = failed_write_line(err, cache_path if isinstance(err, sqlite3.Error) else manifest.path.parent)
+        done = finished()
+        manifest.data["runs"][-1]["write_failed"] = {"error": line, "at": utc_now(), "finished": done}
+        try:
+            manifest.save()
+        except OSError:
+            pass
+        raise RunStopped(f"cannot write {line}; {what} stopped with {done} of {total} {unit} finished "
+                         f"(each finished one is kept); free the space or fix the folder, then resume with: "
+                         f"{resume}", EXIT_WRITE_FAILED) from None
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@contextmanager
+def preparing(run_dir: str | Path, resume: str) -> Iterator[None]:
+    """Turn an ``OSError`` while a run writes its inputs into its folder (before any unit runs) into
+    :class:`~personas.errors.RunStopped`: one line naming the path and the problem, exit code 1."""
+    try:
+        yield
+    except OSError as err:
+        raise RunStopped(f"cannot write {failed_write_line(err, run_dir)}; no unit was run; fix it, then "
+                         f"run: {resume}", EXIT_WRITE_FAILED) from None
+
+
+@contextmanager
+def spawning_quietly() -> Iterator[None]:
+    """Start worker processes inside this block with SIGINT and SIGTERM blocked: a spawned process
+    inherits the signal mask, so Ctrl-C at the terminal (sent to every process of the group) reaches
+    the driver alone, even while a worker is still importing; the driver stops its workers itself.
+    Signals that arrive meanwhile are delivered to the driver when the block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, set(_STOP_SIGNALS))
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def ignore_interrupts() -> None:
+    """A worker's initializer: SIGINT is the driver's to handle (see :func:`spawning_quietly`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def remove_staging(root: str | Path) -> int:
+    """Remove the hidden staging directories (``.NAME.*.tmp``) a killed write left under ``root``;
+    return how many. Only the driver writes a run store, so at a run's start none is in use.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / ".t1.abc.tmp").mkdir(); (root / "t2").mkdir()
+    >>> remove_staging(root), sorted(p.name for p in root.iterdir())
+    (1, ['t2'])
+    """
+    root = Path(root)
+    if not root.is_dir():
+        return 0
+    stale = [p for p in root.iterdir() if p.is_dir() and p.name.startswith(".") and p.name.endswith(".tmp")]
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
+    return len(stale)
+
+
+def resume_command(args: list, run_dir: str | Path, deviation: str | None = None) -> str:
+    """The ``pvsst`` command line that resumes a run into ``run_dir`` (a deviation is given again).
+
+    Examples
+    --------
+    >>> resume_command(["survey", "run", "my survey.yaml"], "runs/s1", "pilot data")
+    "pvsst survey run 'my survey.yaml' --out runs/s1 --deviation 'pilot data'"
+    """
+    words = ["pvsst", *map(str, args), "--out", str(run_dir)] + (["--deviation", deviation] if deviation else [])
+    return " ".join(shlex.quote(word) for word in words)
