@@ -60,10 +60,15 @@ def test_a_simulator_answering_like_each_cells_respondents_scores_the_oracle(cce
     answered = cces[cces["vote"].notna()]
     cells = cell_table(answered, ["region", "sex", "college"])
     answers = survey_cell_answers(answered, cells.attributes, "vote", OPTIONS).drop(columns="respondents")
-    estimates = population_estimates(answers, cells.counts, cells.cells)
+    estimates = population_estimates(answers, cells.counts, cells.cells, groups=["sex", "college"])
     simulated = estimate_matrix(estimates, "vote", OPTIONS)
     oracle, _ = cell_oracle(answered, cells.attributes, "vote", OPTIONS, cells.counts, cells.cells)
     assert np.abs(simulated.loc[oracle.index].to_numpy() - oracle.to_numpy()).max() < 1e-12
+    # groups that are cell attributes: the survey's own group shares, scored the same way as states
+    for group in ("sex", "college"):
+        by_group = score_states(state_shares(answered, "vote", OPTIONS, geography=group),
+                                {"cells": estimate_matrix(estimates, "vote", OPTIONS, group=group)})
+        assert len(by_group.states) == 2 and by_group.options["abs_error"].max() < 1e-12
 
 
 @pytest.fixture(scope="module")

@@ -83,25 +83,38 @@ class StateScores:
                              "mean_correlation": correlation}).reset_index()
 
 
-def estimate_matrix(estimates: pd.DataFrame, question: str, options, **keys) -> pd.DataFrame:
+def estimate_matrix(estimates: pd.DataFrame, question: str, options, group: str | None = None,
+                    **keys) -> pd.DataFrame:
     """(state x option) estimates of one question from an estimates table (rows with level ``geography``).
 
-    ``keys`` select one source (e.g. ``model="m", condition="c"``).
+    With ``group`` (a cell attribute), the (level x option) estimates of that group's levels instead
+    (rows ``group`` / ``attribute=level``), so :func:`score_states` scores groups the same way against
+    the survey's group shares (:func:`analysis.survey.geography.state_shares` with ``geography`` set to
+    the group column). ``keys`` select one source (e.g. ``model="m", condition="c"``).
 
     Examples
     --------
-    >>> table = pd.DataFrame({"question": "q", "level": "geography", "domain": ["OH", "OH"],
-    ...                       "option": ["y", "n"], "estimate": [0.6, 0.4]})
+    >>> table = pd.DataFrame({"question": "q", "level": ["geography"] * 2 + ["group"] * 2,
+    ...                       "domain": ["OH", "OH", "party=D", "party=D"], "option": ["y", "n"] * 2,
+    ...                       "estimate": [0.6, 0.4, 0.9, 0.1]})
     >>> estimate_matrix(table, "q", ["y", "n"]).values.tolist()
     [[0.6, 0.4]]
+    >>> estimate_matrix(table, "q", ["y", "n"], group="party").rename_axis(None).to_dict("index")
+    {'D': {'y': 0.9, 'n': 0.1}}
     """
-    part = estimates[(estimates["question"] == question) & (estimates["level"] == "geography")]
+    if group is None:
+        part = estimates[(estimates["question"] == question) & (estimates["level"] == "geography")]
+    else:
+        part = estimates[(estimates["question"] == question) & (estimates["level"] == "group")
+                         & estimates["domain"].astype(str).str.startswith(f"{group}=")]
+        part = part.assign(domain=part["domain"].astype(str).str.slice(len(group) + 1))
     for name, value in keys.items():
         part = part[part[name] == value]
     if part.empty:
-        raise InputError("estimates", "question", f"no geography estimates for {question!r} {keys or ''}".strip())
+        what = "geography" if group is None else f"group {group!r}"
+        raise InputError("estimates", "question", f"no {what} estimates for {question!r} {keys or ''}".strip())
     wide = part.pivot(index="domain", columns="option", values="estimate")
-    return wide.reindex(columns=[str(o) for o in options]).rename_axis(index="state", columns=None)
+    return wide.reindex(columns=[str(o) for o in options]).rename_axis(index=group or "state", columns=None)
 
 
 def cell_oracle(survey: pd.DataFrame, attributes, question: str, options, counts: pd.DataFrame,
