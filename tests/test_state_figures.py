@@ -79,3 +79,17 @@ def test_group_errors_draws_one_marker_per_group_and_source_and_rejects_bad_tabl
         group_errors_figure(errors.drop(columns="abs_error"))
     with pytest.raises(InputError, match="unknown state 'Atlantis'"):
         state_tile_map_figure(pd.Series({"Atlantis": 1.0}), label="x")
+
+
+def test_no_text_of_the_state_figures_leaves_the_saved_canvas(monkeypatch):
+    from test_figures_never_clip import texts_outside_canvas
+
+    real = pd.DataFrame({"yes": [0.3, 0.5, 0.7], "no": [0.7, 0.5, 0.3]}, index=["CA", "OH", "WY"])
+    scores = score_states(real, {"a model with a long name | persona_cell": real * 0.9 + 0.05})
+    errors = pd.DataFrame({"group": ["race_ethnicity=multiracial or other-race", "party=Republican"],
+                           "source": "model", "abs_error": [0.05, 0.1]})
+    figures = [state_tile_map_figure(pd.Series({"OH": 0.4, "WY": 0.7}), label="simulated share of yes"),
+               state_scatter_figure(scores.options, "yes"), group_errors_figure(errors)]
+    for figure in figures:
+        assert texts_outside_canvas(monkeypatch, figure.png_bytes) == [], figure.name
+        figure.close()
