@@ -90,8 +90,11 @@ def _resolve(style: str) -> tuple[str, str]:
     return base, f"{_TEMPLATE_FILE[base]}_v{version}.txt"
 
 
-def check_template(template: string.Template, style: str) -> None:
+def check_template(template: string.Template, style: str, fields: frozenset[str] | None = None) -> None:
     """Raise :class:`InputError` if ``template`` uses undeclared fields or leaves declared ones unused.
+
+    The declared fields are ``STYLE_FIELDS[style]`` unless ``fields`` names them (templates of other
+    card families, such as the cell cards of :mod:`personas.cell_cards`).
 
     Example
     -------
@@ -103,7 +106,7 @@ def check_template(template: string.Template, style: str) -> None:
     if not template.is_valid():
         raise InputError(f"template {style}", "syntax", "invalid $-placeholder")
     used = set(template.get_identifiers())
-    declared = STYLE_FIELDS[style]
+    declared = STYLE_FIELDS[style] if fields is None else fields
     problems = []
     if used - declared:
         problems.append("missing (not provided): " + ", ".join(sorted(used - declared)))
