@@ -72,6 +72,12 @@ def persona_distributions(responses: pd.DataFrame, codes: Sequence[str]) -> pd.D
     Sampled answers give each persona its share of parsed answers in ``codes``; distribution replies
     (``probabilities``, JSON) are averaged over a persona's replies. Either is renormalised over
     ``codes``; personas with no mass there are left out. Index: ``persona_id`` (as text), sorted.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"persona_id": [1, 1, 1, 2], "answer": ["y", "y", "n", "refused"], "parse_ok": True})
+    >>> persona_distributions(rows, ["y", "n"]).round(3).values.tolist()
+    [[0.667, 0.333]]
     """
     codes = list(codes)
     ok = responses[responses["parse_ok"].astype(bool)]

@@ -91,6 +91,13 @@ def stance_consistency(posts: pd.DataFrame, judged: pd.DataFrame, agents: pd.Dat
     Returns
     -------
     DataFrame with :data:`STANCE_COLUMNS`, one row per parsed post that the judge read.
+
+    Examples
+    --------
+    >>> posts = pd.DataFrame({"trial_id": "t", "round": 0, "agent_id": ["a"], "stance": [-3], "parse_ok": True})
+    >>> judged = posts[["trial_id", "round", "agent_id"]].assign(judged_stance=[-1])
+    >>> stance_consistency(posts, judged)[["side_agreement", "signed_gap"]].values.tolist()
+    [[True, 2]]
     """
     _require(posts, [*POST_KEY, "stance", "parse_ok"], "posts")
     _require(judged, [*POST_KEY, "judged_stance"], "judged stances")
@@ -118,6 +125,15 @@ def vote_sides(posts: pd.DataFrame, votes: pd.DataFrame, agents: pd.DataFrame | 
     Returns
     -------
     DataFrame with :data:`VOTE_SIDE_COLUMNS` (``liked``: ``value == 1``).
+
+    Examples
+    --------
+    >>> posts = pd.DataFrame({"trial_id": "t", "round": 0, "agent_id": ["a", "b"], "stance": [2, 1],
+    ...                       "parse_ok": True})
+    >>> votes = pd.DataFrame({"trial_id": "t", "round": 0, "voter_id": ["a"], "target_agent_id": ["b"],
+    ...                       "value": [1], "parse_ok": True})
+    >>> vote_sides(posts, votes)[["same_side", "liked"]].values.tolist()
+    [[True, True]]
     """
     _require(posts, [*POST_KEY, "stance", "parse_ok"], "posts")
     _require(votes, ["trial_id", "round", "voter_id", "target_agent_id", "value", "parse_ok"], "votes")
@@ -143,6 +159,14 @@ def trial_consistency(stances: pd.DataFrame, sides: pd.DataFrame | None = None) 
 
     Columns: ``trial_id``, :data:`CONSISTENCY_METRICS`, ``n_judged_posts``, ``n_sided_votes``. A rate
     with no vote to count is NaN (e.g. no other-side vote in a trial).
+
+    Examples
+    --------
+    >>> stances = pd.DataFrame({"trial_id": "t", "exact_agreement": [True, False], "side_agreement": True,
+    ...                         "contradiction": False, "signed_gap": [0, -1]})
+    >>> row = trial_consistency(stances).iloc[0]
+    >>> float(row["stance_exact_agreement"]), float(row["stance_signed_gap"]), bool(np.isnan(row["like_rate_chance"]))
+    (0.5, -0.5, True)
     """
     per_trial = stances.groupby("trial_id", sort=False).agg(
         stance_exact_agreement=("exact_agreement", "mean"), stance_side_agreement=("side_agreement", "mean"),
@@ -182,7 +206,8 @@ def consistency_by_arm(per_trial: pd.DataFrame, trials: pd.DataFrame, *, by: Seq
     Returns
     -------
     One row per group x metric: the ``by`` columns and :data:`SUMMARY_COLUMNS`. ``n_blocks`` counts the
-    blocks with a value (NaN trials, e.g. without other-side votes, are left out).
+    blocks with a value (NaN trials, e.g. without other-side votes, are left out). A rate is above a
+    tolerance ``t`` (e.g. the judge's own error rate) at one-sided level ``alpha / 2`` when ``ci_low > t``.
 
     Examples
     --------

@@ -12,6 +12,8 @@ personas (rows aligned by set), the test statistic is the excess spread
 hypothesis that the attribute changes nothing, the 2G answers of a set are exchangeable, so shuffling
 them between the observed and the seed positions within every set gives the null distribution of
 ``T``: ``p = (1 + #{T_perm >= T}) / (1 + permutations)`` (one-sided: a disparity must exceed the floor).
+Where the members of a matched set share a request seed and the model's draw depends on it, the
+observed answers are more alike than the seed groups' and the test is conservative.
 
 Examples
 --------
