@@ -61,11 +61,15 @@ class Lexicon:
             sets = self.__dict__["_word_sets"] = (frozenset(self.support), frozenset(self.oppose))
         return sets
 
-    def infer_side(self, text: str) -> int:
-        """+1 / -1 / 0 by counts of support and oppose words in ``text``."""
+    def infer_net(self, text: str) -> int:
+        """Distinct support words minus distinct oppose words in ``text``."""
         words = set(_WORD.findall(text.lower()))
         support, oppose = self._sets
-        score = len(words & support) - len(words & oppose)
+        return len(words & support) - len(words & oppose)
+
+    def infer_side(self, text: str) -> int:
+        """+1 / -1 / 0 by counts of support and oppose words in ``text``."""
+        score = self.infer_net(text)
         return (score > 0) - (score < 0)
 
 

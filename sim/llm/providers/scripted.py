@@ -22,6 +22,11 @@ from sim.llm.types import LLMRequest, ProviderReply
 SCRIPTED_PROVIDERS: dict[str, str] = {
     "echo": "sim.llm.providers.scripted:EchoProvider",
     "imitate": "sim.llm.providers.imitate:ImitateProvider",
+    "planted_answer_shift": "sim.llm.providers.planted:PlantedAnswerShift",
+    "planted_answer_null": "sim.llm.providers.planted:NullAnswerShift",
+    "planted_contradiction": "sim.llm.providers.planted:PlantedContradiction",
+    "planted_same_side_votes": "sim.llm.providers.planted:PlantedSameSideVotes",
+    "planted_trial_null": "sim.llm.providers.planted:NullTrialAgent",
 }
 
 

@@ -1,0 +1,1 @@
+"""Counterfactual persona audits: does a persona attribute, and only it, change the answers?"""

@@ -1,0 +1,231 @@
+"""A counterfactual persona audit: per question, disparity measures, tests and the arity-matched null.
+
+Input is a long answer table with one row per matched-set member and question: ``set_id`` (the matched
+set), ``group`` (the member's level of the varied attribute(s), e.g. ``black/female``), ``question``
+and ``answer`` (an option code). The arity-matched null has the same layout, the same set ids and as
+many groups, made by changing only the seed of each set's base persona (``group`` = the seed label).
+
+Per question (AgentFairBench, arXiv 2606.16723):
+
+- flip rate, mean absolute score difference and share spread
+  (:mod:`analysis.counterfactual.measures`), each with a percentile bootstrap interval over matched
+  sets (a fresh ``default_rng(seed)``; one index matrix ``integers(0, S, size=(draws, S))`` per
+  question, shared by every measure of that question);
+- per group and option the answer share and its gap against the other groups, with intervals;
+- per group the paired signed-rank test of its option scores against the rest of its set, and the
+  omnibus within-set permutation test across groups (:mod:`analysis.counterfactual.permutation`);
+  Benjamini-Hochberg (``statsmodels.stats.multitest.multipletests``, ``fdr_bh``) across questions for
+  the omnibus p and across questions x groups for the paired p; a question is ``flagged`` when its
+  adjusted omnibus p is below ``alpha``;
+- beside them the same measures over the null's seed groups, the excess spread (observed minus null,
+  sets resampled jointly) and the one-sided arity-null test (:mod:`analysis.counterfactual.null`),
+  adjusted by Benjamini-Hochberg across questions: ``exceeds_null`` when below ``alpha``.
+
+Each member contributes one answer per question (a survey's first sample, or its modal answer).
+
+Examples
+--------
+>>> rng = np.random.default_rng(0)
+>>> rows = [{"set_id": s, "group": g, "question": "q", "answer": str(rng.choice(["a", "b"],
+...          p=[0.9, 0.1] if g == "x" else [0.3, 0.7]))} for s in range(60) for g in ("x", "y")]
+>>> audit = counterfactual_audit(pd.DataFrame(rows), {"q": ["a", "b"]}, draws=500, permutations=499)
+>>> row = audit.questions.iloc[0]
+>>> int(row["n_sets"]), bool(row["flagged"]), bool(row["flip_rate_low"] > 0.3)
+(60, True, True)
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.multitest import multipletests
+
+from analysis.counterfactual.measures import (gaps_from_shares, one_hot, set_flips, set_score_differences,
+                                              spread_from_shares)
+from analysis.counterfactual.null import arity_null_p
+from analysis.counterfactual.permutation import PERMUTATIONS, omnibus_permutation_p, paired_group_tests
+from analysis.plan import PVSST_SEED
+from personas.errors import InputError
+
+ANSWER_COLUMNS = ("set_id", "group", "question", "answer")
+MEASURES = ("flip_rate", "mean_abs_score_diff", "share_spread")
+
+
+@dataclass(frozen=True)
+class MatchedAnswers:
+    """One question's complete matched sets: ``matrix[s, g]`` is the option index member ``g`` answered."""
+
+    question: str
+    set_ids: np.ndarray
+    groups: tuple[str, ...]
+    matrix: np.ndarray
+    n_incomplete: int
+
+
+def matched_answers(answers: pd.DataFrame, question: str, codes: Sequence[str], source: str = "answers"
+                    ) -> MatchedAnswers:
+    """The (sets x groups) answer matrix of ``question``; sets lacking a member's answer in ``codes`` are
+    left out and counted. Two answers of one member (set and group) are an :class:`InputError`.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"set_id": [1, 1, 2], "group": ["x", "y", "x"], "question": "q",
+    ...                       "answer": ["b", "a", "a"]})
+    >>> m = matched_answers(table, "q", ["a", "b"])
+    >>> m.groups, m.matrix.tolist(), m.n_incomplete
+    (('x', 'y'), [[1, 0]], 1)
+    """
+    for column in ANSWER_COLUMNS:
+        if column not in answers.columns:
+            raise InputError(source, column, "missing column")
+    rows = answers[answers["question"] == question]
+    if rows.duplicated(["set_id", "group"]).any():
+        dup = rows.loc[rows.duplicated(["set_id", "group"]), ["set_id", "group"]].iloc[0]
+        raise InputError(source, "answer", f"two answers of set {dup['set_id']!r}, group {dup['group']!r} "
+                         f"to question {question!r}")
+    groups = tuple(sorted(map(str, pd.unique(rows["group"]))))
+    position = {code: i for i, code in enumerate(codes)}
+    wide = rows.assign(group=rows["group"].astype(str), option=rows["answer"].map(position)).pivot(
+        index="set_id", columns="group", values="option").reindex(columns=list(groups))
+    complete = wide.notna().all(axis=1)
+    return MatchedAnswers(question, wide.index[complete].to_numpy(), groups,
+                          wide[complete].to_numpy(dtype=np.int64), int((~complete).sum()))
+
+
+@dataclass(frozen=True)
+class CounterfactualAudit:
+    """The audit's tables and the settings they were computed with.
+
+    ``questions``: one row per question (measures with ``_low`` / ``_high`` interval bounds, tests,
+    adjusted p, ``flagged``; with a null also the ``null_`` measures, ``spread_excess``, ``arity_p``,
+    ``arity_p_bh`` and ``exceeds_null``). ``shares``: question x group x option (``share``,
+    ``share_gap`` with bounds). ``groups``: question x group (``score_gap``, ``paired_p``,
+    ``paired_p_bh``).
+    """
+
+    questions: pd.DataFrame
+    shares: pd.DataFrame
+    groups: pd.DataFrame
+    bootstrap_draws: int
+    bootstrap_seed: int
+    permutations: int
+    alpha: float
+
+
+def _bootstrap_means(values: np.ndarray, draws: int, seed: int) -> np.ndarray:
+    """(draws, m) means of the columns of (S, m) ``values`` over sets resampled with replacement."""
+    n = values.shape[0]
+    index = np.random.default_rng(seed).integers(0, n, size=(draws, n))
+    counts = np.bincount((index + (np.arange(draws) * n)[:, None]).ravel(), minlength=draws * n).reshape(draws, n)
+    return counts.astype(float) @ values / n
+
+
+def _interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
+    return low, high
+
+
+def _measures(m: MatchedAnswers, k: int, scores: np.ndarray, draws: int, seed: int, alpha: float
+              ) -> tuple[dict, np.ndarray, tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """Observed measures with intervals, plus shares (G, K) with their bounds and bootstrap shares."""
+    s, g = m.matrix.shape
+    values = np.column_stack([set_flips(m.matrix), set_score_differences(m.matrix, scores),
+                              one_hot(m.matrix, k).reshape(s, g * k)])
+    observed = values.mean(axis=0)
+    boot = _bootstrap_means(values, draws, seed)
+    shares, boot_shares = observed[2:].reshape(g, k), boot[:, 2:].reshape(draws, g, k)
+    point = {"flip_rate": observed[0], "mean_abs_score_diff": observed[1], "share_spread": spread_from_shares(shares)}
+    boot_measures = {"flip_rate": boot[:, 0], "mean_abs_score_diff": boot[:, 1],
+                     "share_spread": spread_from_shares(boot_shares)}
+    out = {}
+    for name in MEASURES:
+        low, high = _interval(boot_measures[name], alpha)
+        out.update({name: float(point[name]), f"{name}_low": float(low), f"{name}_high": float(high)})
+    return out, shares, _interval(boot_shares, alpha), boot_shares
+
+
+def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str]], *,
+                         null_answers: pd.DataFrame | None = None, scores: Mapping[str, Sequence[float]] | None = None,
+                         draws: int = 2000, permutations: int = PERMUTATIONS, seed: int = PVSST_SEED,
+                         alpha: float = 0.05) -> CounterfactualAudit:
+    """Audit every question of ``codes`` (see the module docstring).
+
+    Parameters
+    ----------
+    answers : ``set_id, group, question, answer`` of the matched sets.
+    codes : question -> its option codes in scale order.
+    null_answers : the arity-matched null (same layout, seed labels as groups), or None.
+    scores : question -> the score of each option (default: positions 0..K-1).
+    draws, seed : the percentile bootstrap over matched sets.
+    permutations : of each permutation test (its generator is also seeded with ``seed``).
+    alpha : of the intervals, the flags and the adjusted p.
+    """
+    question_rows, share_rows, group_rows = [], [], []
+    for question, question_codes in codes.items():
+        k = len(question_codes)
+        x = np.asarray(scores[question] if scores and question in scores else np.arange(k), dtype=float)
+        if x.shape != (k,):
+            raise InputError("counterfactual audit", f"scores.{question}", f"needs {k} scores, one per option")
+        m = matched_answers(answers, question, question_codes)
+        if len(m.set_ids) < 2 or len(m.groups) < 2:
+            raise InputError("counterfactual audit", question, f"needs at least 2 complete matched sets of at least "
+                             f"2 groups, has {len(m.set_ids)} sets of {len(m.groups)} groups")
+        measured, shares, (share_low, share_high), boot_shares = _measures(m, k, x, draws, seed, alpha)
+        row = {"question": question, "n_sets": len(m.set_ids), "n_incomplete": m.n_incomplete,
+               "n_groups": len(m.groups), **measured,
+               "omnibus_p": omnibus_permutation_p(m.matrix, k, permutations=permutations, seed=seed)}
+        gaps, (gap_low, gap_high) = gaps_from_shares(shares), _interval(gaps_from_shares(boot_shares), alpha)
+        for gi, group in enumerate(m.groups):
+            for ki, code in enumerate(question_codes):
+                share_rows.append({"question": question, "group": group, "option": code,
+                                   "share": shares[gi, ki], "share_low": share_low[gi, ki],
+                                   "share_high": share_high[gi, ki], "share_gap": gaps[gi, ki],
+                                   "share_gap_low": gap_low[gi, ki], "share_gap_high": gap_high[gi, ki]})
+        score_gaps, paired_p = paired_group_tests(m.matrix, x)
+        group_rows += [{"question": question, "group": group, "score_gap": float(score_gaps[gi]),
+                        "paired_p": float(paired_p[gi])} for gi, group in enumerate(m.groups)]
+        if null_answers is not None:
+            row.update(_null_columns(m, null_answers, question, question_codes, x, draws, seed, alpha, permutations))
+        question_rows.append(row)
+    questions = pd.DataFrame(question_rows)
+    questions["omnibus_p_bh"] = _bh(questions["omnibus_p"], alpha)
+    questions["flagged"] = questions["omnibus_p_bh"] < alpha
+    if null_answers is not None:
+        questions["arity_p_bh"] = _bh(questions["arity_p"], alpha)
+        questions["exceeds_null"] = questions["arity_p_bh"] < alpha
+    groups = pd.DataFrame(group_rows)
+    groups["paired_p_bh"] = _bh(groups["paired_p"], alpha)
+    return CounterfactualAudit(questions, pd.DataFrame(share_rows), groups, draws, seed, permutations, alpha)
+
+
+def _null_columns(m: MatchedAnswers, null_answers: pd.DataFrame, question: str, codes: Sequence[str],
+                  scores: np.ndarray, draws: int, seed: int, alpha: float, permutations: int) -> dict:
+    null = matched_answers(null_answers, question, codes, source="null answers")
+    if len(null.groups) != len(m.groups):
+        raise InputError("null answers", "group", f"the arity-matched null of {question!r} has {len(null.groups)} "
+                         f"seed groups; the audit has {len(m.groups)}: the null needs as many")
+    common, at_obs, at_null = np.intersect1d(m.set_ids, null.set_ids, return_indices=True)
+    if len(common) < 2:
+        raise InputError("null answers", "set_id", f"fewer than 2 sets of {question!r} are in both the audit and the null")
+    k = len(codes)
+    measured, *_ = _measures(null, k, scores, draws, seed, alpha)
+    out = {"null_n_sets": len(null.set_ids), **{f"null_{name}": value for name, value in measured.items()}}
+    obs, floor = m.matrix[at_obs], null.matrix[at_null]
+    s, g = obs.shape
+    joint = np.column_stack([one_hot(obs, k).reshape(s, g * k), one_hot(floor, k).reshape(s, g * k)])
+    boot = _bootstrap_means(joint, draws, seed)
+    excess = (spread_from_shares(boot[:, :g * k].reshape(draws, g, k))
+              - spread_from_shares(boot[:, g * k:].reshape(draws, g, k)))
+    point = joint.mean(axis=0)
+    low, high = _interval(excess, alpha)
+    out.update({"spread_excess": float(spread_from_shares(point[:g * k].reshape(g, k))
+                                       - spread_from_shares(point[g * k:].reshape(g, k))),
+                "spread_excess_low": float(low), "spread_excess_high": float(high),
+                "arity_p": arity_null_p(obs, floor, k, permutations=permutations, seed=seed)})
+    return out
+
+
+def _bh(p: pd.Series, alpha: float) -> np.ndarray:
+    return multipletests(p.to_numpy(float), alpha=alpha, method="fdr_bh")[1]

@@ -1,0 +1,61 @@
+"""The arity-matched null: the noise floor a counterfactual disparity must exceed.
+
+A disparity over G groups is a range of G noisy numbers, and the range of more numbers is larger:
+comparing a six-group max-min spread with the difference between two runs overstates disparity by
+the number of groups alone (AgentFairBench, arXiv 2606.16723, measure about 2.4x). The null must have
+the same arity: G groups made by changing *only the seed* of the same base personas, answered and
+scored exactly like the matched sets.
+
+Given the observed matched sets ``A`` (S x G) and the seed groups ``B`` (S x G) of the same base
+personas (rows aligned by set), the test statistic is the excess spread
+``T = spread(A) - spread(B)`` (:func:`analysis.counterfactual.measures.share_spread`). Under the null
+hypothesis that the attribute changes nothing, the 2G answers of a set are exchangeable, so shuffling
+them between the observed and the seed positions within every set gives the null distribution of
+``T``: ``p = (1 + #{T_perm >= T}) / (1 + permutations)`` (one-sided: a disparity must exceed the floor).
+Where the members of a matched set share a request seed and the model's draw depends on it, the
+observed answers are more alike than the seed groups' and the test is conservative.
+
+Examples
+--------
+>>> rng = np.random.default_rng(1)
+>>> A, B = rng.integers(0, 3, size=(200, 6)), rng.integers(0, 3, size=(200, 6))
+>>> two_runs = share_spread(B[:, :2], 3)  # the naive floor: two runs
+>>> bool(share_spread(A, 3) > two_runs), arity_null_p(A, B, 3, permutations=499) > 0.05
+(True, True)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.counterfactual.measures import share_spread, spread_from_shares
+from analysis.counterfactual.permutation import PERMUTATIONS, PERMUTATION_BATCH, group_counts, permuted_within_sets
+from analysis.plan import PVSST_SEED
+from personas.errors import InputError
+
+
+def arity_null_p(observed: np.ndarray, null: np.ndarray, n_options: int, *, permutations: int = PERMUTATIONS,
+                 seed: int = PVSST_SEED) -> float:
+    """One-sided permutation p that the observed share spread exceeds the arity-matched null's.
+
+    Parameters
+    ----------
+    observed : (S, G) answers of the matched sets (option indices).
+    null : (S, G) answers of the same S base personas in G seed groups (rows aligned with ``observed``).
+    n_options : K.
+    permutations, seed : within-set shuffles between the two halves, from a fresh ``default_rng(seed)``.
+    """
+    observed, null = np.asarray(observed, dtype=np.int64), np.asarray(null, dtype=np.int64)
+    if observed.shape != null.shape:
+        raise InputError("counterfactual audit", "null", f"the arity-matched null must have the same sets and "
+                         f"number of groups as the audit: {null.shape} against {observed.shape} (sets x groups)")
+    groups, sets = observed.shape[1], observed.shape[0]
+    statistic = share_spread(observed, n_options) - share_spread(null, n_options)
+    pooled = np.concatenate([observed, null], axis=1)
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    for start in range(0, permutations, PERMUTATION_BATCH):
+        batch = permuted_within_sets(pooled, rng, min(PERMUTATION_BATCH, permutations - start))
+        shares = group_counts(batch, n_options) / sets  # (n, 2G, K)
+        excess = spread_from_shares(shares[:, :groups]) - spread_from_shares(shares[:, groups:])
+        extreme += int((excess >= statistic - 1e-12).sum())
+    return (extreme + 1) / (permutations + 1)

@@ -1,0 +1,122 @@
+"""Tests of a counterfactual audit: within-set permutation (omnibus) and paired signed-rank (per group).
+
+Under the null hypothesis that the varied attribute does not change the answer, the members of a
+matched set are exchangeable, so permuting the group labels within every set leaves the distribution
+of any statistic unchanged (an exact test whatever the number of groups G or options K).
+
+- **Omnibus across groups**: statistic the Pearson chi-square of the (G x K) table of answer counts,
+  ``X^2 = sum_{g,k} (n_{gk} - S p_k)^2 / (S p_k)`` with ``p_k`` the pooled share of option ``k`` (both
+  fixed under within-set permutation, so only the counts move); ``p = (1 + #{X^2_perm >= X^2}) /
+  (1 + permutations)`` over ``permutations`` label permutations drawn from a fresh ``default_rng(seed)``.
+  Unlike the asymptotic chi-square test it respects the pairing of the members of a set.
+- **Paired test per group**: per set, ``d_s = x_{A[s,g]} - mean_{h != g} x_{A[s,h]}`` (the group's
+  option score against the other members of its own set); Wilcoxon signed-rank test of ``d`` (zeros
+  dropped; ``p = 1`` when every ``d_s`` is 0), ``scipy.stats.wilcoxon``.
+
+References: AgentFairBench (arXiv 2606.16723) for the audit design (paired tests over counterfactual
+matched sets, FDR control across items).
+
+Examples
+--------
+>>> A = np.array([[0, 1]] * 30)  # group 1 always answers option 1, group 0 option 0
+>>> omnibus_permutation_p(A, 2, permutations=999) < 0.01
+True
+>>> gaps, p = paired_group_tests(A, np.arange(2))
+>>> gaps.tolist(), bool(p[0] < 0.001)
+([-1.0, 1.0], True)
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy.stats import wilcoxon
+
+from analysis.plan import PVSST_SEED
+
+PERMUTATIONS = 2000
+PERMUTATION_BATCH = 250
+"""Permutations evaluated per batch (bounds memory at large S x G)."""
+
+
+def chi_square_statistic(counts: np.ndarray) -> np.ndarray:
+    """Pearson chi-square of (..., G, K) count tables with equal group totals (options never chosen are skipped).
+
+    >>> float(chi_square_statistic(np.array([[10, 0], [0, 10]])))
+    20.0
+    """
+    counts = np.asarray(counts, dtype=float)
+    groups = counts.shape[-2]
+    expected = counts.sum(axis=-2, keepdims=True) / groups
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(expected > 0, (counts - expected) ** 2 / np.where(expected > 0, expected, 1.0), 0.0)
+    return terms.sum(axis=(-2, -1))
+
+
+def group_counts(matrix: np.ndarray, n_options: int) -> np.ndarray:
+    """(..., G, K) answer counts per group of (..., S, G) answer matrices.
+
+    >>> group_counts(np.array([[0, 1], [0, 0]]), 2).tolist()
+    [[2, 0], [1, 1]]
+    """
+    matrix = np.asarray(matrix, dtype=np.int64)
+    *lead, s, g = matrix.shape
+    n = int(np.prod(lead)) if lead else 1
+    flat = matrix.reshape(n, s, g)
+    cell = (np.arange(n)[:, None, None] * g + np.arange(g)[None, None, :]) * n_options + flat
+    return np.bincount(cell.ravel(), minlength=n * g * n_options).reshape(*lead, g, n_options)
+
+
+def permuted_within_sets(matrix: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` copies of an (S, M) matrix, each row's entries permuted independently: (n, S, M).
+
+    For ``M <= 7`` each row draws one of the ``M!`` permutations uniformly (a table lookup), else the
+    argsort of uniform keys; both are uniform over permutations.
+    """
+    matrix = np.asarray(matrix)
+    width = matrix.shape[-1]
+    if width <= 7:
+        order = _all_permutations(width)[rng.integers(0, math.factorial(width), size=(n, matrix.shape[0]))]
+    else:
+        order = np.argsort(rng.random((n, *matrix.shape)), axis=-1)
+    return np.take_along_axis(np.broadcast_to(matrix, (n, *matrix.shape)), order, axis=-1)
+
+
+@lru_cache(maxsize=8)
+def _all_permutations(width: int) -> np.ndarray:
+    return np.array(list(itertools.permutations(range(width))), dtype=np.int64)
+
+
+def omnibus_permutation_p(matrix: np.ndarray, n_options: int, *, permutations: int = PERMUTATIONS,
+                          seed: int = PVSST_SEED) -> float:
+    """Within-set permutation p of the chi-square statistic across groups (see the module docstring).
+
+    >>> omnibus_permutation_p(np.array([[0, 0], [1, 1], [2, 2]]), 3, permutations=99)
+    1.0
+    """
+    observed = chi_square_statistic(group_counts(matrix, n_options))
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    for start in range(0, permutations, PERMUTATION_BATCH):
+        batch = permuted_within_sets(matrix, rng, min(PERMUTATION_BATCH, permutations - start))
+        extreme += int((chi_square_statistic(group_counts(batch, n_options)) >= observed - 1e-12).sum())
+    return (extreme + 1) / (permutations + 1)
+
+
+def paired_group_tests(matrix: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group: mean of ``d_s`` (its score gap against the rest of its set) and the signed-rank p.
+
+    >>> gaps, p = paired_group_tests(np.array([[0, 0], [1, 1]]), np.arange(2))
+    >>> gaps.tolist(), p.tolist()
+    ([0.0, 0.0], [1.0, 1.0])
+    """
+    x = np.asarray(scores, dtype=float)[np.asarray(matrix, dtype=int)]
+    g = x.shape[1]
+    d = x - (x.sum(axis=1, keepdims=True) - x) / (g - 1)
+    p = np.ones(g)
+    for group in range(g):
+        if np.any(d[:, group] != 0):
+            p[group] = float(wilcoxon(d[:, group], zero_method="wilcox").pvalue)
+    return d.mean(axis=0), p
