@@ -83,8 +83,36 @@ def test_command_reference_lists_every_command():
         assert f"`pvsst {name}`" in text
 
 
-def test_sphinx_roles_become_optional_cross_references():
-    roles = _load("sphinx_roles")
+def test_docstring_conventions_sphinx_roles_and_singular_example():
+    roles = _load("docstring_conventions")
     assert roles.rewrite_roles("see :class:`~analysis.plan.AnalysisPlan` and :func:`x.y()`") == (
         'see <autoref identifier="analysis.plan.AnalysisPlan" optional><code>AnalysisPlan</code></autoref>'
         ' and <autoref identifier="x.y" optional><code>x.y</code></autoref>')
+    assert roles.normalize("Example\n-------\n>>> 1\n1") == "Examples\n--------\n>>> 1\n1"
+
+
+def test_run_store_page_names_every_file_and_column_a_trial_writes(tmp_path):
+    """Every table, column and metrics.json key of a real (scripted) trial is on the run-store page, and
+    so are the survey response columns and the analysis files, so the page cannot fall behind the code."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from analysis.run_analysis import ANALYSIS_FILES
+    from experiments.cli import main
+    from experiments.survey.runner import RESPONSE_COLUMNS
+
+    assert main(["simulate", "--topic", "ai_labels", "--model", "scripted/imitate", "--agents", "4", "--rounds", "2", "--condition",
+                 "single_source", "--follow-dynamics", "--out", str(tmp_path)]) == 0
+    (trial,) = (tmp_path / "trials").iterdir()
+    page = (ROOT / "docs" / "run-store.md").read_text(encoding="utf-8")
+    names = {path.name for path in trial.iterdir()}
+    assert {"agents.parquet", "posts.parquet", "votes.parquet", "llm_calls.parquet", "DONE"} <= names
+    missing = [name for name in names if f"`{name}`" not in page and name != "DONE"]
+    for table in trial.glob("*.parquet"):
+        missing += [f"{table.name}:{c}" for c in pq.read_schema(table).names if f"`{c}`" not in page]
+    metrics = json.loads((trial / "metrics.json").read_text(encoding="utf-8"))
+    missing += [f"metrics.json:{key}" for key in metrics if f"`{key}`" not in page]
+    missing += [f"responses:{c}" for c in RESPONSE_COLUMNS if f"`{c}`" not in page]
+    missing += [f"analysis:{f}" for f in ANALYSIS_FILES if f"`{f}`" not in page]
+    assert missing == []

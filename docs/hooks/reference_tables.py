@@ -133,7 +133,8 @@ def _type_text(field: FieldInfo) -> str:
             text = "[identifier](#identifiers)"
             bounds = [b for b in bounds if b not in (f"matching `{IDENTIFIER}`", "at most 80 characters")]
     elif text.startswith(("list", "mapping")):
-        bounds = [f"{b} entries" if b.startswith("at least") else b for b in bounds]
+        bounds = [b + (" entry" if b == "at least 1" else " entries") if b.startswith("at least") else b
+                  for b in bounds]
     return text + (f" ({', '.join(bounds)})" if bounds else "")
 
 
@@ -229,7 +230,7 @@ def _command_reference(command: Any, parent_ctx: Any, name: str, out: list[str])
         if command.help:
             out += [_help_text(command.help), ""]
         if not subcommands:
-            out += ["```text", command.get_usage(ctx).strip(), "```", ""]
+            out += ["```text", _usage(command, ctx), "```", ""]
             rows = [_parameter_row(p, ctx) for p in command.params if not getattr(p, "hidden", False)]
             if rows := [r for r in rows if r]:
                 out += ["| argument / option | meaning |", "|---|---|", *rows, ""]
@@ -248,12 +249,13 @@ def _parameter_row(param: Any, ctx: Any) -> str | None:
     if param.name == "help":
         return None
     record = param.get_help_record(ctx)
-    if record is None:
-        names, meaning = param.name.upper(), getattr(param, "help", "") or ""
-    else:
-        names, meaning = record
+    names, meaning = record if record is not None else (param.name.upper(), getattr(param, "help", "") or "")
     if param.param_type_name == "argument":
-        names = f"{names} (required)" if param.required else names
-    elif param.required:
-        meaning = f"**required.** {meaning}"
+        names = names.split(" ", 1)[0].upper()
     return f"| `{_cell(names)}` | {_cell(meaning.strip())} |"
+
+
+def _usage(command: Any, ctx: Any) -> str:
+    # Arguments as the help screen shows them on a terminal: SPEC, not {spec}.
+    usage = re.sub(r"\{(\w+)\}", lambda m: m[1].upper(), command.get_usage(ctx).strip())
+    return re.sub(r"\[([a-z_]+)\]", lambda m: f"[{m[1].upper()}]", usage)
