@@ -1,4 +1,4 @@
-# Two entry points: `make demo` and `make test`. Both create .venv if missing and are safe to rerun.
+# Two entry points: `make demo` and `make test` (`make docs` builds the documentation site). Both create .venv if missing and are safe to rerun.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -6,7 +6,7 @@ PVSST  := $(VENV)/bin/pvsst
 RUN    ?= runs/quickstart
 SPEC   ?= experiments/specs/quickstart.yaml
 
-.PHONY: demo test bench install install-dev clean
+.PHONY: demo test bench docs install install-dev clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -59,5 +59,9 @@ test: install-dev
 bench: install-dev
 	PVSST_BENCH_FULL=1 $(PY) -m pytest -q -s tests/benchmarks
 
+# The documentation site, built strictly (a warning fails it) into site/; open site/index.html.
+docs: install-dev
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf runs .pytest_cache
+	rm -rf runs site .pytest_cache

@@ -84,6 +84,8 @@ def paired_contrast_table(table: pd.DataFrame, contrasts: Sequence[Contrast], me
     alpha : the interval is the ``1 - alpha`` percentile interval.
     randomization : method and draws of the sign-flip test (:class:`analysis.plan.RandomizationPlan`).
 
+    Notes
+    -----
     Incomplete blocks are excluded per contrast and reported (``excluded_blocks`` plus one
     :class:`~analysis.paired.IncompleteBlocksWarning` line). A contrast with no complete block, an arm
     that is not a value of ``condition`` and a missing column raise :class:`InputError`.

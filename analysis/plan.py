@@ -254,6 +254,8 @@ class RunPlan:
     def pvsst(cls, conditions: Iterable[str] = ()) -> RunPlan:
         """PV-SST's confirmatory plan, restricted to the contrasts whose two arms are in ``conditions``.
 
+        Examples
+        --------
         >>> [c.name for c in RunPlan.pvsst(["likes", "control"]).contrasts]
         ['engagement_likes_minus_control']
         """

@@ -64,8 +64,8 @@ _PARTY = {"Strong Democrat": "a strong Democrat", "Not very strong Democrat": "a
 def available_styles() -> list[str]:
     """Every ``STYLE_vN`` with a template file, plus the bare style names.
 
-    Example
-    -------
+    Examples
+    --------
     >>> [s for s in available_styles() if s.startswith("profile")]
     ['profile', 'profile_v1']
     """

@@ -221,8 +221,8 @@ def respondent_personas(source: str = GSS_SOURCE) -> pd.DataFrame:
     Any other survey: :func:`matched_personas` with its own mapping (a survey instrument's
     ``personas.attributes``). An unsupported source raises :class:`personas.errors.InputError`.
 
-    Example
-    -------
+    Examples
+    --------
     >>> respondent_personas().iloc[0][["persona_id", "sex", "party_id"]].tolist()
     ['gss2018-1', 'male', 'Not very strong Republican']
     """

@@ -1,0 +1,50 @@
+"""Griffe extension: the docstrings' numpy/Sphinx conventions, read the way mkdocstrings renders them.
+
+- Sphinx cross-reference roles: the docstrings say ``:class:`analysis.paired.PairedContrast```
+  (the numpy convention, which also reads well in ``help()``). mkdocstrings does not read Sphinx
+  roles, so before rendering each role becomes an optional cross-reference: a link where the target
+  is documented on the site, plain code where it is not (a short name, a third-party object). ``~``
+  keeps only the last name as the title.
+- A section headed ``Example`` (singular) is read as the numpy ``Examples`` section, so its doctest
+  renders as code instead of a Markdown heading over loose text.
+"""
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import griffe
+
+ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|data|attr|obj|exc|const):`(~?)([^`<>]+)`")
+SINGULAR_EXAMPLE = re.compile(r"^Example\n-------$", re.MULTILINE)
+
+
+def rewrite_roles(text: str) -> str:
+    """Replace every Sphinx role in ``text`` by an optional autorefs cross-reference.
+
+    >>> rewrite_roles("see :func:`~analysis.paired.paired_block_contrast`")
+    'see <autoref identifier="analysis.paired.paired_block_contrast" optional><code>paired_block_contrast</code></autoref>'
+    """
+    def replace(match: re.Match) -> str:
+        tilde, target = match[1], match[2].strip().rstrip("()")
+        title = target.rsplit(".", 1)[-1] if tilde else target
+        return (f'<autoref identifier="{html.escape(target)}" optional>'
+                f"<code>{html.escape(title)}</code></autoref>")
+
+    return ROLE.sub(replace, text)
+
+
+def normalize(text: str) -> str:
+    r"""Both rewrites of a docstring's text.
+
+    >>> normalize("Example\n-------\n>>> 1")
+    'Examples\n--------\n>>> 1'
+    """
+    return rewrite_roles(SINGULAR_EXAMPLE.sub("Examples\n--------", text))
+
+
+class DocstringConventions(griffe.Extension):
+    def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
+        if obj.docstring is not None:
+            obj.docstring.value = normalize(obj.docstring.value)
