@@ -32,7 +32,8 @@ def _calls(run) -> pd.DataFrame:
 @pytest.mark.slow
 def test_three_endpoints_one_dies_mid_run_equals_one_endpoint(tmp_path, capfd):
     with StubServer(reply=imitate_reply) as single:
-        spec = served_spec(tmp_path, MODEL, {"api_base": single.api_base, "max_concurrency": 4}, name="one.yaml")
+        spec = served_spec(tmp_path, MODEL, {"api_base": single.api_base, "max_concurrency": 4,
+                                              "structured_output": "json_schema"}, name="one.yaml")
         assert main(["run", str(spec), "--out", str(tmp_path / "one")]) == 0, capfd.readouterr()
     n_calls = estimate(load_spec(spec)).calls
     assert n_calls == 4 * 2 * (4 + 4)  # 4 trials x 2 rounds x (4 posts + 4 votes)
@@ -41,7 +42,9 @@ def test_three_endpoints_one_dies_mid_run_equals_one_endpoint(tmp_path, capfd):
             StubServer(reply=imitate_reply) as c:
         endpoints = [{"api_base": a.api_base}, {"api_base": b.api_base, "weight": 2},
                      {"api_base": c.api_base, "max_concurrency": 2}]
-        spec = served_spec(tmp_path, MODEL, {"endpoints": endpoints, "max_concurrency": 4}, name="many.yaml")
+        # a fixed mode: under auto each endpoint is first asked directly, which adds requests to count
+        spec = served_spec(tmp_path, MODEL, {"endpoints": endpoints, "max_concurrency": 4,
+                                             "structured_output": "json_schema"}, name="many.yaml")
         code = main(["run", str(spec), "--out", str(tmp_path / "many")])
         out = capfd.readouterr().out
     assert code == 0, out

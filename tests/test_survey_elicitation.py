@@ -110,7 +110,15 @@ def test_which_providers_can_give_logprobs():
 
 @pytest.mark.parametrize("model", ["ollama/llama3", "scripted/echo", "anthropic/claude-3-5-sonnet-20240620"])
 def test_logprobs_on_a_provider_without_them_exits_2_before_anything(tmp_path, capsys, model):
-    code, out = run_spec(tmp_path, small_spec(model, ["direct", "direct_logprobs"]))
+    path = tmp_path / "survey.yaml"
+    path.write_text(yaml.safe_dump(small_spec(model, ["direct", "direct_logprobs"]), sort_keys=False))
+    # freezing refuses it (no lock is written), and so does a run given a deviation
+    assert main(["prereg", "freeze", str(path)]) == 2
+    assert not list(tmp_path.glob("*.lock.json"))
+    capsys.readouterr()
+    out = tmp_path / "run"
+    code = main(["survey", "run", str(path), "--out", str(out), "--n", "6", "--personas", "respondents",
+                 "--deviation", "not freezable"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.startswith("pvsst: error: ") and "\n" not in err, err
     assert "conditions[direct_logprobs].elicitation" in err and model in err

@@ -7,6 +7,7 @@ signal or a failed write raises ``RunStopped``: one line, and its exit code (130
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 
 import click
@@ -15,6 +16,21 @@ import typer
 from personas.errors import InputError, RunStopped
 
 EXIT_INPUT_ERROR = 2
+
+
+def _click_exceptions(name: str) -> tuple[type[BaseException], ...]:
+    """click's exception class ``name``, and typer's own copy of it where typer vendors click (the
+    command typer builds raises that copy, which is not a subclass of click's)."""
+    classes = [getattr(click.exceptions, name)]
+    try:
+        classes.append(getattr(importlib.import_module("typer._click.exceptions"), name))
+    except (ImportError, AttributeError):
+        pass
+    return tuple(dict.fromkeys(classes))
+
+
+USAGE_ERRORS = _click_exceptions("UsageError")
+ABORTS = _click_exceptions("Abort")
 
 app = typer.Typer(
     name="pvsst",
@@ -46,11 +62,11 @@ def main(argv: list[str] | None = None) -> int:
     except RunStopped as err:
         print(f"pvsst: {err}", file=sys.stderr)
         code = err.exit_code
-    except click.exceptions.UsageError as err:
+    except USAGE_ERRORS as err:
         hint = f" (in {err.ctx.command_path})" if err.ctx is not None else ""
         print(f"pvsst: error: {err.format_message()}{hint}", file=sys.stderr)
         code = EXIT_INPUT_ERROR
-    except click.exceptions.Abort:
+    except ABORTS:
         print("pvsst: aborted", file=sys.stderr)
         code = 130
     code = int(code or 0) if isinstance(code, int) or code is None else 0
