@@ -191,8 +191,11 @@ def cell_table(personas: pd.DataFrame, attributes, geography: str = DEFAULT_GEOG
     weight
         Optional column of non-negative weights: counts become weight sums.
 
-    Raises :class:`InputError` (one line naming the field) for an unknown attribute or geography
-    column, a missing value, or a bad weight.
+    Raises
+    ------
+    InputError
+        One line naming the field, for an unknown attribute or geography column, a missing value, or
+        a bad weight.
 
     Examples
     --------

@@ -80,6 +80,8 @@ def option_colours(shares: pd.DataFrame) -> dict[str, tuple]:
 def option_legend(figure, colour_of: dict[str, tuple]) -> None:
     """One legend entry per option label, in the colour its bars have (above the panels).
 
+    Examples
+    --------
     >>> import matplotlib.pyplot as plt
     >>> figure = plt.figure()
     >>> option_legend(figure, {"Yes": (0.0, 0.0, 1.0, 1.0)})

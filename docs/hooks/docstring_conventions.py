@@ -7,6 +7,9 @@
   keeps only the last name as the title.
 - A section headed ``Example`` (singular) is read as the numpy ``Examples`` section, so its doctest
   renders as code instead of a Markdown heading over loose text.
+- A doctest outside an ``Examples`` section (a short docstring whose example follows its summary)
+  is fenced as a ``pycon`` code block, so it renders as code instead of nested Markdown block quotes,
+  and its output (``['0.70']``) is not read as a Markdown link.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import griffe
 
 ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|data|attr|obj|exc|const):`(~?)([^`<>]+)`")
 SINGULAR_EXAMPLE = re.compile(r"^Example\n-------$", re.MULTILINE)
+SECTION_RULE = re.compile(r"^-{3,}$")
 
 
 def rewrite_roles(text: str) -> str:
@@ -35,13 +39,38 @@ def rewrite_roles(text: str) -> str:
     return ROLE.sub(replace, text)
 
 
+def fence_loose_doctests(text: str) -> str:
+    r"""Fence each doctest (a ``>>>`` line and what follows it up to an empty line) that lies outside
+    an ``Examples`` section as a ``pycon`` code block.
+
+    >>> fence_loose_doctests("Summary.\n\n>>> f(1)\n['a']")
+    "Summary.\n\n```pycon\n>>> f(1)\n['a']\n```"
+    >>> fence_loose_doctests("Examples\n--------\n>>> 1\n1")
+    'Examples\n--------\n>>> 1\n1'
+    """
+    lines, out, section, fenced = text.split("\n"), [], "", False
+    for i, line in enumerate(lines):
+        if i + 1 < len(lines) and SECTION_RULE.match(lines[i + 1].strip()) and line.strip():
+            section = line.strip()
+        if fenced and not line.strip():
+            out.append("```")
+            fenced = False
+        elif not fenced and line.startswith(">>>") and section != "Examples":
+            out.append("```pycon")
+            fenced = True
+        out.append(line)
+    if fenced:
+        out.append("```")
+    return "\n".join(out)
+
+
 def normalize(text: str) -> str:
-    r"""Both rewrites of a docstring's text.
+    r"""Every rewrite of a docstring's text.
 
     >>> normalize("Example\n-------\n>>> 1")
     'Examples\n--------\n>>> 1'
     """
-    return rewrite_roles(SINGULAR_EXAMPLE.sub("Examples\n--------", text))
+    return rewrite_roles(fence_loose_doctests(SINGULAR_EXAMPLE.sub("Examples\n--------", text)))
 
 
 class DocstringConventions(griffe.Extension):

@@ -43,6 +43,8 @@ def format_number(value: object, number_format: str = "two_decimals") -> object:
     """``value`` as a template prints it: a float with two decimals (``two_decimals``) or as Python's
     ``str(float)`` prints it (``python``); integers and text as they are.
 
+    Examples
+    --------
     >>> [format_number(x) for x in (0.7, 0.675, 1.0, 3)]
     ['0.70', '0.68', '1.00', 3]
     >>> [format_number(x, "python") for x in (0.7, 0.675, 1.0, 3)]
