@@ -26,12 +26,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.block_tests import bootstrap_mean_ci_batch, sign_counts, sign_flip_p_batch, sign_test_p
-from analysis.paired import (RESULT_COLUMNS, BlockDifferences, PairedContrastResult, block_differences,
+from pvsst.analysis.block_tests import bootstrap_mean_ci_batch, sign_counts, sign_flip_p_batch, sign_test_p
+from pvsst.analysis.paired import (RESULT_COLUMNS, BlockDifferences, PairedContrastResult, block_differences,
                              require_columns, warn_excluded)
-from analysis.plan import (BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, PVSST_STRATA, Contrast,
+from pvsst.analysis.plan import (BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, PVSST_STRATA, Contrast,
                            RandomizationPlan)
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 EXCLUDED_COLUMNS = ("contrast", "metric", "reason")
 
 
@@ -39,7 +39,7 @@ EXCLUDED_COLUMNS = ("contrast", "metric", "reason")
 class PairedContrastAnalysis:
     """The results of :func:`paired_contrast_table`.
 
-    ``frame`` has PV-SST's published columns then the settings used (:data:`~analysis.paired.SETTING_COLUMNS`),
+    ``frame`` has PV-SST's published columns then the settings used (:data:`~pvsst.analysis.paired.SETTING_COLUMNS`),
     one row per result; ``excluded_blocks`` one row per (contrast, metric, block) left out, with the reason.
     """
 
@@ -82,12 +82,12 @@ def paired_contrast_table(table: pd.DataFrame, contrasts: Sequence[Contrast], me
     strata : columns constant within a block to report separately (besides ``overall``).
     draws, seed : bootstrap draws, and the seed of every fresh generator (bootstrap and Monte Carlo).
     alpha : the interval is the ``1 - alpha`` percentile interval.
-    randomization : method and draws of the sign-flip test (:class:`analysis.plan.RandomizationPlan`).
+    randomization : method and draws of the sign-flip test (:class:`pvsst.analysis.plan.RandomizationPlan`).
 
     Notes
     -----
     Incomplete blocks are excluded per contrast and reported (``excluded_blocks`` plus one
-    :class:`~analysis.paired.IncompleteBlocksWarning` line). A contrast with no complete block, an arm
+    :class:`~pvsst.analysis.paired.IncompleteBlocksWarning` line). A contrast with no complete block, an arm
     that is not a value of ``condition`` and a missing column raise :class:`InputError`.
     """
     if not contrasts or not metrics:

@@ -40,7 +40,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 NULL_REPLICATES = 200
 

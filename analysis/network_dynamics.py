@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 
 @dataclass(frozen=True)

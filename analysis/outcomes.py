@@ -42,8 +42,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from personas.errors import InputError
-from analysis.lexical import pairwise_tfidf_similarity
+from pvsst.core.errors import InputError
+from pvsst.analysis.lexical import pairwise_tfidf_similarity
 
 PUSH_SIGN = {"support": 1, "oppose": -1}
 OUTCOME_COLUMNS = ("initial_alignment", "final_alignment", "delta_alignment", "final_pushed_side_share",
@@ -138,7 +138,7 @@ def trial_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFram
     adversarial : whether the arm has adversary accounts.
     n_rounds : rounds the trial ran (expected attacker impressions = n_honest * (n_rounds - 1)).
     similarity_edge_cases : "pvsst" or "reference" (the protocol setting; see
-        :func:`analysis.lexical.pairwise_tfidf_similarity`).
+        :func:`pvsst.analysis.lexical.pairwise_tfidf_similarity`).
     """
     push = push_sign(push_direction)
     _require(posts, ["round", "agent_id", "text", "stance", "parse_ok"], "posts")

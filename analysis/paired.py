@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.block_tests import bootstrap_mean_ci, sign_counts, sign_flip_p, sign_test_p
-from analysis.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, Contrast, RandomizationPlan
-from personas.errors import InputError
+from pvsst.analysis.block_tests import bootstrap_mean_ci, sign_counts, sign_flip_p, sign_test_p
+from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, Contrast, RandomizationPlan
+from pvsst.core.errors import InputError
 
 PUBLISHED_COLUMNS = ("contrast", "metric", "stratum_type", "stratum", "n_blocks", "mean_difference",
                      "median_difference", "ci95_low", "ci95_high", "positive", "negative", "ties",
@@ -66,7 +66,7 @@ def require_arms(conditions: pd.Series, contrast: Contrast, source: str = "table
     >>> require_arms(pd.Series(["likes"]), Contrast("e", "likes", "control"))
     Traceback (most recent call last):
     ...
-    personas.errors.InputError: table: contrast e: unknown arm 'control' (conditions in the table: likes)
+    pvsst.core.errors.InputError: table: contrast e: unknown arm 'control' (conditions in the table: likes)
     """
     for arm in (contrast.treatment, contrast.control):
         if not (conditions == arm).any():
@@ -184,7 +184,7 @@ def paired_block_contrast(table: pd.DataFrame, contrast: Contrast, metric: str, 
 
     Incomplete blocks are excluded with an :class:`IncompleteBlocksWarning`; no complete block at all is
     an :class:`InputError`. For many contrasts and strata use
-    :func:`analysis.contrast_table.paired_contrast_table` (same numbers, batched).
+    :func:`pvsst.analysis.contrast_table.paired_contrast_table` (same numbers, batched).
     """
     diffs = block_differences(table, contrast, metric, block=block, condition=condition, source=source)
     warn_excluded(diffs.excluded)

@@ -1,6 +1,6 @@
 """The analysis plan: the one definition of what a spec's ``analysis`` section may say, and what it means.
 
-A study spec's ``analysis`` section *is* :class:`AnalysisPlan` (``experiments.spec.study`` imports it);
+A study spec's ``analysis`` section *is* :class:`AnalysisPlan` (``pvsst.experiments.spec.study`` imports it);
 its ``outcomes`` section is :class:`Outcomes` and each hypothesis a :class:`Hypothesis`. ``pvsst analyze``
 reads the frozen spec a run recorded in its manifest and parses those sections again with the same strict
 models (:func:`plan_from_spec`): an unknown key or a wrong type is an error naming the file and the field,
@@ -28,8 +28,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from personas.errors import InputError
-from personas.validation import (Identifier, NonEmptyText, Share, SpecFieldError, StrictModel,
+from pvsst.core.errors import InputError
+from pvsst.core.validation import (Identifier, NonEmptyText, Share, SpecFieldError, StrictModel,
                                  describe_validation_error, join_field, require_unique)
 
 PVSST_SEED = 20260729

@@ -1,6 +1,6 @@
 """Post-stratified population estimates from cell answer distributions (national, per geography, per group).
 
-The population is split into cells (:mod:`personas.cells`); ``N_dc`` is the population of cell c in
+The population is split into cells (:mod:`pvsst.personas.cells`); ``N_dc`` is the population of cell c in
 domain d (a geography such as a state, a group such as ``party=Democrat``, or the whole population).
 With ``p_c`` the answer distribution of cell c, the post-stratified estimate for domain d is
 
@@ -52,7 +52,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 ESTIMATE_COLUMNS = ("question", "level", "domain", "option", "estimate", "ci_low", "ci_high", "interval",
                     "population", "n_cells", "cell_draws", "bootstrap_draws", "bootstrap_seed", "ci_level")
@@ -84,7 +84,7 @@ def domain_counts(counts: pd.DataFrame, cells: pd.DataFrame, cell_ids, groups=()
                   geography: str | None = None) -> tuple[pd.DataFrame, np.ndarray]:
     """Domains and their (D, C) cell counts: national, each geography level, each level of each group.
 
-    ``counts``: cell_id, the geography column, count (a :class:`personas.cells.CellTable`'s ``counts``);
+    ``counts``: cell_id, the geography column, count (a :class:`pvsst.personas.cells.CellTable`'s ``counts``);
     ``cells``: cell_id and the cell attributes (its ``cells``); ``cell_ids``: the column order of the
     matrix; ``groups``: cell attributes to estimate by. Returns (level, domain) labels and the matrix.
 
@@ -216,7 +216,7 @@ def population_estimates(answers: pd.DataFrame, counts: pd.DataFrame, cells: pd.
         The decision bank: ``cell_id, question, option`` and either ``count`` (sampled answers) or
         ``probability`` (distributions); every other column is a key (model, condition, ...).
     counts, cells
-        The population's cell counts per geography and cell attributes (:class:`personas.cells.CellTable`
+        The population's cell counts per geography and cell attributes (:class:`pvsst.personas.cells.CellTable`
         ``counts`` and ``cells``).
     groups
         Cell attributes to estimate by (e.g. ``["party"]``).

@@ -24,7 +24,7 @@ import pandas as pd
 from statsmodels.stats.multitest import multipletests
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -31,17 +31,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.contrast_table import PairedContrastAnalysis, paired_contrast_table
-from personas.atomic import atomic_directory
-from personas.errors import InputError
-from analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
-from analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
-from analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, trial_outcomes
-from analysis.paired import IncompleteBlocksWarning, require_arms
-from analysis.plan import RunPlan, plan_from_spec
-from analysis.preregistered_checks import (adjusted_p_values, consistency_check, mixed_model_contrast,
+from pvsst.analysis.contrast_table import PairedContrastAnalysis, paired_contrast_table
+from pvsst.core.atomic import atomic_directory
+from pvsst.core.errors import InputError
+from pvsst.analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
+from pvsst.analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
+from pvsst.analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, trial_outcomes
+from pvsst.analysis.paired import IncompleteBlocksWarning, require_arms
+from pvsst.analysis.plan import RunPlan, plan_from_spec
+from pvsst.analysis.preregistered_checks import (adjusted_p_values, consistency_check, mixed_model_contrast,
                                            parse_failure_table)
-from analysis.store import TRIAL_FACTOR_COLUMNS, RunData, load_run
+from pvsst.analysis.store import TRIAL_FACTOR_COLUMNS, RunData, load_run
 
 ADVERSARY_ROLE = "adversary"
 HOMOPHILY_REPLICATES = 200

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 RUN_TABLES = ("agents", "posts", "votes", "exposures", "edges", "llm_calls")
 TRIAL_FACTOR_COLUMNS = ("trial_id", "block_id", "model", "topic_id", "seed", "condition", "push_direction")

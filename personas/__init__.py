@@ -2,11 +2,11 @@
 
 Public API:
 
-- :func:`synthesize` (``personas.synthesis``): N census-raked adult personas for the U.S. or states,
+- :func:`synthesize` (``pvsst.personas.synthesis``): N census-raked adult personas for the U.S. or states,
   with a fit report.
-- :func:`write_personas`, :func:`read_personas`, :class:`PersonaRecord` (``personas.records``).
-- :func:`personas_for_simulation`, :func:`render_card` (``personas.cards``): card, label, posting style.
-- :func:`matched_personas` (``personas.respondents``): one persona per respondent of any survey, through
+- :func:`write_personas`, :func:`read_personas`, :class:`PersonaRecord` (``pvsst.personas.records``).
+- :func:`personas_for_simulation`, :func:`render_card` (``pvsst.personas.cards``): card, label, posting style.
+- :func:`matched_personas` (``pvsst.personas.respondents``): one persona per respondent of any survey, through
   a column -> attribute mapping; :func:`respondent_personas`: its GSS 2018 instance.
 
 Sources and every approximation are documented in the module docstrings and in
@@ -14,7 +14,7 @@ Sources and every approximation are documented in the module docstrings and in
 """
 import importlib
 
-# Lazy re-exports: `from personas.errors import InputError` (done by the CLI at start-up) must not
+# Lazy re-exports: `from pvsst.core.errors import InputError` (done by the CLI at start-up) must not
 # pull in pandas and pyarrow.
 _EXPORTS = {"synthesize": "synthesis", "SynthesisResult": "synthesis", "write_personas": "records",
             "read_personas": "records", "PersonaRecord": "records",
@@ -25,5 +25,5 @@ __all__ = list(_EXPORTS)
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        return getattr(importlib.import_module(f"personas.{_EXPORTS[name]}"), name)
+        return getattr(importlib.import_module(f"pvsst.personas.{_EXPORTS[name]}"), name)
     raise AttributeError(f"module 'personas' has no attribute {name!r}")

@@ -12,7 +12,7 @@ phrases ("the United States", "an unrecorded income") or are left out.
 
 Example
 -------
->>> from personas.synthesis import synthesize
+>>> from pvsst.personas.synthesis import synthesize
 >>> table = personas_for_simulation(synthesize(3, seed=1).personas)
 >>> list(table.columns[-3:])
 ['card', 'label', 'posting_style']
@@ -28,9 +28,9 @@ from importlib import resources
 
 import pandas as pd
 
-from personas.errors import InputError
-from personas.survey_attributes import posting_style_of
-from personas.vocabulary import COLLEGE_DEGREE_LEVELS
+from pvsst.core.errors import InputError
+from pvsst.personas.survey_attributes import posting_style_of
+from pvsst.personas.vocabulary import COLLEGE_DEGREE_LEVELS
 
 _COMMON = ("race_phrase", "sex_noun", "place", "education_phrase", "income_phrase",
            "party_phrase")
@@ -94,14 +94,14 @@ def check_template(template: string.Template, style: str, fields: frozenset[str]
     """Raise :class:`InputError` if ``template`` uses undeclared fields or leaves declared ones unused.
 
     The declared fields are ``STYLE_FIELDS[style]`` unless ``fields`` names them (templates of other
-    card families, such as the cell cards of :mod:`personas.cell_cards`).
+    card families, such as the cell cards of :mod:`pvsst.personas.cell_cards`).
 
     Example
     -------
     >>> check_template(string.Template("${age} ${nickname}"), "label")
     Traceback (most recent call last):
     ...
-    personas.errors.InputError: template label: fields: missing (not provided): nickname; unused: education_descriptor, place_short, sex_noun
+    pvsst.core.errors.InputError: template label: fields: missing (not provided): nickname; unused: education_descriptor, place_short, sex_noun
     """
     if not template.is_valid():
         raise InputError(f"template {style}", "syntax", "invalid $-placeholder")
@@ -200,7 +200,7 @@ def personas_for_simulation(frame: pd.DataFrame, card_style: str = "profile") ->
 
     ``card`` is rendered in ``card_style``, ``label`` in the ``label`` style. An existing
     ``posting_style`` column is kept; otherwise it is derived by
-    :func:`personas.survey_attributes.posting_style_of` from party id, ideology and education.
+    :func:`pvsst.personas.survey_attributes.posting_style_of` from party id, ideology and education.
     """
     load_template(card_style)
     out = frame.copy()

@@ -1,12 +1,12 @@
 """Cell cards: a persona card that prints only the attributes defining the persona's cell.
 
-Every persona of a cell (:mod:`personas.cells`) gets the identical card, hence the identical prompt,
+Every persona of a cell (:mod:`pvsst.personas.cells`) gets the identical card, hence the identical prompt,
 so one request answers the whole cell. Templates are versioned files ``personas/templates/cell_vN.txt``
 (``string.Template`` with the single field ``traits``), checked like every card template
-(:func:`personas.cards.check_template`); a released version is never edited.
+(:func:`pvsst.personas.cards.check_template`); a released version is never edited.
 
 ``traits`` is one phrase per cell attribute, in the order the cell definition lists them, joined with
-``"; "``. Known persona attributes get the wording of the other cards (:mod:`personas.cards`); any other
+``"; "``. Known persona attributes get the wording of the other cards (:mod:`pvsst.personas.cards`); any other
 column prints as ``name: value`` (underscores as spaces).
 
 Examples
@@ -26,10 +26,10 @@ from importlib import resources
 
 import pandas as pd
 
-from personas.cards import _EDUCATION, _PARTY, _RACE, check_template
-from personas.cells import CellTable
-from personas.errors import InputError
-from personas.geography import STATE_NAME
+from pvsst.personas.cards import _EDUCATION, _PARTY, _RACE, check_template
+from pvsst.personas.cells import CellTable
+from pvsst.core.errors import InputError
+from pvsst.personas.geography import STATE_NAME
 
 CELL_FIELDS = frozenset({"traits"})
 CELL_STYLE = "cell"
@@ -101,7 +101,7 @@ def cell_cards(table: CellTable, version: int | None = None) -> pd.DataFrame:
     Examples
     --------
     >>> import pandas as pd
-    >>> from personas.cells import cell_table
+    >>> from pvsst.personas.cells import cell_table
     >>> people = pd.DataFrame({"persona_id": ["a", "b", "c"], "sex": ["female", "male", "female"],
     ...                        "state": ["OH", "OH", "TX"]})
     >>> cell_cards(cell_table(people, ["sex"]))["card"].tolist()
@@ -119,8 +119,8 @@ def persona_cell_cards(table: CellTable, version: int | None = None) -> pd.DataF
 
     Examples
     --------
-    >>> from personas.cells import cell_table
-    >>> from personas.synthesis import synthesize
+    >>> from pvsst.personas.cells import cell_table
+    >>> from pvsst.personas.synthesis import synthesize
     >>> cards = persona_cell_cards(cell_table(synthesize(200, geography="OH", seed=1).personas, ["sex", "region"]))
     >>> len(cards), cards["card"].nunique()
     (200, 2)

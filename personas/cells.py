@@ -1,7 +1,7 @@
 """Population cells: the personas that share every value of a list of cell attributes.
 
 A *cell* is one combination of values of the cell attributes (for example age band x sex x party x
-region). When a persona's prompt depends only on its cell's attributes (:mod:`personas.cell_cards`),
+region). When a persona's prompt depends only on its cell's attributes (:mod:`pvsst.personas.cell_cards`),
 every member of a cell receives the identical request, so the cell's answer distribution *is* each
 member's: a population is answered with one request per cell instead of one per person.
 
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 DEFAULT_GEOGRAPHY = "state"
 CELL_ID_DIGITS = 16
@@ -103,7 +103,7 @@ def check_cell_attributes(columns, attributes, source: str = "personas", field: 
     >>> check_cell_attributes(["sex", "party"], ["sex", "partyy"])
     Traceback (most recent call last):
     ...
-    personas.errors.InputError: personas: cells: unknown cell attribute 'partyy' (columns: sex, party)
+    pvsst.core.errors.InputError: personas: cells: unknown cell attribute 'partyy' (columns: sex, party)
     """
     if isinstance(attributes, str):
         attributes = [attributes]
@@ -182,8 +182,8 @@ def cell_table(personas: pd.DataFrame, attributes, geography: str = DEFAULT_GEOG
     Parameters
     ----------
     personas
-        One row per persona with a ``persona_id`` column (:func:`personas.synthesis.synthesize`, a
-        table read by :func:`personas.records.read_personas`, or a survey's respondents).
+        One row per persona with a ``persona_id`` column (:func:`pvsst.personas.synthesis.synthesize`, a
+        table read by :func:`pvsst.personas.records.read_personas`, or a survey's respondents).
     attributes
         The cell attributes, in the order the cell's card prints them.
     geography
@@ -199,7 +199,7 @@ def cell_table(personas: pd.DataFrame, attributes, geography: str = DEFAULT_GEOG
 
     Examples
     --------
-    >>> from personas.synthesis import synthesize
+    >>> from pvsst.personas.synthesis import synthesize
     >>> people = synthesize(2000, geography="CA,NV", seed=1).personas
     >>> table = cell_table(people, ["sex", "region"])
     >>> table.cells[["sex", "region", "count"]].values.tolist()

@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from personas.errors import InputError
-from personas.geography import STATE_CODE_OF_NAME, STATE_CODES
-from personas.vocabulary import AGE_BAND_LOWER, AGE_BANDS, EDUCATION_LEVELS, RACE_ETHNICITIES, SEXES
+from pvsst.core.errors import InputError
+from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
+from pvsst.personas.vocabulary import AGE_BAND_LOWER, AGE_BANDS, EDUCATION_LEVELS, RACE_ETHNICITIES, SEXES
 
 US_FILE = "acs2024_1yr_s0101_us.csv"
 STATES_FILE = "acs2024_1yr_s0101_states.csv"
@@ -65,11 +65,11 @@ class CensusTables:
     Attributes
     ----------
     state_age_sex : ndarray, shape (51, 15, 2)
-        Adults by state (:data:`personas.geography.STATE_CODES` order), age band and sex.
+        Adults by state (:data:`pvsst.personas.geography.STATE_CODES` order), age band and sex.
     race_given_age_sex : ndarray, shape (5, 15, 2)
         P(race / ethnicity | age band, sex), national; sums to 1 over axis 0.
     education_shares : ndarray, shape (6,)
-        Shares of adults 25+ by :data:`personas.vocabulary.EDUCATION_LEVELS`; sums to 1.
+        Shares of adults 25+ by :data:`pvsst.personas.vocabulary.EDUCATION_LEVELS`; sums to 1.
     single_age_given_band_sex : ndarray, shape (15, 2, 5)
         P(exact age = lower bound + k | band, sex) from the projections (85+ band: all mass at k=0).
     """
@@ -206,7 +206,7 @@ def _education_shares(census_dir: Path) -> np.ndarray:
 def load_census_tables(census_dir: str | Path | None = None) -> CensusTables:
     """Load and check the census marginals (the vendored copy unless ``census_dir`` is given).
 
-    A missing, unreadable or inconsistent file raises :class:`personas.errors.InputError`.
+    A missing, unreadable or inconsistent file raises :class:`pvsst.core.errors.InputError`.
 
     Example
     -------

@@ -13,7 +13,7 @@ Example
 """
 from __future__ import annotations
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 REGIONS: tuple[str, ...] = ("Northeast", "Midwest", "South", "West")
 

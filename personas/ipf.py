@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def rake(seed: np.ndarray, margins: list[RakingMargin], tolerance: float = 1e-10
     """Rake a flattened, non-negative ``seed`` table to ``margins`` (see the module docstring).
 
     A group with a positive target but no seed mass cannot be reached and raises
-    :class:`personas.errors.InputError`.
+    :class:`pvsst.core.errors.InputError`.
     """
     table = np.asarray(seed, dtype=float).copy()
     for margin in margins:

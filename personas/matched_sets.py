@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 SET_COLUMNS = ("set_id", "group")
 

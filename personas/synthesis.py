@@ -3,18 +3,18 @@
 Pipeline (each step documented in its module):
 
 1. Seed: ACS 2012 PUMS adults (``openintro/acs12``), age band x sex x race / ethnicity x education x
-   income band, with a small independence prior (:mod:`personas.seed`), repeated over the states of
+   income band, with a small independence prior (:mod:`pvsst.personas.seed`), repeated over the states of
    the geography (the seed has no geography, so within-state structure is national).
-2. Raking (:mod:`personas.ipf`) to three consistent sets of census totals (:mod:`personas.census`):
+2. Raking (:mod:`pvsst.personas.ipf`) to three consistent sets of census totals (:mod:`pvsst.personas.census`):
    state x age band x sex (ACS 2024 S0101), race / ethnicity x age band x sex (national 2024
    projections shares applied to the geography's age x sex totals) and education of adults 25+ (CPS
    2022 shares applied to the geography's 25+ total).
 3. Integerisation to N records by truncate-replicate and ordered systematic sampling, stratified by
-   age band x sex x region x race x education (:mod:`personas.integerise`); records are shuffled so
+   age band x sex x region x race x education (:mod:`pvsst.personas.integerise`); records are shuffled so
    ``persona_id`` order carries no attribute order.
 4. Within-cell draws: exact age from the single-year projections (85+: from the seed's ages 85+),
    income from the seed's incomes in the record's income band, party id / ideology / religiosity from
-   a CCES 2016 respondent of the same demographic cell (:mod:`personas.survey_attributes`), and a
+   a CCES 2016 respondent of the same demographic cell (:mod:`pvsst.personas.survey_attributes`), and a
    posting style by rule.
 
 Every random draw comes from ``numpy.random.SeedSequence(seed)``; the same arguments give the same
@@ -35,16 +35,16 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from personas.census import (SOURCE_AGE_SEX, SOURCE_EDUCATION, SOURCE_RACE, CensusTables,
+from pvsst.personas.census import (SOURCE_AGE_SEX, SOURCE_EDUCATION, SOURCE_RACE, CensusTables,
                              load_census_tables)
-from personas.errors import InputError
-from personas.geography import REGION_OF_STATE, REGIONS, STATE_CODES, STATE_NAME, parse_geography
-from personas.integerise import integerise
-from personas.ipf import RakingMargin, rake
-from personas.seed import SEED_SOURCE, load_seed
-from personas.survey_attributes import (SURVEY_CITATION, age_group_index, load_survey_attribute_model,
+from pvsst.core.errors import InputError
+from pvsst.personas.geography import REGION_OF_STATE, REGIONS, STATE_CODES, STATE_NAME, parse_geography
+from pvsst.personas.integerise import integerise
+from pvsst.personas.ipf import RakingMargin, rake
+from pvsst.personas.seed import SEED_SOURCE, load_seed
+from pvsst.personas.survey_attributes import (SURVEY_CITATION, age_group_index, load_survey_attribute_model,
                                         posting_style_of)
-from personas.vocabulary import (AGE_BAND_LOWER, AGE_BANDS, COLLEGE_DEGREE_LEVELS, EDUCATION_LEVELS,
+from pvsst.personas.vocabulary import (AGE_BAND_LOWER, AGE_BANDS, COLLEGE_DEGREE_LEVELS, EDUCATION_LEVELS,
                                  FIRST_25_PLUS_BAND, INCOME_BANDS, RACE_ETHNICITIES, SEXES)
 
 FIT_TOLERANCE_PP = 0.5
@@ -206,7 +206,7 @@ def synthesize(n: int, geography: str | list[str] = "US", seed: int = 0,
     income (2012 dollars), income_band, party_id, party, ideology, religiosity, posting_style,
     survey_respondent_id (the CCES 2016 ``uid`` whose answers the persona carries). Categorical
     columns use pandas ``category`` dtype. ``on_stage`` is called with the name of each step (for a
-    progress display). Bad input raises :class:`personas.errors.InputError`.
+    progress display). Bad input raises :class:`pvsst.core.errors.InputError`.
 
     Example
     -------

@@ -16,7 +16,7 @@ Examples
 """
 from __future__ import annotations
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 # The reference implementation numbers each adversarial arm's accounts from its own start.
 REFERENCE_ADVERSARY_START = {"single_source": 2000, "distributed_sources": 3000}

@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING
 
 import mesa
 
-from sim.llm.types import LLMRequest, LLMResult
-from sim.prompts import post_messages, post_schema, vote_messages, vote_schema
-from sim.prompts.render import ADVERSARY_NOTE
-from sim.replies import NO_POST, POST_HANDLERS
-from sim.seeds import PHASE_POST, PHASE_VOTE, request_seed
-from sim.stance import STANCE_LABELS
+from pvsst.sim.llm.types import LLMRequest, LLMResult
+from pvsst.sim.prompts import post_messages, post_schema, vote_messages, vote_schema
+from pvsst.sim.prompts.render import ADVERSARY_NOTE
+from pvsst.sim.replies import NO_POST, POST_HANDLERS
+from pvsst.sim.seeds import PHASE_POST, PHASE_VOTE, request_seed
+from pvsst.sim.stance import STANCE_LABELS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sim.feeds import FeedItem
-    from sim.model import SocialModel
+    from pvsst.sim.feeds import FeedItem
+    from pvsst.sim.model import SocialModel
 
 class SocialAgent(mesa.Agent):
     """Common state of every account: id, ordinal, persona, stance and confidence."""
@@ -76,7 +76,7 @@ class SocialAgent(mesa.Agent):
         return None
 
     def apply_post(self, round: int, result: LLMResult) -> None:
-        """Take the reply (``sim.replies``, by the protocol's ``reply_handling``): a usable one sets post,
+        """Take the reply (``pvsst.sim.replies``, by the protocol's ``reply_handling``): a usable one sets post,
         stance and confidence; a failed one keeps the stance and confidence."""
         cfg = self.model.config
         handle = POST_HANDLERS[cfg.protocol.reply_handling]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ Adversarial arms replace the last slot with one adversary post chosen by rotatio
 Examples
 --------
 >>> import networkx as nx, numpy as np
->>> from sim.platform_state import Platform, Post
+>>> from pvsst.sim.platform_state import Platform, Post
 >>> platform = Platform(nx.complete_graph(["a0", "a1", "a2"], create_using=nx.DiGraph))
 >>> posts = [Post(0, a, "x", f"post {a}", 1, 0.7, True, False, likes=l) for a, l in [("a0", 1), ("a1", 3), ("a2", 3)]]
 >>> platform.publish(0, posts)
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from personas.errors import InputError
-from sim.platform_state import Platform, Post
+from pvsst.core.errors import InputError
+from pvsst.sim.platform_state import Platform, Post
 
 
 @dataclass(frozen=True)

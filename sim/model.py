@@ -5,9 +5,9 @@ concurrently through the gateway; replies are applied in agent ordinal order.
 
 Examples
 --------
->>> from sim.topics import get_topic
->>> from sim.trial.config import TrialConfig
->>> from sim.llm.gateway import Gateway
+>>> from pvsst.sim.topics import get_topic
+>>> from pvsst.sim.trial.config import TrialConfig
+>>> from pvsst.sim.llm.gateway import Gateway
 >>> cfg = TrialConfig(trial_id="demo", model_name="scripted/imitate", topic=get_topic("ai_labels"),
 ...                   condition="likes", seed=101, n_agents=6, n_rounds=2)
 >>> model = SocialModel(cfg, Gateway())
@@ -23,21 +23,21 @@ import mesa
 import networkx as nx
 import pandas as pd
 
-from sim.accounts import adversary_ids, honest_ids, viewer_ordinal
-from sim.agents import AdversaryAgent, HonestAgent, SocialAgent
-from sim.feeds import FeedItem, Viewer, get_feed_policy, with_adversary_slot
-from sim.llm.types import LLMRequest, LLMResult
-from sim.network import build_follow_graph
-from sim.persona_table import cycle_personas, draw_personas, load_persona_table
-from sim.platform_state import Platform, Post
-from sim.materials import load_materials
-from sim.prompts.render import CONTROL_NOTE, FIRST_ROUND_NOTE
-from sim.recorder import TrialRecorder
-from sim.seeds import RandomStreams
-from sim.replies import VOTE_HANDLERS
-from sim.stance import balanced_initial_stances, extreme_stance, reference_initial_stances
-from sim.votes import reference_vote_samples
-from sim.trial.config import TrialConfig
+from pvsst.sim.accounts import adversary_ids, honest_ids, viewer_ordinal
+from pvsst.sim.agents import AdversaryAgent, HonestAgent, SocialAgent
+from pvsst.sim.feeds import FeedItem, Viewer, get_feed_policy, with_adversary_slot
+from pvsst.sim.llm.types import LLMRequest, LLMResult
+from pvsst.sim.network import build_follow_graph
+from pvsst.sim.persona_table import cycle_personas, draw_personas, load_persona_table
+from pvsst.sim.platform_state import Platform, Post
+from pvsst.sim.materials import load_materials
+from pvsst.sim.prompts.render import CONTROL_NOTE, FIRST_ROUND_NOTE
+from pvsst.sim.recorder import TrialRecorder
+from pvsst.sim.seeds import RandomStreams
+from pvsst.sim.replies import VOTE_HANDLERS
+from pvsst.sim.stance import balanced_initial_stances, extreme_stance, reference_initial_stances
+from pvsst.sim.votes import reference_vote_samples
+from pvsst.sim.trial.config import TrialConfig
 
 # Requests are sent to the gateway in chunks so huge populations never hold every task at once.
 CALL_CHUNK = 4096

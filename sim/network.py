@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, StringConstraints, ValidationError, model_validator
 
-from personas.errors import InputError
-from personas.validation import SpecFieldError, StrictModel, describe_validation_error
+from pvsst.core.errors import InputError
+from pvsst.core.validation import SpecFieldError, StrictModel, describe_validation_error
 
 NETWORK_PARAMETERS: dict[str, tuple[str, ...]] = {
     "complete": (),

@@ -22,15 +22,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from personas.errors import InputError
-from personas.validation import first_duplicate
+from pvsst.core.errors import InputError
+from pvsst.core.validation import first_duplicate
 
 REQUIRED_COLUMNS = ("persona_id", "label", "posting_style")
 
 
 def default_persona_path() -> Path:
     """The honest persona table of pvsst's own materials (``sim/materials/pvsst``)."""
-    return Path(str(resources.files("sim.materials").joinpath("pvsst", "honest_personas.csv")))
+    return Path(str(resources.files("pvsst.sim.materials").joinpath("pvsst", "honest_personas.csv")))
 
 
 def load_persona_table(source: str | Path | pd.DataFrame | None = None) -> pd.DataFrame:

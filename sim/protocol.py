@@ -15,7 +15,7 @@ account_ids            materials (pvsst: ``x00``..) reference (``a00``, ``c2000`
 viewer_ordinal         ordinal (account order)      from_id (``int(agent_id[1:])``)
 adversary_opinion      fixed (never moves)          drifts (updates from its own replies)
 vote_sampling          streams (numpy draw)         reference (``random.Random(seed + 9001 + r)``)
-reply_handling         strict (schema-validated)    lenient (snap, clamp, cut; see sim.replies)
+reply_handling         strict (schema-validated)    lenient (snap, clamp, cut; see pvsst.sim.replies)
 retry_seed             next (attempt i: seed + i)   same (every attempt repeats the seed)
 json_mode              schema (JSON schema)         json_object (Ollama ``format: json``)
 reasoning              default (model's own)        off (``think: false`` on Ollama routes)
@@ -46,7 +46,7 @@ import typing
 from dataclasses import dataclass
 from typing import Literal
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 PRESET_NAMES = ("pvsst", "pvsst_reference")
 
@@ -76,7 +76,7 @@ class Protocol:
     ``random.Random(seed + 9001 + round)`` per round; per honest voter in id order
     ``rng.sample(eligible, min(k, len(eligible)))`` over the indices of the round's other posts).
     ``reply_handling``: ``strict`` (a reply must satisfy the JSON schema, else the call failed) or
-    ``lenient`` (any JSON object is taken and sanitised: :mod:`sim.replies`).
+    ``lenient`` (any JSON object is taken and sanitised: :mod:`pvsst.sim.replies`).
     ``retry_seed``: attempt ``i`` of a call uses ``seed + i`` (``next``) or the same seed (``same``).
     ``json_mode``: ask for JSON valid under the reply schema (``schema``) or any JSON object
     (``json_object``: Ollama's ``format: json``). ``reasoning``: leave the model's default (``default``)
@@ -96,13 +96,13 @@ class Protocol:
     further attempt, the post is ``(generation failed)`` under lenient handling.
     ``reasoning_blocks``: litellm moves a leading ``<think>...</think>`` block out of the reply text
     (``strip``: the reply handler gets the rest) or the handler gets the reply text exactly as the server
-    sent it, block and all (``keep``; :mod:`sim.llm.raw_reply`). ``vote_error_denominator``:
+    sent it, block and all (``keep``; :mod:`pvsst.sim.llm.raw_reply`). ``vote_error_denominator``:
     ``vote_parse_error_rate`` counts the vote calls that left vote rows (``rows``; a parsed reply with no
     usable vote leaves none) or every voter's call, a call without a usable vote counted as a failure
     (``voters``: its ballot is recorded as failed rows). ``ollama_route``: an Ollama model goes by the
     route its model string names (``model``: ``ollama_chat/`` is ``/api/chat``) or to ``/api/generate``
     with the reference's payload (``generate``: the user message as ``prompt``, the system message as
-    ``system``; :func:`sim.llm.dispatch.generate_kwargs`). Other providers are not affected.
+    ``system``; :func:`pvsst.sim.llm.dispatch.generate_kwargs`). Other providers are not affected.
     """
 
     preset: Literal["pvsst", "pvsst_reference"] = "pvsst"

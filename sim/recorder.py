@@ -10,7 +10,7 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 
-from sim.llm.prompt_table import PromptLog
+from pvsst.sim.llm.prompt_table import PromptLog
 
 POST_COLUMNS = ("trial_id", "round", "agent_id", "text", "stance", "confidence", "parse_ok", "call_id")
 VOTE_COLUMNS = ("trial_id", "round", "voter_id", "target_agent_id", "value", "parse_ok")

@@ -36,8 +36,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from sim.llm.types import TRANSPORT_STATUSES, STATUS_OK
-from sim.stance import LABEL_TO_STANCE, OPINION_CHOICES, STANCE_LABELS
+from pvsst.sim.llm.types import TRANSPORT_STATUSES, STATUS_OK
+from pvsst.sim.stance import LABEL_TO_STANCE, OPINION_CHOICES, STANCE_LABELS
 
 NO_POST = "(no post)"
 EMPTY_POST = "(empty)"

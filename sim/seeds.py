@@ -23,7 +23,7 @@ import hashlib
 
 import numpy as np
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 PHASE_POST = 1
 PHASE_VOTE = 2

@@ -16,7 +16,7 @@ import random
 
 import numpy as np
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 STANCE_LABELS: dict[int, str] = {
     3: "strongly support",

@@ -2,7 +2,7 @@
 
 Examples
 --------
->>> from sim.topics import builtin_topics
+>>> from pvsst.sim.topics import builtin_topics
 >>> sorted(builtin_topics())[:2]
 ['ai_labels', 'chronological_default']
 >>> builtin_topics()["ai_labels"].question
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import yaml
 
-from personas.errors import InputError
-from personas.validation import first_duplicate
+from pvsst.core.errors import InputError
+from pvsst.core.validation import first_duplicate
 
 TOPIC_FIELDS = ("id", "question", "support_angle", "oppose_angle")
 
@@ -71,7 +71,7 @@ def load_topic_file(path: str | Path) -> list[Topic]:
 @lru_cache(maxsize=1)
 def builtin_topics() -> dict[str, Topic]:
     """The topics shipped with pvsst (PV-SST's four), by id."""
-    text = resources.files("sim.data").joinpath("topics.yaml").read_text(encoding="utf-8")
+    text = resources.files("pvsst.sim.data").joinpath("topics.yaml").read_text(encoding="utf-8")
     return {t.id: t for t in parse_topics(yaml.safe_load(text)["topics"], "sim/data/topics.yaml")}
 
 

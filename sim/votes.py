@@ -4,7 +4,7 @@ One Python ``random.Random(seed + 9001 + round)`` per round; for each honest vot
 ``rng.sample(eligible, min(k, len(eligible)))``, where ``eligible`` are the indices, in account order
 (honest accounts, then adversaries), of this round's posts not written by the voter. The sample's order
 is the order the posts are shown in the vote prompt. (pvsst's own sampling draws from the trial's
-numpy vote stream instead: :meth:`sim.model.SocialModel.vote`.)
+numpy vote stream instead: :meth:`pvsst.sim.model.SocialModel.vote`.)
 
 Examples
 --------

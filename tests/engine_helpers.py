@@ -4,10 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from session_folder import session_folder
-from sim.llm.gateway import Gateway
-from sim.topics import get_topic
-from sim.trial.run import TrialResult, run_trial
-from sim.trial.config import TrialConfig
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.topics import get_topic
+from pvsst.sim.trial.run import TrialResult, run_trial
+from pvsst.sim.trial.config import TrialConfig
 
 
 def scripted_trial(condition: str, seed: int = 101, topic: str = "ai_labels", **overrides) -> TrialResult:
@@ -39,7 +39,7 @@ def embedded_trial(condition: str, n_agents: int, tmp_path_factory) -> TrialResu
     second test wanting the same trial (on another xdist worker) wait and replay it, not compute it again."""
     from filelock import FileLock
 
-    from sim.llm.cache import ResponseCache
+    from pvsst.sim.llm.cache import ResponseCache
 
     cache = embedded_cache_path(tmp_path_factory)
     with FileLock(str(cache.with_name(f"{cache.stem}.{condition}.{n_agents}.lock"))):

@@ -178,7 +178,7 @@ def request_schema(body: dict[str, Any]) -> dict[str, Any] | None:
         return response_format["json_schema"]["schema"]
     if response_format.get("schema") is not None:
         return response_format["schema"]
-    from sim.prompts import post_schema, vote_schema
+    from pvsst.sim.prompts import post_schema, vote_schema
 
     prompt = "\n".join(m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user")
     ballot = [line for line in prompt.splitlines() if line.startswith("[") and "] @" in line]
@@ -187,8 +187,8 @@ def request_schema(body: dict[str, Any]) -> dict[str, Any] | None:
 
 def imitate_reply(body: dict[str, Any]) -> str:
     """``scripted/imitate``'s reply to an OpenAI chat request: a pure function of messages and seed."""
-    from sim.llm.providers.imitate import ImitateProvider
-    from sim.llm.types import LLMRequest
+    from pvsst.sim.llm.providers.imitate import ImitateProvider
+    from pvsst.sim.llm.types import LLMRequest
 
     request = LLMRequest(model_name="scripted/imitate", messages=tuple(body.get("messages", ())),
                          schema=request_schema(body), seed=body.get("seed"))
@@ -202,7 +202,7 @@ class CountingEchoProvider:
     calls = 0
 
     def reply(self, request: Any) -> Any:
-        from sim.llm.providers.scripted import EchoProvider
+        from pvsst.sim.llm.providers.scripted import EchoProvider
 
         type(self).calls += 1
         return EchoProvider().reply(request)

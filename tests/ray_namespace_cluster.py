@@ -113,8 +113,8 @@ def look(runs, sentinel):
 seen = [ray.get(look.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
                 .remote(sys.argv[2], sys.argv[3])) for n in workers]
 # A cache server asked for a file the driver's node lacks (a driver off the cluster) fails in one line.
-from experiments.run.ray_cache import start_cache_server
-from personas.errors import InputError
+from pvsst.experiments.run.ray_cache import start_cache_server
+from pvsst.core.errors import InputError
 try:
     start_cache_server(ray, sys.argv[4])
     elsewhere = "started"

@@ -20,7 +20,7 @@ from typing import Any
 def record_payloads(folder: Path, patch: Callable[[Any, str, Any], None] = setattr) -> None:
     """Make the Ray executor write each task's pickle to ``folder`` as it submits it (``patch`` sets the
     executor's wrapped methods: ``setattr`` for a driver process, ``monkeypatch.setattr`` in a test)."""
-    from experiments.run.executors import RayExecutor
+    from pvsst.experiments.run.executors import RayExecutor
 
     folder.mkdir(parents=True, exist_ok=True)
     numbers = itertools.count(len(list(folder.glob("*.pkl"))))
@@ -42,7 +42,7 @@ def recorded_payloads(folder: Path) -> list[bytes]:
 
 
 if __name__ == "__main__":
-    from experiments.cli import main
+    from pvsst.experiments.cli import main
 
     record_payloads(Path(sys.argv[1]))
     sys.exit(main(sys.argv[2:]))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.spec.prereg import freeze
+from pvsst.experiments.spec.prereg import freeze
 from session_folder import session_folder
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
@@ -44,7 +44,7 @@ def pool_reference_run(tmp_path_factory) -> Path:
             shutil.rmtree(out, ignore_errors=True)  # a reference an earlier test left unfinished
             (shared / "pool-reference-spec").mkdir(exist_ok=True)
             spec = frozen_copy(shared / "pool-reference-spec")
-            subprocess.run([sys.executable, "-m", "experiments.cli", "run", str(spec), "--out", str(out),
+            subprocess.run([sys.executable, "-m", "pvsst.experiments.cli", "run", str(spec), "--out", str(out),
                             "--workers", "2"], check=True, capture_output=True, timeout=600)
             done.write_text("ok")
     return out
@@ -68,7 +68,7 @@ def small_spec(folder: Path, seeds: str, extra: str = "") -> Path:
 def study_with_own_files(folder: Path) -> Path:
     """small_spec (seed 101: 2 topics x 4 arms = 8 trials) with a materials directory of its own (reworded)
     and an edge list, both beside the spec in ``folder``; frozen."""
-    from experiments.cli import main
+    from pvsst.experiments.cli import main
 
     spec = small_spec(folder, "[101]")
     assert main(["protocol", "new", str(folder / "my_materials")]) == 0

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from experiments.spec.prereg import freeze
+from pvsst.experiments.spec.prereg import freeze
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
 
@@ -54,7 +54,7 @@ class LlamaServer:
     the HTTP statuses it answered chat completions with, as the server itself logged them."""
 
     def __init__(self, alias: str = "smollm2", startup_s: float = 90.0):
-        from sim.llm.providers.embedded import gguf_path
+        from pvsst.sim.llm.providers.embedded import gguf_path
 
         self.port = free_port()
         self.alias, self.startup_s = alias, startup_s

@@ -48,7 +48,7 @@ SETTING_ECHO_COLUMNS = ("randomization_draws", "bootstrap_draws", "bootstrap_see
 def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
     """Dotted paths of every leaf field of ``model`` (recursing through nested models, lists, dicts).
 
-    >>> from experiments.spec.study import StudySpec
+    >>> from pvsst.experiments.spec.study import StudySpec
     >>> paths = leaf_paths(StudySpec)
     >>> paths[0], paths[4], [p for p in paths if p.startswith("analysis.contrasts")]
     ('spec_version', 'hypotheses[].id', ['analysis.contrasts{}.name', 'analysis.contrasts{}.treatment', 'analysis.contrasts{}.control'])
@@ -144,8 +144,8 @@ class RequestRecorder:
     """Records what reaches the providers and the gateways (patched in with pytest's monkeypatch)."""
 
     def __init__(self, monkeypatch):
-        import sim.llm.gateway as gateway_module
-        import sim.llm.mode_sender as sender_module
+        import pvsst.sim.llm.gateway as gateway_module
+        import pvsst.sim.llm.mode_sender as sender_module
 
         self.calls: list[str] = []
         self.gateways: list[str] = []
@@ -167,7 +167,7 @@ class RequestRecorder:
         monkeypatch.setattr(sender_module, "call_provider", recording_call)
         monkeypatch.setattr(gateway_module.Gateway, "__init__", recording_init)
 
-        import experiments.run.executors as executors
+        import pvsst.experiments.run.executors as executors
 
         class RecordedPool(executors.InlineExecutor):
             """Stands in for a process pool or Ray: records how it was asked for, runs in-process
@@ -236,9 +236,9 @@ def table_digest(path: Path, without: tuple[str, ...] = NOT_COMPARED_CALL_COLUMN
 
 def analysis_fingerprint(run_dir: Path) -> dict[str, str]:
     """Per table of ``RUN/analysis/``, a digest; plus the report's verdicts on the frozen hypotheses."""
-    from analysis.report.build import frozen_spec
-    from analysis.report.verdicts import hypotheses_or_default, hypothesis_verdicts
-    from analysis.plan import plan_from_spec
+    from pvsst.analysis.report.build import frozen_spec
+    from pvsst.analysis.report.verdicts import hypotheses_or_default, hypothesis_verdicts
+    from pvsst.analysis.plan import plan_from_spec
 
     parts, numbers = {}, {}
     for table in sorted((run_dir / "analysis").glob("*.csv")):
@@ -279,8 +279,8 @@ class StopwordProvider:
 
         import numpy as np
 
-        from sim.llm.providers.scripted import schema_instance
-        from sim.llm.types import ProviderReply
+        from pvsst.sim.llm.providers.scripted import schema_instance
+        from pvsst.sim.llm.types import ProviderReply
 
         properties = (request.schema or {}).get("properties", {})
         if "votes" in properties:
@@ -301,7 +301,7 @@ class NoVoteProvider:
     def reply(self, request):
         import json
 
-        from sim.llm.types import ProviderReply
+        from pvsst.sim.llm.types import ProviderReply
 
         if "votes" in (request.schema or {}).get("properties", {}):
             return ProviderReply(text=json.dumps({"votes": []}), prompt_tokens=1, completion_tokens=1)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from experiments.cli import main
-from experiments.spec.prereg import freeze
+from pvsst.experiments.cli import main
+from pvsst.experiments.spec.prereg import freeze
 
 GSS = "experiments/surveys/gss2018_spending.yaml"
 

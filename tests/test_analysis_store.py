@@ -7,8 +7,8 @@ import importlib
 import pandas as pd
 import pytest
 
-from personas.errors import InputError
-from analysis.store import load_run, load_trial_table
+from pvsst.core.errors import InputError
+from pvsst.analysis.store import load_run, load_trial_table
 from analysis_synthetic_run import write_run
 
 ANALYSIS_MODULES = ("block_tests", "paired", "contrast_table", "preregistered_checks", "lexical",
@@ -54,5 +54,5 @@ def test_load_trial_table_csv_parquet_and_missing_columns(tmp_path):
 
 @pytest.mark.parametrize("name", ANALYSIS_MODULES)
 def test_docstring_examples_run(name):
-    result = doctest.testmod(importlib.import_module(f"analysis.{name}"))
+    result = doctest.testmod(importlib.import_module(f"pvsst.analysis.{name}"))
     assert result.failed == 0 and result.attempted > 0

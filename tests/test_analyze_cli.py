@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from analysis.paired import SETTING_COLUMNS
-from analysis.run_analysis import ANALYSIS_FILES, analyze_run
-from experiments.cli import main
+from pvsst.analysis.paired import SETTING_COLUMNS
+from pvsst.analysis.run_analysis import ANALYSIS_FILES, analyze_run
+from pvsst.experiments.cli import main
 from analysis_synthetic_run import write_run
 from reference_paths import PUBLISHED_ANALYSIS
 
@@ -81,7 +81,7 @@ def test_analyze_bad_input_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
     assert main(["analyze", str(tmp_path / "missing")]) == 2
     assert "does not exist" in one_line_error(capsys)
     # A bad frozen plan is reported before any trial is scored (at 448 trials, minutes sooner).
-    import analysis.run_analysis as run_analysis
+    import pvsst.analysis.run_analysis as run_analysis
 
     def not_before_the_plan(*args, **kwargs):
         raise AssertionError("outcomes computed before the plan was checked")

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, permutation_test
 
-from analysis.block_tests import (bootstrap_mean_ci, bootstrap_mean_ci_batch, sign_counts, sign_flip_p,
+from pvsst.analysis.block_tests import (bootstrap_mean_ci, bootstrap_mean_ci_batch, sign_counts, sign_flip_p,
                                   sign_flip_p_batch, sign_test_p)
-from analysis.plan import RandomizationPlan
-from personas.errors import InputError
+from pvsst.analysis.plan import RandomizationPlan
+from pvsst.core.errors import InputError
 
 
 def literal_bootstrap(d, draws=20000, seed=20260729, alpha=0.05):

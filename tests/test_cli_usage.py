@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.cli import main
+from pvsst.experiments.cli import main
 
 CASES = [(["run"], "Missing argument 'spec'"),
          (["run", "--bogus", "x"], "No such option: --bogus"),

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.consistency.surveys import stated_enacted_consistency, total_variation
-from personas.errors import InputError
+from pvsst.analysis.consistency.surveys import stated_enacted_consistency, total_variation
+from pvsst.core.errors import InputError
 
 CODES = ["a", "b", "c"]
 

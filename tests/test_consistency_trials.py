@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.consistency.trials import (consistency_by_arm, stance_consistency, trial_consistency,
+from pvsst.analysis.consistency.trials import (consistency_by_arm, stance_consistency, trial_consistency,
                                          vote_sides)
 
 JUDGE_ERROR = 0.10
@@ -91,12 +91,12 @@ def test_per_agent_round_measures_and_vote_sides():
 
 
 def run_planted_trials(model: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from sim.judges.lexicon import LexiconJudge
-    from sim.judges.stance_judge import judged_stances
-    from sim.llm.gateway import Gateway
-    from sim.topics import get_topic
-    from sim.trial.config import TrialConfig
-    from sim.trial.run import run_trial
+    from pvsst.sim.judges.lexicon import LexiconJudge
+    from pvsst.sim.judges.stance_judge import judged_stances
+    from pvsst.sim.llm.gateway import Gateway
+    from pvsst.sim.topics import get_topic
+    from pvsst.sim.trial.config import TrialConfig
+    from pvsst.sim.trial.run import run_trial
 
     per_trial, trials = [], []
     with Gateway() as gateway:

@@ -23,11 +23,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.counterfactual.audit import counterfactual_audit, matched_answers
-from analysis.counterfactual.measures import share_spread
-from analysis.counterfactual.null import arity_null_p
-from personas.errors import InputError
-from personas.matched_sets import counterfactual_personas, seed_groups
+from pvsst.analysis.counterfactual.audit import counterfactual_audit, matched_answers
+from pvsst.analysis.counterfactual.measures import share_spread
+from pvsst.analysis.counterfactual.null import arity_null_p
+from pvsst.core.errors import InputError
+from pvsst.personas.matched_sets import counterfactual_personas, seed_groups
 
 BASE = np.array([0.40, 0.35, 0.25])
 OPTIONS = np.array(["a", "b", "c"])
@@ -117,8 +117,8 @@ def test_incomplete_sets_are_left_out_and_counted():
 
 
 def planted_answers(model: str, personas: pd.DataFrame, run: int = 0) -> pd.DataFrame:
-    from sim.llm.providers.scripted import load_scripted_provider
-    from sim.llm.types import LLMRequest
+    from pvsst.sim.llm.providers.scripted import load_scripted_provider
+    from pvsst.sim.llm.types import LLMRequest
 
     provider = load_scripted_provider(model.removeprefix("scripted/"))
     schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": list(OPTIONS)}}}

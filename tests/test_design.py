@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.spec.design import expand, trial_id
-from experiments.spec.study import StudySpec, load_spec
+from pvsst.experiments.spec.design import expand, trial_id
+from pvsst.experiments.spec.study import StudySpec, load_spec
 from reference_paths import PUBLISHED_RESULTS
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"

@@ -45,7 +45,7 @@ def test_site_builds_strictly_offline(tmp_path):
     cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
     assert "pvsst prereg freeze" in cli and "--replay-only" in cli
     api = (site / "api" / "analysis" / "index.html").read_text(encoding="utf-8")
-    assert 'id="analysis.paired.paired_block_contrast"' in api
+    assert 'id="pvsst.analysis.paired.paired_block_contrast"' in api
     # Offline: no page loads anything from another host (Material's web fonts are off).
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
@@ -53,7 +53,7 @@ def test_site_builds_strictly_offline(tmp_path):
 
 
 def test_every_field_needs_a_meaning_and_every_meaning_a_field(caplog):
-    from experiments.spec.study import StudySpec
+    from pvsst.experiments.spec.study import StudySpec
 
     tables = _load("reference_tables")
     descriptions = yaml.safe_load((HOOKS / "field_descriptions.yaml").read_text(encoding="utf-8"))["study"]
@@ -74,9 +74,9 @@ def test_every_field_needs_a_meaning_and_every_meaning_a_field(caplog):
 
 
 def test_command_reference_lists_every_command():
-    from experiments.cli import _command
+    from pvsst.experiments.cli import _command
 
-    text = _load("reference_tables").cli_reference("experiments.cli")
+    text = _load("reference_tables").cli_reference("pvsst.experiments.cli")
     root = _command()
     ctx = type(root).context_class(root, info_name="pvsst")
     for name in root.list_commands(ctx):
@@ -85,8 +85,8 @@ def test_command_reference_lists_every_command():
 
 def test_docstring_conventions_sphinx_roles_and_singular_example():
     roles = _load("docstring_conventions")
-    assert roles.rewrite_roles("see :class:`~analysis.plan.AnalysisPlan` and :func:`x.y()`") == (
-        'see <autoref identifier="analysis.plan.AnalysisPlan" optional><code>AnalysisPlan</code></autoref>'
+    assert roles.rewrite_roles("see :class:`~pvsst.analysis.plan.AnalysisPlan` and :func:`x.y()`") == (
+        'see <autoref identifier="pvsst.analysis.plan.AnalysisPlan" optional><code>AnalysisPlan</code></autoref>'
         ' and <autoref identifier="x.y" optional><code>x.y</code></autoref>')
     assert roles.normalize("Example\n-------\n>>> 1\n1") == "Examples\n--------\n>>> 1\n1"
 
@@ -98,9 +98,9 @@ def test_run_store_page_names_every_file_and_column_a_trial_writes(tmp_path):
 
     import pyarrow.parquet as pq
 
-    from analysis.run_analysis import ANALYSIS_FILES
-    from experiments.cli import main
-    from experiments.survey.runner import RESPONSE_COLUMNS
+    from pvsst.analysis.run_analysis import ANALYSIS_FILES
+    from pvsst.experiments.cli import main
+    from pvsst.experiments.survey.runner import RESPONSE_COLUMNS
 
     assert main(["simulate", "--topic", "ai_labels", "--model", "scripted/imitate", "--agents", "4", "--rounds", "2", "--condition",
                  "single_source", "--follow-dynamics", "--out", str(tmp_path)]) == 0

@@ -10,8 +10,8 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from sim.llm.gateway import Gateway
-from sim.llm.types import LLMRequest
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.types import LLMRequest
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 

@@ -11,9 +11,9 @@ import json
 import pandas as pd
 import pytest
 
-from experiments.cli import main
-from experiments.run.estimate import estimate
-from experiments.spec.study import load_spec
+from pvsst.experiments.cli import main
+from pvsst.experiments.run.estimate import estimate
+from pvsst.experiments.spec.study import load_spec
 from gateway_stub import StubServer, http_error, imitate_reply, ok
 from runner_helpers import assert_same_run_store, trial_dirs
 from served_study import served_spec
@@ -231,8 +231,8 @@ def test_router_hook_sets_the_mode_per_endpoint_and_learns_from_a_rejection():
     endpoint by the Router (a client error), the gateway sends it again in the new mode."""
     import asyncio
 
-    from sim.llm.endpoints import Endpoint, EndpointPool
-    from sim.llm.structured_modes import StructuredModes
+    from pvsst.sim.llm.endpoints import Endpoint, EndpointPool
+    from pvsst.sim.llm.structured_modes import StructuredModes
 
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     with _OnlyJsonObject([ok('{"n": 1}')]) as strict, StubServer([ok('{"n": 2}')]) as lenient:
@@ -271,9 +271,9 @@ def test_per_endpoint_concurrency_is_a_cap_that_requests_wait_for():
     """litellm's Router refuses a request when an endpoint's max_parallel_requests are all in use (a
     429); the gateway keeps no more in flight than the endpoints take together and waits for a slot,
     so no call burns a retry on it."""
-    from sim.llm.endpoints import Endpoint
-    from sim.llm.gateway import Gateway
-    from sim.llm.types import LLMRequest
+    from pvsst.sim.llm.endpoints import Endpoint
+    from pvsst.sim.llm.gateway import Gateway
+    from pvsst.sim.llm.types import LLMRequest
 
     with StubServer([ok("x", delay_s=0.2)]) as a, StubServer([ok("y", delay_s=0.2)]) as b:
         with Gateway(endpoints=[Endpoint(a.api_base, max_concurrency=1), Endpoint(b.api_base, max_concurrency=2)],
@@ -292,8 +292,8 @@ def test_a_500_carrying_the_servers_request_validation_error_is_not_retried():
     validation error (measured: `Input should be 'text' or 'json_object'`): the same every time, so
     one try, recorded as a client error; a plain 500 is still retried."""
     from gateway_stub import Step
-    from sim.llm.gateway import Gateway
-    from sim.llm.types import LLMRequest
+    from pvsst.sim.llm.gateway import Gateway
+    from pvsst.sim.llm.types import LLMRequest
 
     message = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
                "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}")
@@ -317,9 +317,9 @@ def test_a_rejected_request_is_not_tried_on_the_other_endpoints(error, tried, se
     """With three endpoints, a client error (a 400: the request itself is wrong, so every server would
     refuse it) is sent once in all, not once per endpoint; a server error moves on to the others, and the
     call records how often it failed over."""
-    from sim.llm.gateway import Gateway
-    from sim.llm.types import LLMRequest
-    from sim.llm.endpoints import Endpoint
+    from pvsst.sim.llm.gateway import Gateway
+    from pvsst.sim.llm.types import LLMRequest
+    from pvsst.sim.llm.endpoints import Endpoint
 
     request = LLMRequest(model_name=MODEL, messages=({"role": "user", "content": "x"},), seed=1)
     with StubServer([http_error(error)]) as a, StubServer([http_error(error)]) as b, StubServer([ok("fine")]) as c:

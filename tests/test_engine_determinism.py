@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.lexical import pairwise_tfidf_similarity
+from pvsst.analysis.lexical import pairwise_tfidf_similarity
 from engine_helpers import scripted_trial
 
 TABLES = ("posts", "votes", "exposures")
 
 
 def _simulate(out: Path, seed: int) -> Path:
-    cmd = [sys.executable, "-m", "experiments.cli", "simulate", "--topic", "ai_labels", "--condition", "likes",
+    cmd = [sys.executable, "-m", "pvsst.experiments.cli", "simulate", "--topic", "ai_labels", "--condition", "likes",
            "--agents", "12", "--rounds", "6", "--seed", str(seed), "--model", "scripted/imitate", "--out", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

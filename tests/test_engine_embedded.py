@@ -17,7 +17,7 @@ import os
 import pytest
 
 from engine_helpers import embedded_trial, embedded_trial_config
-from sim.conditions import CONDITIONS
+from pvsst.sim.conditions import CONDITIONS
 
 pytestmark = [
     pytest.mark.slow,

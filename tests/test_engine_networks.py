@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from engine_helpers import scripted_trial
-from personas.errors import InputError
-from sim.network import NetworkSpec, build_follow_graph, parse_network_spec
-from sim.seeds import request_seed
+from pvsst.core.errors import InputError
+from pvsst.sim.network import NetworkSpec, build_follow_graph, parse_network_spec
+from pvsst.sim.seeds import request_seed
 
 IDS = [f"a{i:02d}" for i in range(12)]
 
@@ -89,10 +89,10 @@ def test_request_seeds_follow_the_pvsst_formula():
 
 
 def test_mesa_model_step_is_the_round():
-    from sim.llm.gateway import Gateway
-    from sim.model import SocialModel
-    from sim.topics import get_topic
-    from sim.trial.config import TrialConfig
+    from pvsst.sim.llm.gateway import Gateway
+    from pvsst.sim.model import SocialModel
+    from pvsst.sim.topics import get_topic
+    from pvsst.sim.trial.config import TrialConfig
 
     model = SocialModel(TrialConfig(trial_id="m", model_name="scripted/imitate", topic=get_topic("ai_labels"),
                                     condition="likes", seed=3, n_agents=6, n_rounds=2), Gateway())

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments.cli import main
-from experiments.spec.design import expand
-from experiments.run.estimate import (SERVED_CALL_LATENCY_S, calls_per_trial, estimate, model_price,
+from pvsst.experiments.cli import main
+from pvsst.experiments.spec.design import expand
+from pvsst.experiments.run.estimate import (SERVED_CALL_LATENCY_S, calls_per_trial, estimate, model_price,
                                   prompt_tokens_per_call)
-from experiments.spec.study import StudySpec, load_spec
-from experiments.spec.trial import TrialParams
+from pvsst.experiments.spec.study import StudySpec, load_spec
+from pvsst.experiments.spec.trial import TrialParams
 from reference_paths import PUBLISHED_RESULTS
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
@@ -91,9 +91,9 @@ def test_scripted_smoke_size():
 @pytest.mark.parametrize("trial", [{"n_agents": 5, "n_rounds": 3, "n_distributed_sources": 3},
                                    {"n_agents": 4, "n_rounds": 2, "votes_per_voter": 0}])
 def test_estimated_calls_equal_the_calls_of_an_actual_scripted_run(trial):
-    from experiments.run.trial_pipeline import trial_config
-    from sim.llm.gateway import Gateway
-    from sim.trial.run import run_trial
+    from pvsst.experiments.run.trial_pipeline import trial_config
+    from pvsst.sim.llm.gateway import Gateway
+    from pvsst.sim.trial.run import run_trial
 
     spec = StudySpec.model_validate(spec_data(trial=trial))
     made = 0
@@ -132,7 +132,7 @@ def test_endpoints_raise_served_throughput_up_to_what_the_servers_take(tmp_path)
     PV-SST study's wall time is a third of the one-server estimate at 4 parallel requests."""
     import yaml
 
-    from experiments.spec.study import StudySpec
+    from pvsst.experiments.spec.study import StudySpec
 
     data = yaml.safe_load((SPECS / "pvsst_confirmatory.yaml").read_text())
     one = estimate(StudySpec.model_validate(data))

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from personas.errors import InputError
-from sim.materials import copy_materials, load_materials
-from sim.prompts import post_messages, vote_messages
-from sim.prompts.render import FIRST_ROUND_NOTE
-from sim.topics import get_topic
+from pvsst.core.errors import InputError
+from pvsst.sim.materials import copy_materials, load_materials
+from pvsst.sim.prompts import post_messages, vote_messages
+from pvsst.sim.prompts.render import FIRST_ROUND_NOTE
+from pvsst.sim.topics import get_topic
 
 POST = (
     "Q: $question\n"
@@ -96,10 +96,10 @@ def test_pvsst_materials_render_as_before():
 
 
 def test_a_trial_renders_the_block_for_its_adversary_only(ours):
-    from sim.llm.gateway import Gateway
-    from sim.protocol import Protocol
-    from sim.trial.config import TrialConfig
-    from sim.trial.run import run_trial
+    from pvsst.sim.llm.gateway import Gateway
+    from pvsst.sim.protocol import Protocol
+    from pvsst.sim.trial.config import TrialConfig
+    from pvsst.sim.trial.run import run_trial
 
     config = TrialConfig(trial_id="t", model_name="scripted/imitate", topic=get_topic("ai_labels"),
                          condition="single_source", seed=101, n_agents=4, n_rounds=1,
@@ -115,7 +115,7 @@ def test_a_trial_renders_the_block_for_its_adversary_only(ours):
         else:
             assert "at 0.7\nBefore:" in text, text
     # `pvsst show --prompts` prints both messages with every line break visible, the last ones included
-    from analysis.transcript import transcript
+    from pvsst.analysis.transcript import transcript
 
     shown = transcript(result.tables(), round=0, agent="a00", prompts=True).splitlines()
     system = shown.index("  request, system message:")

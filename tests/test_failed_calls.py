@@ -5,7 +5,7 @@ One round, six honest agents, model ``ollama_chat/stub`` at seed 101. Post calls
 holding a brace before valid JSON, 4 and 5 valid JSON. Vote calls: ordinal 5 gets ``{"votes": []}``
 (JSON without one usable vote), the others five valid votes.
 
-Expected values are the reference implementation's failure handling, stated in ``sim.protocol``
+Expected values are the reference implementation's failure handling, stated in ``pvsst.sim.protocol``
 (``pvsst_reference``: 3 tries per request with waits of 1.5, 3 and 4.5 s, every error retried, then
 ``(generation failed)`` without a parse retry; the raw reply with its ``<think>`` block reaches the
 lenient parser, which fails on the brace three times and keeps the raw text; a vote call without a usable
@@ -21,14 +21,14 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from analysis.outcomes import honest_agent_ids, vote_call_failure_rate
+from pvsst.analysis.outcomes import honest_agent_ids, vote_call_failure_rate
 from ollama_stub import Hang, OllamaStub, Raw
-from sim.llm.gateway import Gateway
-from sim.llm.types import LLMRequest
-from sim.protocol import protocol_from_preset
-from sim.topics import get_topic
-from sim.trial.config import TrialConfig
-from sim.trial.run import run_trial
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.types import LLMRequest
+from pvsst.sim.protocol import protocol_from_preset
+from pvsst.sim.topics import get_topic
+from pvsst.sim.trial.config import TrialConfig
+from pvsst.sim.trial.run import run_trial
 
 SEED = 101
 TIMEOUT_S = 2.0  # far above a loopback answer, one request at a time, on a busy machine

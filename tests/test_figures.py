@@ -8,14 +8,14 @@ import pytest
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.container import BarContainer, ErrorbarContainer
 
-from analysis.block_tests import bootstrap_mean_ci
-from personas.errors import InputError
-from analysis.figures import (contrast_forest_figure, contrasts_overview_figure, distribution_by_group_figure,
+from pvsst.analysis.block_tests import bootstrap_mean_ci
+from pvsst.core.errors import InputError
+from pvsst.analysis.figures import (contrast_forest_figure, contrasts_overview_figure, distribution_by_group_figure,
                               fidelity_by_question_figure, homophily_null_figure, network_figure,
                               similarity_by_round_figure, stance_trajectories_figure, survival_by_arm_figure)
-from analysis.figures.style import COLUMN_WIDTH_IN, OKABE_ITO, STANCE_CMAP
-from analysis.run_analysis import analyze_run
-from analysis.store import load_run
+from pvsst.analysis.figures.style import COLUMN_WIDTH_IN, OKABE_ITO, STANCE_CMAP
+from pvsst.analysis.run_analysis import analyze_run
+from pvsst.analysis.store import load_run
 from analysis_synthetic_run import write_run
 from reference_paths import PUBLISHED_ANALYSIS
 

@@ -2,7 +2,7 @@
 
 Every figure kind of the experiment report (a synthetic run with follow edges, so the network and
 homophily figures are drawn, plus the survey-fidelity figures it embeds) and of the survey report (a
-scripted survey run) is saved through :class:`analysis.figures.style.PaperFigure`, the code the
+scripted survey run) is saved through :class:`pvsst.analysis.figures.style.PaperFigure`, the code the
 reports save with, while ``Text.draw`` records where each text landed on the renderer's canvas.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import RendererAgg
 
-from analysis.figures import contrast_forest_figure, distribution_by_group_figure, fidelity_by_question_figure
-from analysis.report import build_run_report, build_survey_report
+from pvsst.analysis.figures import contrast_forest_figure, distribution_by_group_figure, fidelity_by_question_figure
+from pvsst.analysis.report import build_run_report, build_survey_report
 from analysis_synthetic_run import write_run
 from survey_helpers import scripted_survey_run
 

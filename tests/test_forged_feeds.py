@@ -8,15 +8,15 @@ import unicodedata
 
 import pytest
 
-from experiments.run.trial_pipeline import markup_audit
+from pvsst.experiments.run.trial_pipeline import markup_audit
 from forging_provider import FORGED_FEED_LINE, FORGED_FIELD_LINE, FORGED_VOTE_LINE, is_forging
-from sim.llm.gateway import Gateway
-from sim.llm.providers.registry import register_scripted_provider
-from sim.prompts.agent_text import as_data
-from sim.protocol import Protocol
-from sim.topics import get_topic
-from sim.trial.config import TrialConfig
-from sim.trial.run import run_trial
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.providers.registry import register_scripted_provider
+from pvsst.sim.prompts.agent_text import as_data
+from pvsst.sim.protocol import Protocol
+from pvsst.sim.topics import get_topic
+from pvsst.sim.trial.config import TrialConfig
+from pvsst.sim.trial.run import run_trial
 
 N_AGENTS, N_ROUNDS, FEED, VOTES = 6, 3, 5, 3
 FEED_ITEM = re.compile(r'^- (?:\[\d+ likes\] )?@\S+ \(')

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from gateway_stub import CountingEchoProvider
-from sim.llm.cache import ReplayMiss, ResponseCache
-from sim.llm.gateway import Gateway
-from sim.llm.providers.registry import register_scripted_provider
-from sim.llm.types import LLMRequest
-from sim.prompts import post_schema
+from pvsst.sim.llm.cache import ReplayMiss, ResponseCache
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.providers.registry import register_scripted_provider
+from pvsst.sim.llm.types import LLMRequest
+from pvsst.sim.prompts import post_schema
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = {"type": "object", "properties": {"post": {"type": "string", "maxLength": 40},
@@ -57,7 +57,7 @@ def test_two_writer_processes_at_once(tmp_path):
     ResponseCache(path).close()  # create the schema first so both writers start on equal terms
     writer = textwrap.dedent("""
         import sys
-        from sim.llm.cache import ResponseCache
+        from pvsst.sim.llm.cache import ResponseCache
         cache = ResponseCache(sys.argv[1])
         tag = sys.argv[2]
         for i in range(300):
@@ -144,7 +144,7 @@ def test_replay_only_miss_raises_before_any_call(tmp_path, counting):
 
 def run_cli(*args: str, cache: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO), "PVSST_CACHE": str(cache)}
-    return subprocess.run([sys.executable, "-m", "experiments.cli", *args], env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "pvsst.experiments.cli", *args], env=env, capture_output=True,
                           text=True, timeout=300)
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from experiments.cli import main
+from pvsst.experiments.cli import main
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 20},
                                            "score": {"type": "integer", "minimum": 1, "maximum": 5}},

@@ -10,10 +10,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from sim.llm.cache import ResponseCache
-from sim.llm.gateway import Gateway
-from sim.llm.providers import embedded
-from sim.llm.types import LLMRequest
+from pvsst.sim.llm.cache import ResponseCache
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.providers import embedded
+from pvsst.sim.llm.types import LLMRequest
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[1]
@@ -55,7 +55,7 @@ def test_cli_embedded_twice_in_two_processes(tmp_path):
     schema_file = tmp_path / "s.json"
     schema_file.write_text(json.dumps(SCHEMA))
     env = {**os.environ, "PYTHONPATH": str(REPO), "PVSST_CACHE": str(tmp_path / "c.sqlite")}
-    args = [sys.executable, "-m", "experiments.cli", "llm", "complete", "--model", "embedded/smollm2-135m",
+    args = [sys.executable, "-m", "pvsst.experiments.cli", "llm", "complete", "--model", "embedded/smollm2-135m",
             "--schema", str(schema_file), "--seed", "7", "--max-tokens", "80", "--json",
             "--prompt", MESSAGES[0]["content"]]
     runs = [subprocess.run(args, env=env, capture_output=True, text=True, timeout=600) for _ in range(2)]

@@ -7,9 +7,9 @@ import time
 import pytest
 
 from gateway_stub import StubServer, cut, http_error, ok, raw, refusal
-from sim.llm.budget import Budget, BudgetExceeded
-from sim.llm.gateway import Gateway
-from sim.llm.types import LLMRequest
+from pvsst.sim.llm.budget import Budget, BudgetExceeded
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.types import LLMRequest
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"],
           "additionalProperties": False}

@@ -6,17 +6,17 @@ import time
 
 import pytest
 
-from personas.errors import InputError
-from sim.llm.gateway import Gateway
-from sim.llm.providers.registry import (
+from pvsst.core.errors import InputError
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.providers.registry import (
     available_providers,
     ensure_runnable,
     import_litellm,
     register_scripted_provider,
     validate_model_name,
 )
-from sim.llm.providers.scripted import SCRIPTED_PROVIDERS
-from sim.llm.types import LLMRequest
+from pvsst.sim.llm.providers.scripted import SCRIPTED_PROVIDERS
+from pvsst.sim.llm.types import LLMRequest
 
 
 @pytest.mark.parametrize("model", ["scripted/echo", "scripted/imitate", "embedded/smollm2-135m",
@@ -49,10 +49,10 @@ def test_validation_is_cheap_after_the_first_call():
 
 
 def test_registered_scripted_provider_is_known_and_gateway_rejects_unknown():
-    assert SCRIPTED_PROVIDERS["imitate"] == "sim.llm.providers.imitate:ImitateProvider"
-    register_scripted_provider("echo_alias", "sim.llm.providers.scripted:EchoProvider")
+    assert SCRIPTED_PROVIDERS["imitate"] == "pvsst.sim.llm.providers.imitate:ImitateProvider"
+    register_scripted_provider("echo_alias", "pvsst.sim.llm.providers.scripted:EchoProvider")
     ensure_runnable("scripted/echo_alias")
-    register_scripted_provider("missing_module", "sim.llm.providers.not_there:X")
+    register_scripted_provider("missing_module", "pvsst.sim.llm.providers.not_there:X")
     with pytest.raises(InputError, match="not installed"):
         ensure_runnable("scripted/missing_module")
     with Gateway() as gateway, pytest.raises(InputError, match="unknown provider prefix"):

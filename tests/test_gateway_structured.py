@@ -7,13 +7,13 @@ import jsonschema
 import numpy as np
 import pytest
 
-from personas.errors import InputError
-from sim.llm.gateway import Gateway, call_id_for
-from sim.llm.pacing import RatePacer
-from sim.llm.providers.embedded import grammar_schema
-from sim.llm.providers.scripted import EchoProvider, schema_instance
-from sim.llm.structured import check_schema, extract_json, parse_reply
-from sim.llm.types import LLMRequest
+from pvsst.core.errors import InputError
+from pvsst.sim.llm.gateway import Gateway, call_id_for
+from pvsst.sim.llm.pacing import RatePacer
+from pvsst.sim.llm.providers.embedded import grammar_schema
+from pvsst.sim.llm.providers.scripted import EchoProvider, schema_instance
+from pvsst.sim.llm.structured import check_schema, extract_json, parse_reply
+from pvsst.sim.llm.types import LLMRequest
 
 POST = {"type": "object", "properties": {
     "post": {"type": "string", "minLength": 1, "maxLength": 180},
@@ -129,7 +129,7 @@ def test_free_strings_get_a_bound_that_fits_the_token_limit():
     import math
     import re
 
-    from sim.llm.providers.grammar import DECODER_MARGIN, bound_free_strings, worst_case_chars
+    from pvsst.sim.llm.providers.grammar import DECODER_MARGIN, bound_free_strings, worst_case_chars
 
     schema = {"type": "object", "properties": {
         "post": {"type": "string", "minLength": 1}, "reason": {"type": "string"},

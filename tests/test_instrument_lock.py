@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments.cli import main
-from experiments.spec.prereg import lock_path, read_lock
+from pvsst.experiments.cli import main
+from pvsst.experiments.spec.prereg import lock_path, read_lock
 from test_survey_study import fixture_frame, fixture_instrument
 
 

@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.consistency.judge_agreement import STANCE_SCALE, compare_judges, judge_agreement
-from personas.errors import InputError
-from sim.judges.lexicon import LexiconJudge
-from sim.judges.stance_judge import StanceJudge, judged_stances
-from sim.stance import LABEL_TO_STANCE, STANCE_LABELS
-from sim.topics import get_topic
+from pvsst.analysis.consistency.judge_agreement import STANCE_SCALE, compare_judges, judge_agreement
+from pvsst.core.errors import InputError
+from pvsst.sim.judges.lexicon import LexiconJudge
+from pvsst.sim.judges.stance_judge import StanceJudge, judged_stances
+from pvsst.sim.stance import LABEL_TO_STANCE, STANCE_LABELS
+from pvsst.sim.topics import get_topic
 
 TRUE = np.repeat(np.arange(3, -4, -1), 20)  # 140 posts
 POSTS = pd.DataFrame({"trial_id": "t", "round": 0, "agent_id": [f"a{i:03d}" for i in range(140)],
@@ -96,7 +96,7 @@ def test_bad_judge_output_and_scores_are_input_errors():
 
 def test_lexicon_judge_reads_the_planted_writers_posts_back():
     """Posts the null trial agent writes at every stance level (7 levels x 5 seeds) are judged exactly."""
-    from sim.llm.providers.planted import NullTrialAgent
+    from pvsst.sim.llm.providers.planted import NullTrialAgent
 
     topic = get_topic("ai_labels")
     agent = NullTrialAgent()

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from personas.errors import InputError
-from personas.matched_sets import counterfactual_personas, matched_sets, seed_groups
+from pvsst.core.errors import InputError
+from pvsst.personas.matched_sets import counterfactual_personas, matched_sets, seed_groups
 
 
 def test_counterfactual_personas_differ_only_in_the_varied_attributes():

@@ -10,9 +10,9 @@ import json
 import pandas as pd
 import pytest
 
-from experiments.cli import main
-from personas.errors import InputError
-from sim.materials import MATERIAL_FILES, TEMPLATES, copy_materials, default_materials_dir, load_materials
+from pvsst.experiments.cli import main
+from pvsst.core.errors import InputError
+from pvsst.sim.materials import MATERIAL_FILES, TEMPLATES, copy_materials, default_materials_dir, load_materials
 
 TINY_SPEC = """\
 spec_version: 1
@@ -89,11 +89,11 @@ def test_bad_account_scheme(materials, text, field):
 
 
 def test_reference_style_ids_and_wording_reach_the_prompts(materials, tmp_path):
-    from sim.llm.gateway import Gateway
-    from sim.protocol import Protocol
-    from sim.topics import get_topic
-    from sim.trial.config import TrialConfig
-    from sim.trial.run import run_trial
+    from pvsst.sim.llm.gateway import Gateway
+    from pvsst.sim.protocol import Protocol
+    from pvsst.sim.topics import get_topic
+    from pvsst.sim.trial.config import TrialConfig
+    from pvsst.sim.trial.run import run_trial
 
     (materials / "accounts.yaml").write_text('honest: "a{i:02d}"\nsingle_source: "c2{i:03d}"\n'
                                              'distributed_sources: "c3{i:03d}"\n')

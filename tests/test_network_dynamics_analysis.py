@@ -5,12 +5,12 @@ import json
 
 import networkx as nx
 
-from analysis.network_dynamics import follow_graph_at
-from analysis.run_analysis import homophily_table, network_dynamics_table
-from analysis.store import load_run
+from pvsst.analysis.network_dynamics import follow_graph_at
+from pvsst.analysis.run_analysis import homophily_table, network_dynamics_table
+from pvsst.analysis.store import load_run
 from engine_helpers import scripted_trial
-from sim.network import parse_network_spec
-from experiments.run.store import write_trial
+from pvsst.sim.network import parse_network_spec
+from pvsst.experiments.run.store import write_trial
 
 
 def test_selection_builds_stance_homophily_into_the_follow_graph(tmp_path):

@@ -17,11 +17,11 @@ from collections import Counter
 import pytest
 
 from ollama_stub import OllamaStub
-from sim.llm.gateway import Gateway
-from sim.protocol import protocol_from_preset
-from sim.topics import get_topic
-from sim.trial.config import TrialConfig
-from sim.trial.run import run_trial
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.protocol import protocol_from_preset
+from pvsst.sim.topics import get_topic
+from pvsst.sim.trial.config import TrialConfig
+from pvsst.sim.trial.run import run_trial
 
 SEED = 211
 POST_REPLY = json.dumps({"post": "Labels help readers.", "opinion": "lean oppose", "confidence": 0.4,

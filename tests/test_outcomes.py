@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from personas.errors import InputError
-from analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, stance_outcomes, trial_outcomes
+from pvsst.core.errors import InputError
+from pvsst.analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, stance_outcomes, trial_outcomes
 from reference_paths import PUBLISHED_RESULTS
 
 RESULTS = PUBLISHED_RESULTS

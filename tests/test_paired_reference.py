@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.contrast_table import paired_contrast_table
-from analysis.paired import PUBLISHED_COLUMNS, SETTING_COLUMNS, IncompleteBlocksWarning, paired_block_contrast
-from analysis.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
-from personas.errors import InputError
-from analysis.preregistered_checks import benjamini_hochberg, consistency_check, mixed_model_contrast
-from experiments.cli import main
+from pvsst.analysis.contrast_table import paired_contrast_table
+from pvsst.analysis.paired import PUBLISHED_COLUMNS, SETTING_COLUMNS, IncompleteBlocksWarning, paired_block_contrast
+from pvsst.analysis.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
+from pvsst.core.errors import InputError
+from pvsst.analysis.preregistered_checks import benjamini_hochberg, consistency_check, mixed_model_contrast
+from pvsst.experiments.cli import main
 from reference_paths import REFERENCE
 
 RESULTS = REFERENCE / "pvsst_v1_core_results.csv"

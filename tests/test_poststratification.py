@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.poststratification import ESTIMATE_COLUMNS, poststratify, population_estimates, resample_cells
-from personas.cells import cell_table
-from personas.errors import InputError
-from personas.synthesis import synthesize
+from pvsst.analysis.poststratification import ESTIMATE_COLUMNS, poststratify, population_estimates, resample_cells
+from pvsst.personas.cells import cell_table
+from pvsst.core.errors import InputError
+from pvsst.personas.synthesis import synthesize
 
 # Three cells (sex x party), two states. Population counts N_gc and cell distributions p_c (yes, no).
 CELLS = pd.DataFrame({"cell_id": ["fD", "fR", "mR"], "sex": ["f", "f", "m"], "party": ["D", "R", "R"]})

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments.cli import main
-from personas.errors import InputError
-from experiments.spec.prereg import freeze, lock_path, read_lock, verify
-from experiments.spec.study import canonical_spec, load_spec, spec_sha256
+from pvsst.experiments.cli import main
+from pvsst.core.errors import InputError
+from pvsst.experiments.spec.prereg import freeze, lock_path, read_lock, verify
+from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_sha256
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
 SHIPPED = ("pvsst_confirmatory", "pvsst_unranked_extension", "quickstart", "scripted_smoke")

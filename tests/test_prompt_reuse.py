@@ -3,7 +3,7 @@
 A sequence of calls shaped like a trial's (prompts sharing the system text and the topic line, one
 repeated with another seed as a retry is, one after a survey option scoring that moves the context
 itself, one over llama.cpp's batch size) runs as pvsst runs it (each call may reuse what the context
-holds, :mod:`sim.llm.providers.prompt_reuse`); the calls that reused a prefix run again with the context
+holds, :mod:`pvsst.sim.llm.providers.prompt_reuse`); the calls that reused a prefix run again with the context
 emptied first. Their replies must be equal, and the calls must have reused exactly where they may.
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ REUSING = (1, 2, 6)  # calls that share the system text and the topic line with 
 
 def run_calls(indices, fresh: bool) -> tuple[list, list[int]]:
     """Replies of ``CALLS[i]`` for ``i`` in ``indices``, and how many prompt tokens each call reused."""
-    from sim.llm.providers import embedded, prompt_reuse
+    from pvsst.sim.llm.providers import embedded, prompt_reuse
 
     model = embedded.load_model()
     out, reused = [], []
@@ -70,7 +70,7 @@ def run_calls(indices, fresh: bool) -> tuple[list, list[int]]:
 
 
 def test_reused_prefixes_give_the_replies_of_fresh_evaluations():
-    from sim.llm.providers import embedded, prompt_reuse
+    from pvsst.sim.llm.providers import embedded, prompt_reuse
 
     model = embedded.load_model()
     assert prompt_reuse.active(model)

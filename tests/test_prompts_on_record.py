@@ -8,8 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from experiments.cli import main
-from sim.llm.prompt_table import check_prompt_table
+from pvsst.experiments.cli import main
+from pvsst.sim.llm.prompt_table import check_prompt_table
 
 ROUNDS, AGENTS = 3, 6
 

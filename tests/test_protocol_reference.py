@@ -12,12 +12,12 @@ import random
 import pytest
 
 from engine_helpers import scripted_trial
-from sim.persona_table import load_persona_table
-from sim.protocol import protocol_from_preset
-from sim.topics import get_topic
-from sim.trial.config import TrialConfig
-from sim.trial.run import prepare_trial
-from personas.errors import InputError
+from pvsst.sim.persona_table import load_persona_table
+from pvsst.sim.protocol import protocol_from_preset
+from pvsst.sim.topics import get_topic
+from pvsst.sim.trial.config import TrialConfig
+from pvsst.sim.trial.run import prepare_trial
+from pvsst.core.errors import InputError
 
 REFERENCE = protocol_from_preset("pvsst_reference")
 LABEL_SCORE = {"strongly support": 3, "support": 2, "lean support": 1, "lean oppose": -1, "oppose": -2,
@@ -143,14 +143,14 @@ def reference_similarity(texts: list[str]) -> float:
     ["the", "of and"],  # no vocabulary at all
 ])
 def test_similarity_edge_cases_reference_setting_equals_the_reference_formula(texts):
-    from analysis.lexical import pairwise_tfidf_similarity
+    from pvsst.analysis.lexical import pairwise_tfidf_similarity
 
     assert pairwise_tfidf_similarity(texts, edge_cases="reference") == pytest.approx(reference_similarity(texts),
                                                                                     abs=1e-12)
 
 
 def test_similarity_edge_cases_differ_where_issue_11_says():
-    from analysis.lexical import pairwise_tfidf_similarity
+    from pvsst.analysis.lexical import pairwise_tfidf_similarity
 
     with_empty = ["labels protect users", "labels protect", "the of and"]
     assert pairwise_tfidf_similarity(with_empty) > pairwise_tfidf_similarity(with_empty, edge_cases="reference")

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from experiments.run.runner import run_study
-from experiments.run.trial_pipeline import trial_config
-from experiments.spec.design import expand
-from experiments.spec.study import StudySpec, canonical_spec, load_spec, spec_from_canonical, spec_sha256
+from pvsst.experiments.run.runner import run_study
+from pvsst.experiments.run.trial_pipeline import trial_config
+from pvsst.experiments.spec.design import expand
+from pvsst.experiments.spec.study import StudySpec, canonical_spec, load_spec, spec_from_canonical, spec_sha256
 from runner_helpers import frozen_copy
-from sim.protocol import protocol_from_preset, setting_names
+from pvsst.sim.protocol import protocol_from_preset, setting_names
 from test_spec import with_changes
 
 
@@ -62,7 +62,7 @@ def test_manifest_and_metrics_record_the_protocol(tmp_path: Path, preset: str):
     spec_path = frozen_copy(tmp_path, "quickstart.yaml", freeze_it=False)
     text = spec_path.read_text().replace("embedded/smollm2-135m", "scripted/imitate")
     spec_path.write_text(text + f"\nprotocol: {{preset: {preset}, vote_sampling: streams}}\n")
-    from experiments.spec.prereg import freeze
+    from pvsst.experiments.spec.prereg import freeze
     freeze(spec_path)
     summary = run_study(spec_path, tmp_path / "run", progress=False)
     assert summary.failed == 0

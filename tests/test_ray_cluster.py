@@ -19,11 +19,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.spec.prereg import freeze
+from pvsst.experiments.spec.prereg import freeze
 from ray_namespace_cluster import cluster_unavailable
 from recording_driver import recorded_payloads
 from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, study_with_own_files, trial_dirs
-from sim.llm.cache import ResponseCache
+from pvsst.sim.llm.cache import ResponseCache
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPER = Path(__file__).with_name("ray_namespace_cluster.py")
@@ -76,7 +76,7 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path,
                                                  env=env, cwd=ROOT) as proc:
         try:
             local = pool_reference_run(tmp_path_factory)  # the same spec by the local executor (--workers 2)
-            subprocess.run([sys.executable, "-m", "experiments.cli", "run", str(study), "--out",
+            subprocess.run([sys.executable, "-m", "pvsst.experiments.cli", "run", str(study), "--out",
                             str(tmp_path / "study-local")], check=True, capture_output=True, timeout=600, env=env)
             proc.wait(timeout=1500)
         except BaseException:

@@ -12,17 +12,17 @@ import shutil
 
 import pytest
 
-from experiments.run.ray_cache import start_cache_server
-from experiments.run.executors import BlockTask, GatewaySettings, LocalExecutor, lost_block
-from experiments.run.runner import run_study
-from experiments.spec.design import expand
-from experiments.spec.prereg import freeze
-from experiments.spec.study import load_spec
+from pvsst.experiments.run.ray_cache import start_cache_server
+from pvsst.experiments.run.executors import BlockTask, GatewaySettings, LocalExecutor, lost_block
+from pvsst.experiments.run.runner import run_study
+from pvsst.experiments.spec.design import expand
+from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.spec.study import load_spec
 from runner_helpers import SPECS, assert_same_run_store
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 from ray_namespace_cluster import cluster_unavailable
 from recording_driver import record_payloads, recorded_payloads
-from sim.llm.cache import ResponseCache
+from pvsst.sim.llm.cache import ResponseCache
 
 # 1 topic x 2 seeds x 4 arms = 8 trials in 2 blocks, with a census persona pool (a table the driver
 # makes in the run directory: workers must get the table, not its path).

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from sim.llm.gateway import Gateway
-from sim.llm.types import LLMRequest
-from sim.replies import (GENERATION_FAILED, lenient_json_object, lenient_post_reply, lenient_votes,
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.types import LLMRequest
+from pvsst.sim.replies import (GENERATION_FAILED, lenient_json_object, lenient_post_reply, lenient_votes,
                          strict_post_reply)
 
 PRIOR_STANCE, PRIOR_CONFIDENCE, LIMIT = 1, 0.70, 10

@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.report import build_run_report, build_table_report
-from analysis.paired import SETTING_COLUMNS
+from pvsst.analysis.report import build_run_report, build_table_report
+from pvsst.analysis.paired import SETTING_COLUMNS
 from analysis_synthetic_run import write_run
-from experiments.cli import main
+from pvsst.experiments.cli import main
 from reference_paths import REFERENCE
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

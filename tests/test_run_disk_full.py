@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments.cli import main
+from pvsst.experiments.cli import main
 from runner_helpers import assert_same_run_store, small_spec, trial_dirs
-from sim.llm.cache import ResponseCache
+from pvsst.sim.llm.cache import ResponseCache
 
 
 def _can_mount_tmpfs(where: Path) -> str:
@@ -33,10 +33,10 @@ def _can_mount_tmpfs(where: Path) -> str:
 
 SCRIPT = """set -u
 mount -t tmpfs -o size=1600k tmpfs "$MNT"
-"$PY" -m experiments.cli run "$SPEC" --out "$MNT/run" --workers 2 >/dev/null 2>"$OUT/first.err"; echo $? >"$OUT/first.rc"
+"$PY" -m pvsst.experiments.cli run "$SPEC" --out "$MNT/run" --workers 2 >/dev/null 2>"$OUT/first.err"; echo $? >"$OUT/first.rc"
 cp -a "$MNT/run" "$OUT/after_failure"
 mount -o remount,size=64m "$MNT"
-"$PY" -m experiments.cli run "$SPEC" --out "$MNT/run" --workers 2 >/dev/null 2>"$OUT/second.err"; echo $? >"$OUT/second.rc"
+"$PY" -m pvsst.experiments.cli run "$SPEC" --out "$MNT/run" --workers 2 >/dev/null 2>"$OUT/second.err"; echo $? >"$OUT/second.rc"
 cp -a "$MNT/run" "$OUT/final"
 """
 
@@ -67,7 +67,7 @@ def test_a_study_run_into_a_tiny_tmpfs_fails_in_one_line_and_resumes_with_space(
         assert {p.name: p.read_bytes() for p in folder.iterdir()} == \
             {p.name: p.read_bytes() for p in final[trial_id].iterdir()}, trial_id
     clean = tmp_path / "clean"
-    done = subprocess.run([sys.executable, "-m", "experiments.cli", "run", str(spec), "--out", str(clean),
+    done = subprocess.run([sys.executable, "-m", "pvsst.experiments.cli", "run", str(spec), "--out", str(clean),
                            "--workers", "2"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert_same_run_store(clean, out / "final")
@@ -77,7 +77,7 @@ def test_a_study_run_into_a_tiny_tmpfs_fails_in_one_line_and_resumes_with_space(
 
 
 def test_a_parquet_writer_that_finds_no_space_stops_the_run_in_one_line(tmp_path, monkeypatch, capsys):
-    import experiments.run.store as store
+    import pvsst.experiments.run.store as store
 
     spec = small_spec(tmp_path / "spec", "[101]")  # 8 trials, in this process
     write_table, writes = store.write_table, []
@@ -107,8 +107,8 @@ def test_a_parquet_writer_that_finds_no_space_stops_the_run_in_one_line(tmp_path
 def test_a_survey_run_whose_folder_turns_read_only_stops_in_one_line_and_resumes(tmp_path, monkeypatch, capsys):
     import yaml
 
-    import experiments.run.store as store
-    from experiments.spec.prereg import freeze
+    import pvsst.experiments.run.store as store
+    from pvsst.experiments.spec.prereg import freeze
     from test_survey_study import fixture_frame, fixture_instrument
 
     data = tmp_path / "answers.csv"

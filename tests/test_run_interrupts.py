@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.spec.prereg import freeze
+from pvsst.experiments.spec.prereg import freeze
 from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, trial_dirs
 
 pytestmark = pytest.mark.slow
@@ -26,7 +26,7 @@ GSS = Path(__file__).resolve().parents[1] / "experiments" / "surveys" / "gss2018
 
 
 def _cli(*args) -> list[str]:
-    return [sys.executable, "-m", "experiments.cli", *map(str, args)]
+    return [sys.executable, "-m", "pvsst.experiments.cli", *map(str, args)]
 
 
 def _finished(folder: Path) -> int:

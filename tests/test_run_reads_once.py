@@ -5,8 +5,8 @@ from __future__ import annotations
 import collections
 import pathlib
 
-import experiments.spec.study as study
-from experiments.run.runner import run_study
+import pvsst.experiments.spec.study as study
+from pvsst.experiments.run.runner import run_study
 from runner_helpers import small_spec
 
 

@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from experiments.cli import main
+from pvsst.experiments.cli import main
 from runner_helpers import small_spec, trial_dirs
 
 def statuses(run: Path) -> dict[str, str]:

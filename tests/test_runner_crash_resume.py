@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, trial_dirs
-from sim.llm.cache import ResponseCache
+from pvsst.sim.llm.cache import ResponseCache
 
 
 def _run_cmd(spec: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "experiments.cli", "run", str(spec), "--out", str(out), *extra]
+    return [sys.executable, "-m", "pvsst.experiments.cli", "run", str(spec), "--out", str(out), *extra]
 
 
 def _kill_after(spec: Path, out: Path, done_at_least: int, timeout_s: float = 240) -> int:

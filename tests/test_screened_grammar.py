@@ -11,7 +11,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from sim.llm.providers.screened_grammar import same_candidates
+from pvsst.sim.llm.providers.screened_grammar import same_candidates
 
 
 def _top_k_top_p(logits: np.ndarray, top_k: int, top_p: float) -> set[int]:
@@ -59,7 +59,7 @@ VOTES = {"type": "object", "properties": {"votes": {"type": "array", "items": {"
 @embedded
 @pytest.mark.embedded
 def test_replies_equal_the_library_sampler_token_for_token():
-    from sim.llm.providers import embedded as provider
+    from pvsst.sim.llm.providers import embedded as provider
 
     model = provider.load_model()
     assert "_init_sampler" in vars(model)  # installed at load

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.cli import main
+from pvsst.experiments.cli import main
 
 BASE = ["simulate", "--model", "scripted/imitate", "--rounds", "2"]
 

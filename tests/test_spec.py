@@ -9,11 +9,11 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from personas.errors import InputError
-from experiments.spec.study import (StudySpec, canonical_spec, describe_validation_error, load_spec, model_slug,
+from pvsst.core.errors import InputError
+from pvsst.experiments.spec.study import (StudySpec, canonical_spec, describe_validation_error, load_spec, model_slug,
                               spec_from_canonical, spec_sha256)
-from experiments.spec.trial import TrialParams
-from sim.topics import builtin_topics
+from pvsst.experiments.spec.trial import TrialParams
+from pvsst.sim.topics import builtin_topics
 from reference_paths import PUBLISHED_CONFIG
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"

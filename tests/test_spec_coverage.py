@@ -1,6 +1,6 @@
 """Spec coverage: every leaf field of the study spec reaches what it governs (issue 12, Build 2).
 
-The test walks the pydantic schema (:class:`experiments.spec.study.StudySpec`), so a field added to it
+The test walks the pydantic schema (:class:`pvsst.experiments.spec.study.StudySpec`), so a field added to it
 anywhere is found without editing this file. For each leaf it runs a tiny scripted study (``scripted/
 imitate``, 3 agents, 2 rounds, 3 trials; 6, two blocks, where a field needs two seeds or the
 analysis is compared) twice through ``pvsst prereg freeze`` / ``pvsst run`` /
@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from experiments.cli import main
-from experiments.spec.study import StudySpec
-from sim.topics import builtin_topics
+from pvsst.experiments.cli import main
+from pvsst.experiments.spec.study import StudySpec
+from pvsst.sim.topics import builtin_topics
 from spec_coverage import (RequestRecorder, analysis_fingerprint, leaf_paths, store_fingerprint, with_patch,
                            write_spec)
 
@@ -39,7 +39,7 @@ DESCRIPTIVE = {
 }
 ECHO_ONLY = {
     "analysis.parse_failure_threshold": "scripted/imitate never fails to parse, so no trial is near any "
-    "threshold; parse_failures.csv records it (its use: analysis.preregistered_checks.parse_failure_table)",
+    "threshold; parse_failures.csv records it (its use: pvsst.analysis.preregistered_checks.parse_failure_table)",
     "analysis.multiplicity": "with two blocks every randomization p is >= 0.5, where the rules agree; headline.csv "
     "records it (its use: tests/test_analyze_cli.py::test_every_row_records_the_frozen_settings, holm exactly)",
 }
@@ -262,7 +262,7 @@ def _support_files(directory: Path) -> None:
     accounts.write_text(accounts.read_text().replace('honest: "a{i:0{width}d}"', 'honest: "a{i:02d}1"'))
     (directory / "edges_a.txt").write_text("a00 a01\na01 a02\n")
     (directory / "edges_b.txt").write_text("a00 a02\na02 a00\na01 a00\n")
-    from personas.synthesis import synthesize
+    from pvsst.personas.synthesis import synthesize
 
     people = synthesize(8, geography="US", seed=3).personas
     people.iloc[:4].to_csv(directory / "personas_a.csv", index=False)
@@ -340,7 +340,7 @@ def _flat(value, prefix=""):
 
 @pytest.fixture(scope="module")
 def study_runs(tmp_path_factory):
-    from sim.llm.providers.registry import register_scripted_provider
+    from pvsst.sim.llm.providers.registry import register_scripted_provider
 
     register_scripted_provider("stopwords", "spec_coverage:StopwordProvider")
     register_scripted_provider("novotes", "spec_coverage:NoVoteProvider")

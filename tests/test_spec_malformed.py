@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.cli import main
+from pvsst.experiments.cli import main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "specs_malformed"
 CASES = sorted(FIXTURES.glob("*.yaml"))

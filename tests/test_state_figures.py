@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 from matplotlib.patches import Rectangle
 
-from analysis.figures.states import TILE_LAYOUT, group_errors_figure, state_scatter_figure, state_tile_map_figure
-from analysis.survey.state_scores import score_states, uniform_shares
-from personas.errors import InputError
-from personas.geography import STATE_CODES, STATE_NAME
+from pvsst.analysis.figures.states import TILE_LAYOUT, group_errors_figure, state_scatter_figure, state_tile_map_figure
+from pvsst.analysis.survey.state_scores import score_states, uniform_shares
+from pvsst.core.errors import InputError
+from pvsst.personas.geography import STATE_CODES, STATE_NAME
 
 
 def _tiles(figure) -> dict[str, Rectangle]:

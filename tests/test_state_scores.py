@@ -6,18 +6,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.poststratification import population_estimates
-from analysis.survey.data import load_survey_table
-from analysis.survey.geography import (indistinguishable_states, state_bootstrap, state_noise, state_shares,
+from pvsst.analysis.poststratification import population_estimates
+from pvsst.analysis.survey.data import load_survey_table
+from pvsst.analysis.survey.geography import (indistinguishable_states, state_bootstrap, state_noise, state_shares,
                                        survey_cell_answers)
-from analysis.survey.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle, estimate_matrix,
+from pvsst.analysis.survey.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle, estimate_matrix,
                                           national_marginal_shares, score_states, uniform_shares)
-from personas.cells import cell_table
-from personas.errors import InputError
-from personas.geography import REGION_OF_STATE, STATE_CODE_OF_NAME
-from personas.survey_attributes import AGE_GROUPS, age_group_index
-from personas.synthesis import synthesize
-from personas.vocabulary import COLLEGE_DEGREE_LEVELS
+from pvsst.personas.cells import cell_table
+from pvsst.core.errors import InputError
+from pvsst.personas.geography import REGION_OF_STATE, STATE_CODE_OF_NAME
+from pvsst.personas.survey_attributes import AGE_GROUPS, age_group_index
+from pvsst.personas.synthesis import synthesize
+from pvsst.personas.vocabulary import COLLEGE_DEGREE_LEVELS
 
 OPTIONS = ["trump", "not_trump"]
 NATIONAL_CELLS = ["age_group", "sex", "race_ethnicity", "college", "region"]

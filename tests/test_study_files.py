@@ -1,5 +1,5 @@
 """Issue 13, build 1: a worker needs no file of the driver's. A spec's own materials directory and edge
-list travel in the block task as bytes (experiments.run.study_files); a worker that cannot see the spec's
+list travel in the block task as bytes (pvsst.experiments.run.study_files); a worker that cannot see the spec's
 folder runs the block from its staged copies, and the trials equal those of a normal run."""
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import shutil
 
 import pytest
 
-from experiments.cli import main
-from experiments.run import runner as runner_module
-from experiments.run.executors import InlineExecutor, run_block
-from experiments.run.study_files import StudyFiles, collect_study_files
-from experiments.spec.study import load_spec
-from personas.errors import InputError
+from pvsst.experiments.cli import main
+from pvsst.experiments.run import runner as runner_module
+from pvsst.experiments.run.executors import InlineExecutor, run_block
+from pvsst.experiments.run.study_files import StudyFiles, collect_study_files
+from pvsst.experiments.spec.study import load_spec
+from pvsst.core.errors import InputError
 from runner_helpers import assert_same_run_store, study_with_own_files, trial_dirs
-from sim.materials import MATERIAL_FILES
+from pvsst.sim.materials import MATERIAL_FILES
 
 
 def test_the_spec_files_travel_as_bytes_and_a_worker_without_them_runs_the_block(tmp_path, monkeypatch):
@@ -55,7 +55,7 @@ def test_the_spec_files_travel_as_bytes_and_a_worker_without_them_runs_the_block
     assert sorted(zip(edges["source"], edges["target"])) == [("a00", "a01"), ("a01", "a02"), ("a02", "a03"),
                                                                ("a03", "a00")]
 
-    from experiments.run.trial_pipeline import store_outcome
+    from pvsst.experiments.run.trial_pipeline import store_outcome
 
     replayed = tmp_path / "replayed"
     (replayed / "trials").mkdir(parents=True)

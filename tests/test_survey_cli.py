@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.cli import main
-from experiments.spec.prereg import freeze, lock_path
-from experiments.survey.spec import load_survey
-from personas.errors import InputError
+from pvsst.experiments.cli import main
+from pvsst.experiments.spec.prereg import freeze, lock_path
+from pvsst.experiments.survey.spec import load_survey
+from pvsst.core.errors import InputError
 
 GSS = "experiments/surveys/gss2018_spending.yaml"
 CCES = "experiments/surveys/cces2016_racial_attitudes.yaml"
@@ -152,8 +152,8 @@ def test_survey_workers_get_plain_data_and_the_driver_alone_writes(tmp_path, cap
     import dataclasses
     import pickle
 
-    from experiments.run.executors import InlineExecutor
-    from experiments.survey import runner as survey_runner
+    from pvsst.experiments.run.executors import InlineExecutor
+    from pvsst.experiments.survey import runner as survey_runner
 
     path = write(tmp_path, small_spec())
     out = tmp_path / "run"

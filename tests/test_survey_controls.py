@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.cli import main
-from experiments.spec.prereg import freeze
+from pvsst.experiments.cli import main
+from pvsst.experiments.spec.prereg import freeze
 
 INSTRUMENT = "experiments/surveys/gss2018_spending.yaml"
 QUESTIONS = ("natenvir", "natarms", "natfare")  # natfare and natenvir split sharply by party in GSS 2018

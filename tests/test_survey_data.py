@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from scipy.spatial.distance import jensenshannon
 
-from personas.errors import InputError
-from analysis.survey.data import AnswerColumn, GroupColumn, canonical_value, human_answers
-from analysis.survey.scoring import QuestionScale, ScoringSettings, UnitAnswers, human_units, score_question
-from sim.llm.gateway import Gateway
-from experiments.survey.controls import reference_line
-from sim.llm.types import LLMRequest
+from pvsst.core.errors import InputError
+from pvsst.analysis.survey.data import AnswerColumn, GroupColumn, canonical_value, human_answers
+from pvsst.analysis.survey.scoring import QuestionScale, ScoringSettings, UnitAnswers, human_units, score_question
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.experiments.survey.controls import reference_line
+from pvsst.sim.llm.types import LLMRequest
 
 CODES = {"1": "agree", "0": "neutral", "-1": "disagree"}
 
@@ -112,9 +112,9 @@ def test_control_providers_through_the_gateway():
     assert json.loads(control_request("scripted/oracle", 1).messages[0]["content"].splitlines()[-1].split(" ", 1)[1])["column"] == "nataid"
 
 
-@pytest.mark.parametrize("module", ["analysis.fidelity", "analysis.survey.data", "experiments.survey.controls",
-                                    "experiments.survey.spec", "experiments.survey.prompts",
-                                    "experiments.survey.personas"])
+@pytest.mark.parametrize("module", ["pvsst.analysis.fidelity", "pvsst.analysis.survey.data", "pvsst.experiments.survey.controls",
+                                    "pvsst.experiments.survey.spec", "pvsst.experiments.survey.prompts",
+                                    "pvsst.experiments.survey.personas"])
 def test_doctests(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0

@@ -15,14 +15,14 @@ import pytest
 import yaml
 from scipy.spatial.distance import jensenshannon
 
-from experiments.cli import main
-from experiments.spec.prereg import freeze
-from experiments.survey.runner import reply_answer
-from experiments.survey.spec import canonical_survey, load_survey
+from pvsst.experiments.cli import main
+from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.survey.runner import reply_answer
+from pvsst.experiments.survey.spec import canonical_survey, load_survey
 from gateway_stub import StubServer, raw
-from sim.llm.gateway import Gateway
-from sim.llm.option_probabilities import distribution_from_top_logprobs, logprobs_problem
-from sim.llm.types import LLMRequest
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.option_probabilities import distribution_from_top_logprobs, logprobs_problem
+from pvsst.sim.llm.types import LLMRequest
 
 GSS = "experiments/surveys/gss2018_spending.yaml"
 CODES = ["too_little", "about_right", "too_much"]

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.cli import main
-from experiments.spec.prereg import freeze
+from pvsst.experiments.cli import main
+from pvsst.experiments.spec.prereg import freeze
 
 MODEL = "embedded/smollm2-135m"
 N = 2

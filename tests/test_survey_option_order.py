@@ -10,11 +10,11 @@ import re
 import pandas as pd
 import pytest
 
-from analysis.survey.scoring import read_responses
-from experiments.cli import main
-from experiments.survey.spec import canonical_survey, load_survey, survey_sha256
-from sim.llm.providers.registry import register_scripted_provider
-from sim.llm.types import LLMRequest, ProviderReply
+from pvsst.analysis.survey.scoring import read_responses
+from pvsst.experiments.cli import main
+from pvsst.experiments.survey.spec import canonical_survey, load_survey, survey_sha256
+from pvsst.sim.llm.providers.registry import register_scripted_provider
+from pvsst.sim.llm.types import LLMRequest, ProviderReply
 from test_survey_cli import GSS, small_spec, write
 
 OPTION_LINE = re.compile(r"^- (\w+): ", re.MULTILINE)

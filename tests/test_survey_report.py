@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from matplotlib.container import BarContainer
 
-from analysis.report import build_survey_report
-from analysis.survey.shares import answer_shares
-from experiments.cli import main
+from pvsst.analysis.report import build_survey_report
+from pvsst.analysis.survey.shares import answer_shares
+from pvsst.experiments.cli import main
 from survey_helpers import scripted_survey_run
 from test_report import assert_self_contained
 

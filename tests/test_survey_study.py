@@ -16,11 +16,11 @@ import pytest
 import yaml
 from scipy.stats import chisquare
 
-from analysis.fidelity import kl_divergence
-from analysis.survey.data import load_data
-from analysis.survey.scoring import read_prompts, read_responses
-from experiments.cli import main
-from experiments.spec.prereg import freeze, lock_path
+from pvsst.analysis.fidelity import kl_divergence
+from pvsst.analysis.survey.data import load_data
+from pvsst.analysis.survey.scoring import read_prompts, read_responses
+from pvsst.experiments.cli import main
+from pvsst.experiments.spec.prereg import freeze, lock_path
 from test_survey_cli import CCES, one_line_error, small_spec, write
 
 CODES = ("low", "mid", "high")
@@ -335,9 +335,9 @@ def test_respondent_matched_cces_oracle_sits_at_the_noise_floor(tmp_path, capsys
 
 
 def test_the_gss_instrument_mapping_is_the_gss_instance():
-    from experiments.survey.personas import human_table, persona_table
-    from experiments.survey.spec import load_survey, with_overrides
-    from personas.respondents import respondent_personas
+    from pvsst.experiments.survey.personas import human_table, persona_table
+    from pvsst.experiments.survey.spec import load_survey, with_overrides
+    from pvsst.personas.respondents import respondent_personas
 
     spec = with_overrides(load_survey("experiments/surveys/gss2018_spending.yaml"), personas="respondents", n=2348)
     personas = persona_table(spec, human_table(spec))
@@ -366,7 +366,7 @@ def test_bad_respondent_mappings_exit_2(tmp_path, capsys):
 
 
 def test_one_answer_units_are_binned_like_any_units():
-    from analysis.fidelity import bootstrap_tables, resample_index
+    from pvsst.analysis.fidelity import bootstrap_tables, resample_index
 
     rng = np.random.default_rng(5)
     weights = rng.uniform(0.5, 2.0, 40)

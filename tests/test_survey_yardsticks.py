@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.fidelity import bootstrap_tables, design_resample, js_distance, percentile_interval, resample_index
-from analysis.survey.scoring import read_prompts
-from analysis.survey.shares import answer_shares
-from experiments.cli import main
-from sim.llm.providers.registry import register_scripted_provider
+from pvsst.analysis.fidelity import bootstrap_tables, design_resample, js_distance, percentile_interval, resample_index
+from pvsst.analysis.survey.scoring import read_prompts
+from pvsst.analysis.survey.shares import answer_shares
+from pvsst.experiments.cli import main
+from pvsst.sim.llm.providers.registry import register_scripted_provider
 from test_survey_cli import small_spec, write
 from test_survey_option_order import FirstListedProvider  # noqa: F401  (registered below by name)
 
@@ -120,8 +120,8 @@ def first_listed():
 
 
 def test_a_one_answer_model_has_eta2_zero_and_a_flag(tmp_path, capsys, first_listed):
-    from analysis.figures.survey import subgroup_gaps_figure
-    from analysis.report.survey_tables import eta_frame
+    from pvsst.analysis.figures.survey import subgroup_gaps_figure
+    from pvsst.analysis.report.survey_tables import eta_frame
 
     spec = small_spec(model="scripted/first_listed", controls=[], conditions=["direct"])
     spec["analysis"]["min_group_n"] = 3
@@ -152,13 +152,13 @@ class BrokenProvider:
     name = "broken"
 
     def reply(self, request):
-        from sim.llm.types import ProviderReply
+        from pvsst.sim.llm.types import ProviderReply
 
         return ProviderReply("no")
 
 
 def test_a_survey_run_whose_calls_all_fail_exits_1_naming_the_model(tmp_path, capsys):
-    from analysis.report import build_survey_report
+    from pvsst.analysis.report import build_survey_report
 
     register_scripted_provider("broken", "test_survey_yardsticks:BrokenProvider")
     spec = small_spec(model="scripted/broken", controls=["uniform"], conditions=["direct"])
@@ -266,7 +266,7 @@ def test_a_stratified_clustered_survey_widens_the_run_intervals(tmp_path, capsys
 
 
 def test_a_one_question_subgroup_figure_keeps_every_marker_inside_its_axes():
-    from analysis.figures.survey import subgroup_gaps_figure
+    from pvsst.analysis.figures.survey import subgroup_gaps_figure
 
     rows = [{"provider": p, "condition": "c", "elicitation": "sample", "question": "q", "group": "sex",
              "metric": m, "value": v, "ci_low": v - 0.01, "ci_high": v + 0.01, "note": ""}

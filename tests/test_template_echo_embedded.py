@@ -11,9 +11,9 @@ import importlib.util
 
 import pytest
 
-from analysis.template_echo import echo_summary
+from pvsst.analysis.template_echo import echo_summary
 from engine_helpers import embedded_trial
-from sim.materials import default_materials_dir
+from pvsst.sim.materials import default_materials_dir
 
 pytestmark = [
     pytest.mark.slow,

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 STANCE_SCALE = (3, 2, 1, 0, -1, -2, -3)
 """The seven stance scores, strongly support first (the order of the confusion matrix)."""
@@ -91,7 +91,7 @@ def compare_judges(first: pd.DataFrame, second: pd.DataFrame) -> JudgeAgreement:
     """:func:`judge_agreement` of two judged-stance tables, matched on ``trial_id, round, agent_id``.
 
     Each table has the post key and ``judged_stance`` (the judged-stance table of
-    ``sim.judges.stance_judge``); posts judged by only one of them are left out.
+    ``pvsst.sim.judges.stance_judge``); posts judged by only one of them are left out.
 
     Examples
     --------

@@ -45,8 +45,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.fidelity import percentile_interval, resample_index
-from personas.errors import InputError
+from pvsst.analysis.fidelity import percentile_interval, resample_index
+from pvsst.core.errors import InputError
 
 STATED_METHODS = ("verbalized",)
 ENACTED_METHODS = ("sample", "logprobs")
@@ -116,7 +116,7 @@ def stated_enacted_consistency(responses: pd.DataFrame, codes: Mapping[str, Sequ
     Parameters
     ----------
     responses : the run's responses (``provider, condition, elicitation, persona_id, question, answer,
-        probabilities, parse_ok``: :func:`analysis.survey.scoring.read_responses`).
+        probabilities, parse_ok``: :func:`pvsst.analysis.survey.scoring.read_responses`).
     codes : question -> its substantive option codes.
     stated : the condition whose (``verbalized``) distributions are the stated beliefs.
     enacted : the condition whose ``sample`` or ``logprobs`` answers are the enacted ones.

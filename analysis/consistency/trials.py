@@ -20,10 +20,10 @@ equal if likes ignored stance. Only replies that parsed count (a failed reply re
 
 Mannekote et al. (arXiv 2507.02197) elicit an agent's belief and compare it with its action; here the
 belief is the reported label and the action the post (read by a judge) and the votes. The judge's own
-error bounds what these numbers can show: read them beside :mod:`analysis.consistency.judge_agreement`.
+error bounds what these numbers can show: read them beside :mod:`pvsst.analysis.consistency.judge_agreement`.
 
 Per-trial values are aggregated per model and arm with a percentile bootstrap over blocks
-(:func:`analysis.block_tests.bootstrap_mean_ci_batch`: a fresh ``default_rng(seed)`` per vector length,
+(:func:`pvsst.analysis.block_tests.bootstrap_mean_ci_batch`: a fresh ``default_rng(seed)`` per vector length,
 the plan's draws, seed and alpha, recorded beside every row).
 
 Examples
@@ -47,9 +47,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.block_tests import bootstrap_mean_ci_batch
-from analysis.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED
-from personas.errors import InputError
+from pvsst.analysis.block_tests import bootstrap_mean_ci_batch
+from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED
+from pvsst.core.errors import InputError
 
 POST_KEY = ["trial_id", "round", "agent_id"]
 STANCE_COLUMNS = ("trial_id", "round", "agent_id", "reported_stance", "judged_stance", "exact_agreement",

@@ -8,17 +8,17 @@ many groups, made by changing only the seed of each set's base persona (``group`
 Per question (AgentFairBench, arXiv 2606.16723):
 
 - flip rate, mean absolute score difference and share spread
-  (:mod:`analysis.counterfactual.measures`), each with a percentile bootstrap interval over matched
+  (:mod:`pvsst.analysis.counterfactual.measures`), each with a percentile bootstrap interval over matched
   sets (a fresh ``default_rng(seed)``; one index matrix ``integers(0, S, size=(draws, S))`` per
   question, shared by every measure of that question);
 - per group and option the answer share and its gap against the other groups, with intervals;
 - per group the paired signed-rank test of its option scores against the rest of its set, and the
-  omnibus within-set permutation test across groups (:mod:`analysis.counterfactual.permutation`);
+  omnibus within-set permutation test across groups (:mod:`pvsst.analysis.counterfactual.permutation`);
   Benjamini-Hochberg (``statsmodels.stats.multitest.multipletests``, ``fdr_bh``) across questions for
   the omnibus p and across questions x groups for the paired p; a question is ``flagged`` when its
   adjusted omnibus p is below ``alpha``;
 - beside them the same measures over the null's seed groups, the excess spread (observed minus null,
-  sets resampled jointly) and the one-sided arity-null test (:mod:`analysis.counterfactual.null`),
+  sets resampled jointly) and the one-sided arity-null test (:mod:`pvsst.analysis.counterfactual.null`),
   adjusted by Benjamini-Hochberg across questions: ``exceeds_null`` when below ``alpha``.
 
 Each member contributes one answer per question (a survey's first sample, or its modal answer).
@@ -42,12 +42,12 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
-from analysis.counterfactual.measures import (gaps_from_shares, one_hot, set_flips, set_score_differences,
+from pvsst.analysis.counterfactual.measures import (gaps_from_shares, one_hot, set_flips, set_score_differences,
                                               spread_from_shares)
-from analysis.counterfactual.null import arity_null_p
-from analysis.counterfactual.permutation import PERMUTATIONS, omnibus_permutation_p, paired_group_tests
-from analysis.plan import PVSST_SEED
-from personas.errors import InputError
+from pvsst.analysis.counterfactual.null import arity_null_p
+from pvsst.analysis.counterfactual.permutation import PERMUTATIONS, omnibus_permutation_p, paired_group_tests
+from pvsst.analysis.plan import PVSST_SEED
+from pvsst.core.errors import InputError
 
 ANSWER_COLUMNS = ("set_id", "group", "question", "answer")
 MEASURES = ("flip_rate", "mean_abs_score_diff", "share_spread")

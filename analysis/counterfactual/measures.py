@@ -13,7 +13,7 @@ level (group) ``g = 1..G``; for one question, ``A[s, g]`` is the option index (0
 - share spread: ``max_k (max_g P[g, k] - min_g P[g, k])``, the largest max-min disparity.
 
 The spread grows with ``G`` even when nothing differs (the range of more noisy numbers is larger), so
-it is only read against a null with as many groups (:mod:`analysis.counterfactual.null`).
+it is only read against a null with as many groups (:mod:`pvsst.analysis.counterfactual.null`).
 
 Examples
 --------

@@ -8,7 +8,7 @@ scored exactly like the matched sets.
 
 Given the observed matched sets ``A`` (S x G) and the seed groups ``B`` (S x G) of the same base
 personas (rows aligned by set), the test statistic is the excess spread
-``T = spread(A) - spread(B)`` (:func:`analysis.counterfactual.measures.share_spread`). Under the null
+``T = spread(A) - spread(B)`` (:func:`pvsst.analysis.counterfactual.measures.share_spread`). Under the null
 hypothesis that the attribute changes nothing, the 2G answers of a set are exchangeable, so shuffling
 them between the observed and the seed positions within every set gives the null distribution of
 ``T``: ``p = (1 + #{T_perm >= T}) / (1 + permutations)`` (one-sided: a disparity must exceed the floor).
@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.counterfactual.measures import share_spread, spread_from_shares
-from analysis.counterfactual.permutation import PERMUTATIONS, PERMUTATION_BATCH, group_counts, permuted_within_sets
-from analysis.plan import PVSST_SEED
-from personas.errors import InputError
+from pvsst.analysis.counterfactual.measures import share_spread, spread_from_shares
+from pvsst.analysis.counterfactual.permutation import PERMUTATIONS, PERMUTATION_BATCH, group_counts, permuted_within_sets
+from pvsst.analysis.plan import PVSST_SEED
+from pvsst.core.errors import InputError
 
 
 def arity_null_p(observed: np.ndarray, null: np.ndarray, n_options: int, *, permutations: int = PERMUTATIONS,

@@ -1,6 +1,6 @@
 """Survey-fidelity figures: per-question divergence beside the control providers, and answer distributions.
 
-``RUN/analysis/fidelity.csv`` (written by the survey analysis, :mod:`analysis.fidelity`) has one row per
+``RUN/analysis/fidelity.csv`` (written by the survey analysis, :mod:`pvsst.analysis.fidelity`) has one row per
 question x group x metric x provider: question, group, metric, value, ci_low, ci_high, and the source of
 the simulated answers in ``provider`` (or ``condition``). Controls are providers whose name contains
 ``oracle`` (resamples of the human answers: the floor any simulator can reach), ``marginal`` (the
@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from personas.errors import InputError
-from analysis.figures.style import LINE_COLORS, MARKERS, OKABE_ITO, PaperFigure, in_style, new_figure, pretty_label
+from pvsst.core.errors import InputError
+from pvsst.analysis.figures.style import LINE_COLORS, MARKERS, OKABE_ITO, PaperFigure, in_style, new_figure, pretty_label
 
 CONTROL_KEYWORDS = ("oracle", "marginal", "uniform")
 SOURCE_COLUMNS = ("provider", "condition", "source")

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED
-from analysis.figures.style import (PaperFigure, color_for, in_style, legend_above, marker_for, new_figure,
+from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED
+from pvsst.analysis.figures.style import (PaperFigure, color_for, in_style, legend_above, marker_for, new_figure,
                                     ordered_arms)
-from analysis.figures.summaries import CI_METHOD, mean_ci_by, n_phrase
+from pvsst.analysis.figures.summaries import CI_METHOD, mean_ci_by, n_phrase
 
 SIMILARITY_LABEL = "pairwise TF-IDF cosine (0-1)"
 

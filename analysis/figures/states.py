@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Rectangle
 
-from analysis.figures.style import LINE_COLORS, MARKERS, OKABE_ITO, PaperFigure, in_style, new_figure
-from personas.errors import InputError
-from personas.geography import STATE_CODE_OF_NAME, STATE_CODES
+from pvsst.analysis.figures.style import LINE_COLORS, MARKERS, OKABE_ITO, PaperFigure, in_style, new_figure
+from pvsst.core.errors import InputError
+from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
 
 # (row, column) of each tile, row 0 at the top.
 TILE_LAYOUT: dict[str, tuple[int, int]] = {
@@ -115,7 +115,7 @@ def state_tile_map_figure(values: pd.Series, *, label: str, diverging: bool = Fa
 def state_scatter_figure(options: pd.DataFrame, option: str, *, sources=None, name: str | None = None) -> PaperFigure:
     """Simulated against real state shares of one option, one marker style per source, with the identity line.
 
-    ``options``: source, state, option, simulated, real (:class:`analysis.survey.state_scores.StateScores`
+    ``options``: source, state, option, simulated, real (:class:`pvsst.analysis.survey.state_scores.StateScores`
     ``options``). ``sources``: which to draw (default: every source that varies across states, so the
     model(s) and the cell oracle). ``data``: the plotted rows.
     """

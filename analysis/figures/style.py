@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from personas.atomic import atomic_file  # noqa: E402
+from pvsst.core.atomic import atomic_file  # noqa: E402
 
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
 """Black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple."""

@@ -1,7 +1,7 @@
 """Survey-report figures: answer shares per question, a Jensen-Shannon heatmap, subgroup gaps (eta^2).
 
 They read the tables a survey run's analysis writes: the answer shares
-(:func:`analysis.survey.shares.answer_shares`: question, source, provider, condition, elicitation,
+(:func:`pvsst.analysis.survey.shares.answer_shares`: question, source, provider, condition, elicitation,
 option, position, share) and ``RUN/analysis/fidelity.csv`` (provider, condition, elicitation, question,
 group, metric, value, ci_low, ci_high). Controls are the providers named ``oracle`` (the respondents'
 own answers: the sampling-noise floor), ``marginal`` (the population distribution for everyone) and
@@ -24,8 +24,8 @@ from matplotlib.patches import Patch
 import numpy as np
 import pandas as pd
 
-from analysis.figures.fidelity import CONTROL_KEYWORDS, is_control
-from analysis.figures.style import LINE_COLORS, MARKERS, OKABE_ITO, PaperFigure, in_style, new_figure
+from pvsst.analysis.figures.fidelity import CONTROL_KEYWORDS, is_control
+from pvsst.analysis.figures.style import LINE_COLORS, MARKERS, OKABE_ITO, PaperFigure, in_style, new_figure
 
 WIDE_IN = 7.0  # double column: these figures hold every question at once
 SHARE_CMAP = "cividis"  # sequential, colour-blind safe; ordered options get ordered shades
@@ -34,7 +34,7 @@ FLOOR, CEILING = "oracle", "uniform"
 
 
 def _require(table: pd.DataFrame, columns, what: str) -> None:
-    from personas.errors import InputError
+    from pvsst.core.errors import InputError
 
     for column in columns:
         if column not in table.columns:
@@ -276,7 +276,7 @@ def subgroup_gaps_figure(fidelity: pd.DataFrame) -> PaperFigure:
     """
     _require(fidelity, ("provider", "condition", "question", "group", "metric", "value"), "fidelity")
     rows = fidelity[fidelity["metric"].isin(["eta2_human", "eta2_model"])].copy()
-    from personas.errors import InputError
+    from pvsst.core.errors import InputError
 
     if rows.empty:
         raise InputError("fidelity", "eta2", "no subgroup rows (no grouping axis, or groups below min_group_n)")

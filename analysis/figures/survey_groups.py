@@ -1,7 +1,7 @@
 """Survey-report figure of answer shares by group: for every grouping axis and question, each group's
 real answer shares beside each model's, with the group sizes.
 
-It reads the answer-share table (:func:`analysis.survey.shares.answer_shares`: question, source,
+It reads the answer-share table (:func:`pvsst.analysis.survey.shares.answer_shares`: question, source,
 group, option, position, share, n_units; ``label`` where the report adds option labels). Controls are
 left out (their group shares are the human ones, or have no group structure by construction).
 
@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.figures.fidelity import is_control
-from analysis.figures.style import PaperFigure, in_style, new_figure
-from analysis.figures.survey import WIDE_IN, _option_labels, _require, _source_order, option_colours, option_legend
+from pvsst.analysis.figures.fidelity import is_control
+from pvsst.analysis.figures.style import PaperFigure, in_style, new_figure
+from pvsst.analysis.figures.survey import WIDE_IN, _option_labels, _require, _source_order, option_colours, option_legend
 
 
 def _short(source: str) -> str:

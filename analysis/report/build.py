@@ -20,21 +20,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from personas.atomic import atomic_directory
-from personas.errors import InputError
-from analysis.figures.style import FIGURE_FORMATS, PaperFigure
-from analysis.paired import IncompleteBlocksWarning
-from analysis.plan import RunPlan, plan_from_spec
-from analysis.report.audits import Audit, as_int_if_whole, run_audits
-from analysis.template_echo import read_templates
-from analysis.report.figure_sets import FigurePlan, run_figures, table_figures
-from analysis.report.html_page import markdown_to_html
-from analysis.report.markdown import (VERDICT_RULE, bullet_list, deviations_markdown, design_table, fmt_ci,
+from pvsst.core.atomic import atomic_directory
+from pvsst.core.errors import InputError
+from pvsst.analysis.figures.style import FIGURE_FORMATS, PaperFigure
+from pvsst.analysis.paired import IncompleteBlocksWarning
+from pvsst.analysis.plan import RunPlan, plan_from_spec
+from pvsst.analysis.report.audits import Audit, as_int_if_whole, run_audits
+from pvsst.analysis.template_echo import read_templates
+from pvsst.analysis.report.figure_sets import FigurePlan, run_figures, table_figures
+from pvsst.analysis.report.html_page import markdown_to_html
+from pvsst.analysis.report.markdown import (VERDICT_RULE, bullet_list, deviations_markdown, design_table, fmt_ci,
                                       fmt_p, fmt_signed, headline_markdown, hypotheses_table, markdown_table,
                                       overall_contrasts_markdown, plan_table, verdicts_table)
-from analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypotheses_or_default, hypothesis_verdicts
-from analysis.run_analysis import analyze_plan, analyze_run, headline_table
-from analysis.store import load_run, load_trial_table
+from pvsst.analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypotheses_or_default, hypothesis_verdicts
+from pvsst.analysis.run_analysis import analyze_plan, analyze_run, headline_table
+from pvsst.analysis.store import load_run, load_trial_table
 
 REPORT_FORMATS = ("md", "html")
 ANALYSIS_TABLES = ("trial_outcomes", "per_round", "contrasts", "headline")

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from personas.errors import InputError
-from analysis.figures.fidelity import distribution_by_group_figure, fidelity_by_question_figure
-from analysis.figures.forest import contrast_forest_figure, contrasts_overview_figure
-from analysis.figures.network import MAX_NETWORK_NODES, homophily_null_figure, network_figure
-from analysis.figures.similarity import similarity_by_round_figure
-from analysis.figures.stance import stance_trajectories_figure, survival_by_arm_figure
-from analysis.figures.style import PaperFigure
-from analysis.store import RunData
+from pvsst.core.errors import InputError
+from pvsst.analysis.figures.fidelity import distribution_by_group_figure, fidelity_by_question_figure
+from pvsst.analysis.figures.forest import contrast_forest_figure, contrasts_overview_figure
+from pvsst.analysis.figures.network import MAX_NETWORK_NODES, homophily_null_figure, network_figure
+from pvsst.analysis.figures.similarity import similarity_by_round_figure
+from pvsst.analysis.figures.stance import stance_trajectories_figure, survival_by_arm_figure
+from pvsst.analysis.figures.style import PaperFigure
+from pvsst.analysis.store import RunData
 
 FIDELITY_FILE = "fidelity.csv"
 FIDELITY_DISTRIBUTIONS_FILE = "fidelity_distributions.csv"

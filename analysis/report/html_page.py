@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 from markdown_it import MarkdownIt
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 STYLE = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; max-width: 60rem;

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from analysis.report.verdicts import HypothesisVerdict
+from pvsst.analysis.report.verdicts import HypothesisVerdict
 
 PLAN_KEYS_SHOWN = ("contrasts", "metrics", "bootstrap_draws", "bootstrap_seed", "randomization", "alpha",
                    "consistency", "multiplicity", "parse_failure_threshold")

@@ -3,7 +3,7 @@
 Reads the run store of ``pvsst survey run`` only (``survey.json``, ``manifest.json``, ``scoring.json``,
 ``human.parquet``, ``personas.parquet``, ``units/*/``), computes ``RUN/analysis/fidelity.csv`` first
 when it is missing, and writes ``RUN/report/`` with the experiment report's machinery
-(:func:`analysis.report.build.write_report`: report.md, a self-contained report.html, figures as PNG
+(:func:`pvsst.analysis.report.build.write_report`: report.md, a self-contained report.html, figures as PNG
 and PDF, built in a temporary folder and swapped into place)::
 
     report.md  report.html  figures/survey_answer_shares.*  survey_heatmap_js_distance.*
@@ -27,17 +27,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.figures.fidelity import fidelity_by_question_figure, is_control
-from analysis.figures.style import FIGURE_FORMATS
-from analysis.figures.survey import answer_shares_figure, js_heatmap_figure, subgroup_gaps_figure
-from analysis.figures.survey_groups import group_shares_figure
-from analysis.report import survey_tables as tables
-from analysis.report.build import REPORT_FORMATS, ReportResult, draw_figures, figure_markdown, write_report
-from analysis.report.figure_sets import FigurePlan
-from analysis.report.markdown import bullet_list, deviations_markdown, markdown_table
-from analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
-from analysis.survey.shares import answer_shares
-from personas.errors import InputError
+from pvsst.analysis.figures.fidelity import fidelity_by_question_figure, is_control
+from pvsst.analysis.figures.style import FIGURE_FORMATS
+from pvsst.analysis.figures.survey import answer_shares_figure, js_heatmap_figure, subgroup_gaps_figure
+from pvsst.analysis.figures.survey_groups import group_shares_figure
+from pvsst.analysis.report import survey_tables as tables
+from pvsst.analysis.report.build import REPORT_FORMATS, ReportResult, draw_figures, figure_markdown, write_report
+from pvsst.analysis.report.figure_sets import FigurePlan
+from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, markdown_table
+from pvsst.analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
+from pvsst.analysis.survey.shares import answer_shares
+from pvsst.core.errors import InputError
 
 SURVEY_FILE = "survey.json"
 METRIC_DEFINITIONS = (
@@ -120,7 +120,7 @@ def survey_figures(shares: pd.DataFrame, fidelity: pd.DataFrame) -> list[FigureP
 
 
 def _per_question(fidelity: pd.DataFrame) -> pd.DataFrame:
-    from analysis.survey.scoring import ALL_QUESTIONS
+    from pvsst.analysis.survey.scoring import ALL_QUESTIONS
 
     return fidelity[fidelity["question"].astype(str) != ALL_QUESTIONS]
 
@@ -153,7 +153,7 @@ def _models(spec: Mapping) -> list[str]:
 
 def summary_table(fidelity: pd.DataFrame, threshold: float = ScoringSettings.parse_failure_threshold) -> pd.DataFrame:
     """One row per provider x condition x elicitation: status (ok or degraded), questions, and the means
-    over questions of the headline metrics with their intervals (:mod:`analysis.report.survey_tables`)."""
+    over questions of the headline metrics with their intervals (:mod:`pvsst.analysis.report.survey_tables`)."""
     return tables.summary_frame(fidelity, threshold)
 
 

@@ -1,7 +1,7 @@
 """The survey report's tables: the summary, per question, per group, the dropped groups and axes, and
 the sources whose calls failed, every estimate shown with its interval.
 
-They read ``RUN/analysis/fidelity.csv`` (:mod:`analysis.survey.scoring`): a number is written as
+They read ``RUN/analysis/fidelity.csv`` (:mod:`pvsst.analysis.survey.scoring`): a number is written as
 ``value [ci_low, ci_high]`` (4 significant digits, never ``-0``); a missing value as ``n/a`` with the
 reason from the table's ``note`` column where it has one.
 
@@ -19,8 +19,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.figures.fidelity import is_control
-from analysis.survey.scoring import ALL_QUESTIONS
+from pvsst.analysis.figures.fidelity import is_control
+from pvsst.analysis.survey.scoring import ALL_QUESTIONS
 
 SUMMARY_METRICS = ("js_distance", "kl_human_model", "representativeness_w1", "entropy_deviation")
 QUESTION_METRICS = ("js_distance", "js_noise_floor", "kl_human_model", "kl_noise_floor", "representativeness_w1",

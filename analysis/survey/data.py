@@ -35,8 +35,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from personas.errors import InputError
-from personas.respondents import canonical_value, canonical_values  # one matching rule for survey values
+from pvsst.core.errors import InputError
+from pvsst.personas.respondents import canonical_value, canonical_values  # one matching rule for survey values
 
 GROUP_PREFIX = "group:"
 

@@ -13,8 +13,8 @@ the difference of shares contains 0: differences the survey itself cannot resolv
 judged on them.
 
 :func:`survey_cell_answers` turns the respondents into the cell answer table of
-:mod:`analysis.poststratification` (``cell_id, question, option, probability``, plus ``respondents``):
-each cell's (weighted) answer distribution, with cell ids of :func:`personas.cells.cell_id_of`, so survey
+:mod:`pvsst.analysis.poststratification` (``cell_id, question, option, probability``, plus ``respondents``):
+each cell's (weighted) answer distribution, with cell ids of :func:`pvsst.personas.cells.cell_id_of`, so survey
 cells and population cells match.
 
 Examples
@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from personas.cells import cell_codes, cell_id_of
-from personas.errors import InputError
+from pvsst.personas.cells import cell_codes, cell_id_of
+from pvsst.core.errors import InputError
 
 DEFAULT_DRAWS = 1000
 DEFAULT_SEED = 20260729
@@ -176,7 +176,7 @@ def survey_cell_answers(survey: pd.DataFrame, attributes, question: str, options
     """Each cell's (weighted) answer distribution among the respondents who answered ``question``.
 
     Columns: ``cell_id, question, option, probability, respondents`` (respondents in the cell), for cells
-    with at least one respondent; ids from :func:`personas.cells.cell_id_of` over ``attributes``.
+    with at least one respondent; ids from :func:`pvsst.personas.cells.cell_id_of` over ``attributes``.
 
     Examples
     --------

@@ -25,7 +25,7 @@ answers as large as the model's: what a perfect simulator scores from sampling n
 distribution method a one-sided band from 0). ``mean_<metric>`` rows (question
 ``ALL_QUESTIONS``) hold means over the questions. Intervals are percentile intervals extended to
 the metric's bound where the observed value lies beyond them
-(:func:`analysis.fidelity.bounded_interval`).
+(:func:`pvsst.analysis.fidelity.bounded_interval`).
 
 Survey weights (``human.parquet`` ``weight``; a respondent-matched persona carries its respondent's
 weight, a census persona 1) enter as the mass of each answer: distributions, eta^2 and every bootstrap
@@ -50,11 +50,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from personas.atomic import atomic_file
-from personas.errors import InputError
-from analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, bounded_interval, distribution_metrics,
+from pvsst.core.atomic import atomic_file
+from pvsst.core.errors import InputError
+from pvsst.analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, bounded_interval, distribution_metrics,
                                eta_squared, js_distance, kl_divergence, no_variance, percentile_interval)
-from analysis.survey.units import (DISTRIBUTION_METHODS, SCORING_FILE, QuestionScale, ScoredRun,  # noqa: F401
+from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, SCORING_FILE, QuestionScale, ScoredRun,  # noqa: F401
                                    UnitAnswers, failed_calls, human_units, model_units, read_prompts,
                                    read_responses, read_scored_run, substantive_distributions)
 
@@ -74,7 +74,7 @@ class ScoringSettings:
 
 
 # Where each metric's values are bounded: an interval is extended to the bound that the observed
-# value lies beyond (see analysis.fidelity.bounded_interval); unbounded metrics extend to the value.
+# value lies beyond (see pvsst.analysis.fidelity.bounded_interval); unbounded metrics extend to the value.
 BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "kl_human_model": (0.0, None), "kl_model_human": (0.0, None), "js_distance": (0.0, 1.0),
     "representativeness_w1": (0.0, 1.0), "entropy_norm_human": (0.0, 1.0), "entropy_norm_model": (0.0, 1.0),

@@ -4,7 +4,7 @@ for the whole population and for every group of every grouping axis, with bootst
 One row per question x source x group x option, where a source is the real survey (``human``,
 weighted when the data has weights) or one provider x condition x elicitation of the run, and a group
 is ``all`` or ``axis=level``. Shares are computed from the same resampling units the fidelity table
-scores (:func:`analysis.survey.scoring.human_units` and :func:`~analysis.survey.scoring.model_units`),
+scores (:func:`pvsst.analysis.survey.scoring.human_units` and :func:`~pvsst.analysis.survey.scoring.model_units`),
 so a share drawn in a figure is the distribution its Jensen-Shannon distance was measured on: for
 sampled answers the share of answers, for ``logprobs`` / ``verbalized`` the mean of the personas'
 distributions. An option nobody chose has share 0. Intervals come from the very resamples the
@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.fidelity import bootstrap_tables, bounded_interval, percentile_interval
-from analysis.survey.scoring import ScoringSettings
-from analysis.survey.units import QuestionScale, UnitAnswers, human_units, model_units, read_scored_run
+from pvsst.analysis.fidelity import bootstrap_tables, bounded_interval, percentile_interval
+from pvsst.analysis.survey.scoring import ScoringSettings
+from pvsst.analysis.survey.units import QuestionScale, UnitAnswers, human_units, model_units, read_scored_run
 
 SHARE_COLUMNS = ("question", "source", "provider", "condition", "elicitation", "group", "option", "position", "share",
                  "ci_low", "ci_high", "n_units")

@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.fidelity import design_resample, resample_index
-from analysis.survey.data import GROUP_PREFIX
-from personas.errors import InputError
+from pvsst.analysis.fidelity import design_resample, resample_index
+from pvsst.analysis.survey.data import GROUP_PREFIX
+from pvsst.core.errors import InputError
 
 DISTRIBUTION_METHODS = ("logprobs", "verbalized")
 SCORING_FILE = "scoring.json"
@@ -54,7 +54,7 @@ class UnitAnswers:
 
     def resample(self, draws: int, rng: np.random.Generator) -> np.ndarray:
         """Row 0 the observed units, then ``draws`` resamples: of units with replacement, or of whole
-        clusters within strata where the side has a design (:func:`analysis.fidelity.design_resample`)."""
+        clusters within strata where the side has a design (:func:`pvsst.analysis.fidelity.design_resample`)."""
         if self.strata is None and self.clusters is None:
             return resample_index(len(self.counts), draws, rng)
         return design_resample(self.strata, self.clusters, draws, rng)
@@ -77,7 +77,7 @@ def read_responses(run_dir: str | Path) -> pd.DataFrame:
 
 def read_prompts(run_dir: str | Path) -> pd.DataFrame:
     """The run's prompt table: one row per distinct prompt of the complete units, keyed by
-    ``prompt_sha256`` (columns of :mod:`sim.llm.prompt_table`: ``prompt_sha256, system, user,
+    ``prompt_sha256`` (columns of :mod:`pvsst.sim.llm.prompt_table`: ``prompt_sha256, system, user,
     messages_json, n_messages``); every response row's
     ``prompt_sha256`` is a key here."""
     units = sorted(p.parent for p in Path(run_dir, "units").glob("*/DONE"))

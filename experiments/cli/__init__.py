@@ -13,7 +13,7 @@ import sys
 import click
 import typer
 
-from personas.errors import InputError, RunStopped
+from pvsst.core.errors import InputError, RunStopped
 
 EXIT_INPUT_ERROR = 2
 
@@ -46,7 +46,7 @@ def _command() -> click.Command:
     """The click command of :data:`app` with every command registered, built once per process (typer
     builds it anew on each ``app(...)`` call, ~20 ms; in-process callers such as the tests call
     :func:`main` thousands of times)."""
-    from experiments.cli.commands import register_all
+    from pvsst.experiments.cli.commands import register_all
 
     register_all(app)
     return typer.main.get_command(app)

@@ -1,4 +1,4 @@
-"""``python -m experiments.cli``: the ``pvsst`` command."""
-from experiments.cli import main
+"""``python -m pvsst.experiments.cli``: the ``pvsst`` command."""
+from pvsst.experiments.cli import main
 
 main()

@@ -20,6 +20,6 @@ def register_all(app: typer.Typer) -> None:
     if app in _REGISTERED:
         return
     for name in COMMAND_MODULES:
-        module = importlib.import_module(f"experiments.cli.{name}")
+        module = importlib.import_module(f"pvsst.experiments.cli.{name}")
         module.register(app)
     _REGISTERED.add(app)

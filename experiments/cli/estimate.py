@@ -30,8 +30,8 @@ def estimate_command(
         help="Throughput of the whole run; default: per model kind (embedded, scripted, served)."),
 ) -> None:
     """Print trials, model calls, prompt / completion tokens, cost and wall time; calls no model."""
-    from experiments.run.estimate import estimate
-    from experiments.spec.study import load_spec
+    from pvsst.experiments.run.estimate import estimate
+    from pvsst.experiments.spec.study import load_spec
 
     study = load_spec(spec)
     result = estimate(study, calls_per_second=calls_per_second)

@@ -9,14 +9,14 @@ from typing import Any, Optional
 
 import typer
 
-from personas.errors import InputError
-from sim.llm.budget import Budget
-from sim.llm.cache import ResponseCache
-from sim.llm.gateway import Gateway
-from sim.llm.providers.registry import ensure_runnable
-from sim.llm.stops import RunStop
-from sim.llm.structured import check_schema
-from sim.llm.types import STATUS_TRUNCATED, LLMRequest
+from pvsst.core.errors import InputError
+from pvsst.sim.llm.budget import Budget
+from pvsst.sim.llm.cache import ResponseCache
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.providers.registry import ensure_runnable
+from pvsst.sim.llm.stops import RunStop
+from pvsst.sim.llm.structured import check_schema
+from pvsst.sim.llm.types import STATUS_TRUNCATED, LLMRequest
 
 EXIT_CALL_FAILED = 1
 DEFAULT_CACHE = "~/.cache/pvsst/llm_cache.sqlite"

@@ -13,7 +13,7 @@ protocol_app = typer.Typer(help="Study materials and protocol: templates, person
 @protocol_app.command("new")
 def new(directory: Path = typer.Argument(..., help="Directory to create (or an empty one) for the materials.")) -> None:
     """Copy pvsst's materials into DIRECTORY; edit them, then name DIRECTORY as `protocol.materials`."""
-    from sim.materials import MATERIAL_FILES, copy_materials, load_materials
+    from pvsst.sim.materials import MATERIAL_FILES, copy_materials, load_materials
 
     copied = copy_materials(directory)
     load_materials(directory)

@@ -5,7 +5,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sim.llm.providers.registry import available_providers
+from pvsst.sim.llm.providers.registry import available_providers
 
 
 def models() -> None:

@@ -1,7 +1,7 @@
 """`pvsst personas`: synthesise a census-seeded persona population, and show persona cards.
 
-Thin wrappers over :func:`personas.synthesis.synthesize`, :func:`personas.records.write_personas`,
-:func:`personas.records.read_personas` and :func:`personas.cards.personas_for_simulation`.
+Thin wrappers over :func:`pvsst.personas.synthesis.synthesize`, :func:`pvsst.personas.records.write_personas`,
+:func:`pvsst.personas.records.read_personas` and :func:`pvsst.personas.cards.personas_for_simulation`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 _STAGES = ("load census marginals", "rake", "integerise and sample",
            "draw ages, incomes and survey attributes", "assemble", "fit report", "write")
@@ -25,7 +25,7 @@ def fit_report_path(out: Path) -> Path:
 
 
 def _write_csv_atomic(frame, path: Path) -> None:
-    from personas.atomic import atomic_file
+    from pvsst.core.atomic import atomic_file
 
     with atomic_file(path) as tmp:
         frame.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6f")
@@ -54,9 +54,9 @@ def synth(
                                               help="Read census marginals from here instead of the vendored copy."),
 ) -> None:
     """Synthesise N census-raked personas; write FILE and FILE.fit.csv and print the fit report."""
-    from personas.census import load_census_tables
-    from personas.records import FORMATS, write_personas
-    from personas.synthesis import check_synthesis_arguments, synthesize
+    from pvsst.personas.census import load_census_tables
+    from pvsst.personas.records import FORMATS, write_personas
+    from pvsst.personas.synthesis import check_synthesis_arguments, synthesize
 
     if out.suffix.lower() not in FORMATS:
         raise InputError(str(out), "--out", "persona file must end in .parquet or .csv")
@@ -87,8 +87,8 @@ def show(
     n: int = typer.Option(5, "--n", help="How many personas to show (from the top)."),
 ) -> None:
     """Show the first K personas of FILE as cards, with their label and posting style."""
-    from personas.cards import load_template, personas_for_simulation
-    from personas.records import read_personas
+    from pvsst.personas.cards import load_template, personas_for_simulation
+    from pvsst.personas.records import read_personas
 
     if n < 1:
         raise InputError("personas show", "--n", f"must be at least 1, got {n}")

@@ -1,11 +1,11 @@
 """``pvsst report``: paper figures and the preregistration report of a run (or of a published table).
 
 A survey run (``RUN/survey.json``, written by ``pvsst survey run``) gets the survey report of
-:mod:`analysis.report.survey`: answer shares, a Jensen-Shannon heatmap, subgroup gaps, definitions.
+:mod:`pvsst.analysis.report.survey`: answer shares, a Jensen-Shannon heatmap, subgroup gaps, definitions.
 
 ``pvsst report RUN [--format md,html] [--figures png,pdf]`` writes ``RUN/report/`` (computing
 ``RUN/analysis/`` first when it is missing); ``pvsst report --from-table TABLE.csv [--out DIR]`` reports a
-published per-trial table such as PV-SST's core panel. See :mod:`analysis.report.build`.
+published per-trial table such as PV-SST's core panel. See :mod:`pvsst.analysis.report.build`.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 
 def report_command(
@@ -29,9 +29,9 @@ def report_command(
                                              help="Null replicates when the analysis must be computed first."),
 ) -> None:
     """Write figures and a Markdown + self-contained HTML report (plan beside results, audits)."""
-    from analysis.figures.style import FIGURE_FORMATS
-    from analysis.report.build import REPORT_FORMATS, build_run_report, build_table_report, parse_formats
-    from analysis.report.survey import build_survey_report, is_survey_run
+    from pvsst.analysis.figures.style import FIGURE_FORMATS
+    from pvsst.analysis.report.build import REPORT_FORMATS, build_run_report, build_table_report, parse_formats
+    from pvsst.analysis.report.survey import build_survey_report, is_survey_run
 
     if (run is None) == (from_table is None):
         raise InputError("pvsst report", "RUN", "give a run directory or --from-table TABLE (exactly one)")

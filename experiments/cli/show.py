@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 
 def show(
@@ -18,7 +18,7 @@ def show(
     prompts: bool = typer.Option(False, "--prompts", help="Also print each request's full user message, as stored."),
 ) -> None:
     """Print a trial round by round: each agent's feed, its post (stance, confidence) and its votes."""
-    from analysis.transcript import read_trial_tables, transcript
+    from pvsst.analysis.transcript import read_trial_tables, transcript
 
     trial_dir = run / "trials" / trial
     if not (trial_dir / "posts.parquet").is_file():

@@ -31,19 +31,19 @@ def simulate(
     max_concurrency: int = typer.Option(4, "--max-concurrency", help="Model calls in flight."),
 ) -> None:
     """Run one trial and write its tables and metrics (with a progress bar over rounds)."""
-    from analysis.outcomes import trial_outcomes
-    from personas.errors import InputError
-    from sim.llm.cache import ResponseCache
-    from sim.llm.gateway import Gateway
-    from sim.llm.providers.registry import validate_model_name
-    from sim.network import parse_network_spec
-    from sim.persona_table import load_persona_table
-    from sim.protocol import protocol_from_preset
-    from sim.topics import get_topic, load_topic_file
-    from sim.trial.run import prepare_trial, run_trial
-    from sim.trial.config import TrialConfig
-    from experiments.run.store import write_materials, write_trial
-    from experiments.run.trial_pipeline import markup_audit
+    from pvsst.analysis.outcomes import trial_outcomes
+    from pvsst.core.errors import InputError
+    from pvsst.sim.llm.cache import ResponseCache
+    from pvsst.sim.llm.gateway import Gateway
+    from pvsst.sim.llm.providers.registry import validate_model_name
+    from pvsst.sim.network import parse_network_spec
+    from pvsst.sim.persona_table import load_persona_table
+    from pvsst.sim.protocol import protocol_from_preset
+    from pvsst.sim.topics import get_topic, load_topic_file
+    from pvsst.sim.trial.run import prepare_trial, run_trial
+    from pvsst.sim.trial.config import TrialConfig
+    from pvsst.experiments.run.store import write_materials, write_trial
+    from pvsst.experiments.run.trial_pipeline import markup_audit
 
     if topic_file is not None:
         topics = {t.id: t for t in load_topic_file(topic_file)}

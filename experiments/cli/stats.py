@@ -33,10 +33,10 @@ def paired_command(
     seed: int = typer.Option(20260729, "--seed", help="Seed of every fresh generator."),
 ) -> None:
     """Mean/median paired differences, bootstrap CI, sign test and sign-flip test per contrast x metric x stratum."""
-    from analysis.contrast_table import paired_contrast_table
-    from analysis.paired import IncompleteBlocksWarning
-    from analysis.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
-    from analysis.store import load_trial_table
+    from pvsst.analysis.contrast_table import paired_contrast_table
+    from pvsst.analysis.paired import IncompleteBlocksWarning
+    from pvsst.analysis.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
+    from pvsst.analysis.store import load_trial_table
 
     contrasts = [Contrast.parse(text) for text in contrast] or list(PVSST_CONTRASTS)
     metrics = list(metric) or list(PVSST_METRICS)
@@ -68,7 +68,7 @@ def paired_command(
 
 
 def _write_csv_atomically(frame, path: Path) -> None:
-    from personas.atomic import atomic_file
+    from pvsst.core.atomic import atomic_file
 
     with atomic_file(path) as temp:
         frame.to_csv(temp, index=False)

@@ -34,15 +34,15 @@ def run(
     its calls failed than analysis.parse_failure_threshold); 2 bad input (also: changed data);
     4 replay-only cache miss; 130 / 143 stopped by Ctrl-C / SIGTERM (rerun to resume).
     """
-    from experiments.cli.summary import print_summary
-    from experiments.survey.runner import run_survey
+    from pvsst.experiments.cli.summary import print_summary
+    from pvsst.experiments.survey.runner import run_survey
 
     if personas is not None and personas not in ("respondents", "census"):
-        from personas.errors import InputError
+        from pvsst.core.errors import InputError
 
         raise InputError("--personas", personas, "must be respondents or census")
     if elicitation is not None and elicitation not in ("sample", "logprobs", "verbalized"):
-        from personas.errors import InputError
+        from pvsst.core.errors import InputError
 
         raise InputError("--elicitation", elicitation, "must be sample, logprobs or verbalized")
     summary = run_survey(survey, out, model=model or None, personas=personas, n=n, seed=seed, workers=workers,
@@ -60,7 +60,7 @@ def score(
     draws: Optional[int] = typer.Option(None, "--draws", help="Bootstrap draws; default: the instrument's."),
 ) -> None:
     """Write RUN/analysis/fidelity.csv and print a per-question table (model beside the controls)."""
-    from analysis.survey.scoring import question_summary, score_survey_run, write_fidelity
+    from pvsst.analysis.survey.scoring import question_summary, score_survey_run, write_fidelity
 
     table = score_survey_run(run_dir, draws=draws)
     path = write_fidelity(table, run_dir)

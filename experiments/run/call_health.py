@@ -8,7 +8,7 @@ This module also adds up where the calls went: per endpoint, failovers, structur
 
 Examples
 --------
->>> from experiments.run.trial_pipeline import TrialOutcome
+>>> from pvsst.experiments.run.trial_pipeline import TrialOutcome
 >>> outcome = TrialOutcome("t1", "done", calls=48, failed_calls=48)
 >>> trial_status(outcome, threshold=0.05)
 'degraded'
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from experiments.run.trial_pipeline import TrialOutcome
+from pvsst.experiments.run.trial_pipeline import TrialOutcome
 
 DEGRADED = "degraded"
 

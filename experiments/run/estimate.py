@@ -14,7 +14,7 @@ memory and feed: an upper-middle estimate); completion tokens are the caps ``max
 
 Examples
 --------
->>> from experiments.spec.trial import TrialParams
+>>> from pvsst.experiments.spec.trial import TrialParams
 >>> [calls_per_trial(arm, TrialParams()) for arm in ("control", "likes", "single_source", "distributed_sources")]
 [144, 144, 150, 168]
 """
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from experiments.spec.execution import Execution
-from experiments.spec.study import StudySpec
-from experiments.spec.trial import TrialParams
-from sim.conditions import get_condition
+from pvsst.experiments.spec.execution import Execution
+from pvsst.experiments.spec.study import StudySpec
+from pvsst.experiments.spec.trial import TrialParams
+from pvsst.sim.conditions import get_condition
 
 LOCAL_PROVIDERS = ("embedded", "scripted", "ollama", "ollama_chat", "lm_studio", "llamafile")
 """Model prefixes served on the user's own hardware: no per-token price."""
@@ -63,7 +63,7 @@ def calls_per_round(condition: str, trial: TrialParams) -> dict[str, int]:
 def prompt_tokens_per_call(phase: str, trial: TrialParams) -> int:
     """Estimated prompt tokens of one call of ``phase`` (``post``, ``vote`` or ``adversary_post``).
 
-    Rendered from pvsst's own materials (``sim.prompts.estimate_prompt_tokens``, 4 characters
+    Rendered from pvsst's own materials (``pvsst.sim.prompts.estimate_prompt_tokens``, 4 characters
     per token, full memory and feed). An adversary sees no feed, so its post prompt is a post prompt
     with an empty feed.
 
@@ -72,7 +72,7 @@ def prompt_tokens_per_call(phase: str, trial: TrialParams) -> int:
     >>> prompt_tokens_per_call("vote", TrialParams()) < prompt_tokens_per_call("post", TrialParams())
     True
     """
-    from sim.prompts import estimate_prompt_tokens
+    from pvsst.sim.prompts import estimate_prompt_tokens
 
     feed_size = 0 if phase == "adversary_post" else trial.feed_size
     return estimate_prompt_tokens("vote" if phase == "vote" else "post", feed_size=feed_size,
@@ -115,7 +115,7 @@ def model_price(model: str) -> ModelPrice:
     prefix, _, name = model.partition("/")
     if prefix in LOCAL_PROVIDERS:
         return ModelPrice(0.0, 0.0, "local")
-    from sim.llm.providers.registry import import_litellm
+    from pvsst.sim.llm.providers.registry import import_litellm
 
     table = import_litellm().model_cost
     for key in (model, name):
@@ -136,7 +136,7 @@ def served_parallelism(execution: Execution) -> tuple[int, str]:
 
     Examples
     --------
-    >>> from experiments.spec.execution import Execution
+    >>> from pvsst.experiments.spec.execution import Execution
     >>> served_parallelism(Execution(max_concurrency=4))[0]
     4
     >>> many = Execution(workers=4, max_concurrency=8, endpoints=[{"api_base": f"http://h{i}:8000/v1",
@@ -227,7 +227,7 @@ def estimate(spec: StudySpec, *, calls_per_second: float | None = None) -> Estim
 
     Examples
     --------
-    >>> from experiments.spec.study import load_spec
+    >>> from pvsst.experiments.spec.study import load_spec
     >>> est = estimate(load_spec("experiments/specs/pvsst_confirmatory.yaml"))
     >>> est.trials, est.calls
     (256, 38784)

@@ -8,10 +8,10 @@ through the same executors). Each worker process keeps one gateway
 per settings (the embedded model is loaded once per process, the cache connection is reused).
 
 Workers receive plain data only (the frozen spec, the block's plans, the persona table, the bytes of the
-spec's materials and edge list (:mod:`experiments.run.study_files`), gateway settings) and return each finished trial's tables (on Ray, streamed back trial by trial); the driver
+spec's materials and edge list (:mod:`pvsst.experiments.run.study_files`), gateway settings) and return each finished trial's tables (on Ray, streamed back trial by trial); the driver
 alone writes the run store. On Ray no
 payload holds a path of the run: the response cache is reached through a
-:class:`~experiments.run.ray_cache.CacheServer` actor on the driver's node, so workers on machines that
+:class:`~pvsst.experiments.run.ray_cache.CacheServer` actor on the driver's node, so workers on machines that
 do not share the driver's disk read and fill the same cache.
 """
 from __future__ import annotations
@@ -26,14 +26,14 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from experiments.spec.design import TrialPlan
-from personas.errors import InputError
-from experiments.run.run_guard import ignore_interrupts, spawning_quietly
-from experiments.run.study_files import StudyFiles
-from experiments.run.trial_pipeline import TrialOutcome, execute_trial
-from sim.llm.budget import BudgetExceeded
-from sim.llm.cache import ReplayMiss
-from sim.llm.stops import RunStop
+from pvsst.experiments.spec.design import TrialPlan
+from pvsst.core.errors import InputError
+from pvsst.experiments.run.run_guard import ignore_interrupts, spawning_quietly
+from pvsst.experiments.run.study_files import StudyFiles
+from pvsst.experiments.run.trial_pipeline import TrialOutcome, execute_trial
+from pvsst.sim.llm.budget import BudgetExceeded
+from pvsst.sim.llm.cache import ReplayMiss
+from pvsst.sim.llm.stops import RunStop
 
 STOP_STATUSES = (BudgetExceeded.status, ReplayMiss.status)
 """Trial statuses a run-level stop leaves: the block (and the run) ends there."""
@@ -57,7 +57,7 @@ class GatewaySettings:
 
     def create_cache(self) -> None:
         """Create the cache file (WAL mode, schema) in the parent, before any worker opens it."""
-        from sim.llm.cache import ResponseCache
+        from pvsst.sim.llm.cache import ResponseCache
 
         if self.cache_path is not None:
             ResponseCache(self.cache_path).close()
@@ -65,10 +65,10 @@ class GatewaySettings:
     def open_cache(self):
         """This worker's cache: the SQLite file, or a client of the driver's cache server."""
         if self.cache_server is not None:
-            from experiments.run.ray_cache import RemoteCache
+            from pvsst.experiments.run.ray_cache import RemoteCache
 
             return RemoteCache(self.cache_server)
-        from sim.llm.cache import ResponseCache
+        from pvsst.sim.llm.cache import ResponseCache
 
         return ResponseCache(self.cache_path)
 
@@ -95,8 +95,8 @@ _SPECS: dict[str, object] = {}
 
 def worker_gateway(settings: GatewaySettings):
     """This process's gateway for ``settings`` (made once per process: one model load, one connection)."""
-    from sim.llm.endpoints import Endpoint
-    from sim.llm.gateway import Gateway
+    from pvsst.sim.llm.endpoints import Endpoint
+    from pvsst.sim.llm.gateway import Gateway
 
     if settings not in _GATEWAYS:
         _GATEWAYS[settings] = Gateway(
@@ -111,10 +111,10 @@ def worker_gateway(settings: GatewaySettings):
 def run_block_trials(task: BlockTask) -> Iterator[list[TrialOutcome]]:
     """Run a block's trials in order in this process, yielding each trial's outcome (as a one-item list)
     as it finishes; a done one carries its tables, for the driver to write. A run-level stop
-    (:class:`~sim.llm.stops.RunStop`: budget spent, replay miss) ends the block and comes back as that
+    (:class:`~pvsst.sim.llm.stops.RunStop`: budget spent, replay miss) ends the block and comes back as that
     trial's status. With a remote cache, every put of a trial is stored before its outcome is yielded."""
-    from experiments.spec.study import spec_from_canonical
-    from sim.llm.budget import Budget
+    from pvsst.experiments.spec.study import spec_from_canonical
+    from pvsst.sim.llm.budget import Budget
 
     if task.spec_sha256 not in _SPECS:
         _SPECS.clear()  # one study per run: keep only the current spec
@@ -147,8 +147,8 @@ def remaining_block(task: BlockTask, delivered: list[list[TrialOutcome]]) -> Blo
 
     Examples
     --------
-    >>> from experiments.spec.design import expand
-    >>> from experiments.spec.study import load_spec
+    >>> from pvsst.experiments.spec.design import expand
+    >>> from pvsst.experiments.spec.study import load_spec
     >>> plans = expand(load_spec("experiments/specs/scripted_smoke.yaml")).trials[:3]
     >>> task = BlockTask(spec={}, plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
     >>> rest = remaining_block(task, [[TrialOutcome(plans[0].trial_id, "done")]])
@@ -167,8 +167,8 @@ def lost_block(task: BlockTask, error: BaseException) -> list[TrialOutcome]:
 
     Examples
     --------
-    >>> from experiments.spec.design import expand
-    >>> from experiments.spec.study import load_spec
+    >>> from pvsst.experiments.spec.design import expand
+    >>> from pvsst.experiments.spec.study import load_spec
     >>> plans = expand(load_spec("experiments/specs/scripted_smoke.yaml")).trials[:2]
     >>> task = BlockTask(spec={}, plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
     >>> [(o.status, o.error) for o in lost_block(task, RuntimeError("node died"))][0]
@@ -331,7 +331,7 @@ class RayExecutor:
 
     def share_cache(self, settings: GatewaySettings) -> GatewaySettings:
         """Settings whose cache is a server actor on this node for the run's file, not the file's path."""
-        from experiments.run.ray_cache import start_cache_server
+        from pvsst.experiments.run.ray_cache import start_cache_server
 
         self._cache_server = start_cache_server(self.ray, settings.cache_path)
         return replace(settings, cache_path=None, cache_server=self._cache_server)

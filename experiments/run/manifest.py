@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from personas.atomic import write_json
-from experiments.spec.prereg import package_versions
+from pvsst.core.atomic import write_json
+from pvsst.experiments.spec.prereg import package_versions
 
 MANIFEST = "manifest.json"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.spec.study import StudySpec
+from pvsst.experiments.spec.study import StudySpec
 
 # Spec card-style names -> persona card templates.
 CARD_STYLES = {"pvsst_short": "label", "third_person": "profile", "first_person": "backstory"}
@@ -21,11 +21,11 @@ def resolve_personas(spec: StudySpec, spec_dir: Path, run_dir: Path) -> str | No
     target = run_dir / "personas.parquet"
     if target.is_file():
         return str(target)
-    from personas.cards import personas_for_simulation
-    from personas.records import read_personas, write_personas
+    from pvsst.personas.cards import personas_for_simulation
+    from pvsst.personas.records import read_personas, write_personas
 
     if source.source == "census":
-        from personas.synthesis import synthesize
+        from pvsst.personas.synthesis import synthesize
 
         n = source.n or max(1000, spec.trial.n_agents)
         frame = synthesize(n, geography=source.geography or "US", seed=source.seed or 0).personas

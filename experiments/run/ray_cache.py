@@ -2,7 +2,7 @@
 
 On a cluster without a shared filesystem a worker cannot open the run's SQLite file (and SQLite's WAL
 mode is not safe across hosts on a network filesystem). :class:`CacheServer` is a Ray actor pinned to
-the driver's node that serves gets and puts against the run's :class:`~sim.llm.cache.ResponseCache`;
+the driver's node that serves gets and puts against the run's :class:`~pvsst.sim.llm.cache.ResponseCache`;
 :class:`RemoteCache` is the worker's client with the same interface, so the gateway does not know
 which one it holds. Puts are sent as each call finishes (without waiting for the reply), so the calls
 of a trial that was in flight when its worker died are cached and a resumed run replays them;
@@ -21,7 +21,7 @@ class CacheServer:
     --------
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "cache.sqlite")
-    >>> from sim.llm.cache import ResponseCache
+    >>> from pvsst.sim.llm.cache import ResponseCache
     >>> ResponseCache(path).close()
     >>> server = CacheServer(path)
     >>> server.put("k", {"model": "scripted/echo", "text": "hi"})
@@ -30,8 +30,8 @@ class CacheServer:
     """
 
     def __init__(self, path: str):
-        from personas.errors import InputError
-        from sim.llm.cache import ResponseCache
+        from pvsst.core.errors import InputError
+        from pvsst.sim.llm.cache import ResponseCache
 
         # The driver created the file before starting this actor: not seeing it means this actor runs
         # on another machine than the driver, where a cache would be a private, lost copy.
@@ -85,7 +85,7 @@ def start_cache_server(ray: Any, path: str) -> Any:
     """
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from personas.errors import InputError
+    from pvsst.core.errors import InputError
 
     node = ray.get_runtime_context().get_node_id()
     actor = ray.remote(num_cpus=0, max_restarts=0)(CacheServer).options(
@@ -101,7 +101,7 @@ def start_cache_server(ray: Any, path: str) -> Any:
 
 
 class RemoteCache:
-    """A :class:`~sim.llm.cache.ResponseCache` look-alike that talks to a :class:`CacheServer` actor.
+    """A :class:`~pvsst.sim.llm.cache.ResponseCache` look-alike that talks to a :class:`CacheServer` actor.
 
     ``get`` answers from the batch fetched by the last :meth:`prefetch` (the gateway prefetches the
     keys of each batch of requests, one round trip), else asks the actor. ``put`` does not wait.

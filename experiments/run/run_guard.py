@@ -4,7 +4,7 @@ Both runners (study trials, survey units) execute inside :func:`guarded_run`. Th
 
 - SIGINT (Ctrl-C, sent to the whole foreground process group) and SIGTERM stop the run: the workers
   are stopped (they never see SIGINT themselves: :func:`spawning_quietly`), the interruption is
-  recorded in the manifest's current ``runs`` entry, and :class:`~personas.errors.RunStopped` carries one
+  recorded in the manifest's current ``runs`` entry, and :class:`~pvsst.core.errors.RunStopped` carries one
   line (what stopped, how many units are finished, the command that resumes) and exit code 128 + the
   signal's number (130, 143);
 - an ``OSError`` (no space left, permission denied, read-only filesystem, the run folder removed) or
@@ -38,8 +38,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from personas.errors import RunStopped
-from experiments.run.manifest import RunManifest, utc_now
+from pvsst.core.errors import RunStopped
+from pvsst.experiments.run.manifest import RunManifest, utc_now
 
 EXIT_WRITE_FAILED = 1
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -86,7 +86,7 @@ def _is_write_failure(err: BaseException) -> bool:
 def guarded_run(manifest: RunManifest, *, what: str, unit: str, total: int, finished: Callable[[], int],
                 resume: str, cache_path: str | Path | None = None) -> Iterator[None]:
     """Run the body with SIGTERM raised as :class:`Terminated`; turn an interruption or a failed write
-    into :class:`~personas.errors.RunStopped` (see the module docstring).
+    into :class:`~pvsst.core.errors.RunStopped` (see the module docstring).
 
     ``what`` names the run (``study quickstart``), ``unit`` its units (``trials``), ``finished()`` counts
     the finished units now in the store, ``resume`` is the command that resumes it, ``cache_path`` the
@@ -133,7 +133,7 @@ def guarded_run(manifest: RunManifest, *, what: str, unit: str, total: int, fini
 @contextmanager
 def preparing(run_dir: str | Path, resume: str) -> Iterator[None]:
     """Turn an ``OSError`` while a run writes its inputs into its folder (before any unit runs) into
-    :class:`~personas.errors.RunStopped`: one line naming the path and the problem, exit code 1."""
+    :class:`~pvsst.core.errors.RunStopped`: one line naming the path and the problem, exit code 1."""
     try:
         yield
     except OSError as err:

@@ -21,24 +21,24 @@ import pandas as pd
 from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from experiments.spec.design import Design, expand
-from personas.errors import InputError
-from experiments.run.call_health import DEGRADED, degraded_line, model_calls_summary, trial_fields, trial_status
-from personas.validation import describe_validation_error
-from sim.llm.budget import BudgetCap, BudgetExceeded
-from sim.llm.cache import ReplayMiss
-from experiments.run.executors import (BlockTask, GatewaySettings, InlineExecutor, lost_block, make_executor,
+from pvsst.experiments.spec.design import Design, expand
+from pvsst.core.errors import InputError
+from pvsst.experiments.run.call_health import DEGRADED, degraded_line, model_calls_summary, trial_fields, trial_status
+from pvsst.core.validation import describe_validation_error
+from pvsst.sim.llm.budget import BudgetCap, BudgetExceeded
+from pvsst.sim.llm.cache import ReplayMiss
+from pvsst.experiments.run.executors import (BlockTask, GatewaySettings, InlineExecutor, lost_block, make_executor,
                                       remaining_block, run_block, run_block_trials)
-from experiments.run.manifest import RunManifest, environment, utc_now
-from experiments.run.run_guard import guarded_run, remove_staging, resume_command
-from experiments.run.persona_source import resolve_personas
-from experiments.spec.prereg import Lock, compare, read_lock
-from experiments.spec.study import StudySpec, canonical_sha256, canonical_spec, load_spec
-from experiments.run.trial_pipeline import TrialOutcome, store_outcome
-from experiments.run.store import is_complete, write_materials
-from experiments.run.study_files import collect_study_files
-from experiments.spec.materials import spec_materials_dir
-from sim.materials import materials_hashes
+from pvsst.experiments.run.manifest import RunManifest, environment, utc_now
+from pvsst.experiments.run.run_guard import guarded_run, remove_staging, resume_command
+from pvsst.experiments.run.persona_source import resolve_personas
+from pvsst.experiments.spec.prereg import Lock, compare, read_lock
+from pvsst.experiments.spec.study import StudySpec, canonical_sha256, canonical_spec, load_spec
+from pvsst.experiments.run.trial_pipeline import TrialOutcome, store_outcome
+from pvsst.experiments.run.store import is_complete, write_materials
+from pvsst.experiments.run.study_files import collect_study_files
+from pvsst.experiments.spec.materials import spec_materials_dir
+from pvsst.sim.materials import materials_hashes
 
 CACHE_FILE = "cache.sqlite"
 STOP_EXIT_CODES = {stop.status: stop.exit_code for stop in (BudgetExceeded, ReplayMiss)}

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from personas.atomic import atomic_directory
+from pvsst.core.atomic import atomic_directory
 
-from sim.materials import MATERIAL_FILES, materials_hashes
-from sim.trial.run import TrialResult
+from pvsst.sim.materials import MATERIAL_FILES, materials_hashes
+from pvsst.sim.trial.run import TrialResult
 
 DONE = "DONE"
 
@@ -77,7 +77,7 @@ def write_materials(run_dir: str | Path, source: str | Path) -> dict[str, str]:
     Examples
     --------
     >>> import tempfile
-    >>> from sim.materials import default_materials_dir
+    >>> from pvsst.sim.materials import default_materials_dir
     >>> hashes = write_materials(tempfile.mkdtemp(), default_materials_dir())
     >>> hashes == materials_hashes(default_materials_dir())
     True

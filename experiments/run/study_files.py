@@ -8,7 +8,7 @@ trials from there. The same path is taken by every executor, so where a trial ra
 
 Examples
 --------
->>> from experiments.spec.study import load_spec
+>>> from pvsst.experiments.spec.study import load_spec
 >>> files, origins = collect_study_files(load_spec("experiments/specs/quickstart.yaml"), Path("experiments/specs"))
 >>> files.materials, files.edge_list, origins   # pvsst's own materials ship with the package: nothing to send
 ((), None, {})
@@ -23,10 +23,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.spec.materials import spec_materials_dir
-from experiments.spec.study import StudySpec
-from personas.errors import InputError
-from sim.materials import MATERIAL_FILES
+from pvsst.experiments.spec.materials import spec_materials_dir
+from pvsst.experiments.spec.study import StudySpec
+from pvsst.core.errors import InputError
+from pvsst.sim.materials import MATERIAL_FILES
 
 SCRATCH_ENV = "PVSST_SCRATCH"
 """Where a worker stages study files (default: the system's temporary folder)."""
@@ -146,14 +146,14 @@ def check_study_files(spec: StudySpec, spec_dir: Path) -> None:
 
     Examples
     --------
-    >>> from experiments.spec.study import load_spec
+    >>> from pvsst.experiments.spec.study import load_spec
     >>> check_study_files(load_spec("experiments/specs/quickstart.yaml"), Path("experiments/specs"))
     """
     import numpy as np
 
-    from sim.accounts import honest_ids
-    from sim.materials import load_materials
-    from sim.network import build_follow_graph
+    from pvsst.sim.accounts import honest_ids
+    from pvsst.sim.materials import load_materials
+    from pvsst.sim.network import build_follow_graph
 
     materials = load_materials(spec_materials_dir(spec, spec_dir))
     files, origins = collect_study_files(spec, spec_dir)
@@ -165,7 +165,7 @@ def check_study_files(spec: StudySpec, spec_dir: Path) -> None:
         network = spec.trial.network.model_copy(update={"path": origins["edge_list"]})
         build_follow_graph(network, ids, None, np.random.default_rng(0))
     if spec.personas.source == "file":
-        from personas.records import read_personas
+        from pvsst.personas.records import read_personas
 
         path = Path(spec.personas.path)
         read_personas(path if path.is_absolute() else Path(spec_dir) / path)

@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.feed_markup import count_markup_posts
-from analysis.outcomes import trial_outcomes
-from experiments.spec.design import TrialPlan
-from experiments.spec.materials import spec_protocol
-from experiments.spec.study import StudySpec
-from experiments.run.study_files import StagedFiles, StudyFiles
-from sim.materials import load_materials
-from sim.protocol import differs_from_preset
-from sim.trial.run import TrialResult, run_trial
-from sim.trial.config import TrialConfig
-from experiments.run.store import write_trial
+from pvsst.analysis.feed_markup import count_markup_posts
+from pvsst.analysis.outcomes import trial_outcomes
+from pvsst.experiments.spec.design import TrialPlan
+from pvsst.experiments.spec.materials import spec_protocol
+from pvsst.experiments.spec.study import StudySpec
+from pvsst.experiments.run.study_files import StagedFiles, StudyFiles
+from pvsst.sim.materials import load_materials
+from pvsst.sim.protocol import differs_from_preset
+from pvsst.sim.trial.run import TrialResult, run_trial
+from pvsst.sim.trial.config import TrialConfig
+from pvsst.experiments.run.store import write_trial
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,8 @@ class TrialOutcome:
 
 def trial_config(spec: StudySpec, plan: TrialPlan, staged: StagedFiles = StagedFiles()) -> TrialConfig:
     """The engine configuration of one planned trial: the spec's trial section as it is (it is the engine's
-    :class:`~sim.trial.config.TrialParameters`); the spec's own materials directory and edge list are the
-    worker's ``staged`` copies of them (:mod:`experiments.run.study_files`)."""
+    :class:`~pvsst.sim.trial.config.TrialParameters`); the spec's own materials directory and edge list are the
+    worker's ``staged`` copies of them (:mod:`pvsst.experiments.run.study_files`)."""
     params = spec.trial.parameters()
     protocol = spec_protocol(spec)
     if staged.edge_list is not None:
@@ -94,7 +94,7 @@ def trial_metrics(result: TrialResult) -> dict:
 
 def markup_audit(result: TrialResult) -> dict:
     """How agent text entered other prompts (``render``) and how many raw posts held line breaks or
-    feed-like markup (``markup_posts``, :mod:`analysis.feed_markup`), with the templates' field labels."""
+    feed-like markup (``markup_posts``, :mod:`pvsst.analysis.feed_markup`), with the templates' field labels."""
     protocol = result.config.protocol
     labels = load_materials(protocol.materials).field_labels()
     return {"render": protocol.render, "markup_posts": count_markup_posts(result.posts["text"], labels)}
@@ -104,8 +104,8 @@ def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFr
                   files: StudyFiles = StudyFiles()) -> TrialOutcome:
     """Run one trial; a done outcome carries its tables and metrics. Failures come back as a status, not
     raised (except a run-level stop,
-    :class:`~sim.llm.stops.RunStop`: budget spent, replay-only miss, which must end the whole run). Nothing is written here."""
-    from sim.llm.stops import RunStop
+    :class:`~pvsst.sim.llm.stops.RunStop`: budget spent, replay-only miss, which must end the whole run). Nothing is written here."""
+    from pvsst.sim.llm.stops import RunStop
 
     started = time.perf_counter()
     try:

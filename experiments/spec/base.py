@@ -1,12 +1,12 @@
 """Shared pieces of the study-spec schema: factor names.
 
 The strict base model, the field-addressed error and the common field types are defined in
-:mod:`personas.validation` (the analysis plan, :mod:`analysis.plan`, is built from them too) and
+:mod:`pvsst.core.validation` (the analysis plan, :mod:`pvsst.analysis.plan`, is built from them too) and
 re-exported here for the spec modules.
 """
 from __future__ import annotations
 
-from personas.validation import (IDENTIFIER_PATTERN, Identifier, NonEmptyText, Share, SpecFieldError,
+from pvsst.core.validation import (IDENTIFIER_PATTERN, Identifier, NonEmptyText, Share, SpecFieldError,
                                 StrictModel, first_duplicate, join_field)
 
 __all__ = ["IDENTIFIER_PATTERN", "Identifier", "NonEmptyText", "Share", "SpecFieldError", "StrictModel",

@@ -6,7 +6,7 @@ removed or reordered; that is what lets a resumed or extended run recognise its 
 
 Examples
 --------
->>> from experiments.spec.study import load_spec
+>>> from pvsst.experiments.spec.study import load_spec
 >>> design = expand(load_spec("experiments/specs/pvsst_confirmatory.yaml"))
 >>> len(design.trials), len(design.blocks), design.trials[0].trial_id
 (256, 64, 'ollama_chat-qwen3.5-4b__ai_labels__101__control')
@@ -16,8 +16,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from experiments.spec.study import StudySpec, model_slug
-from experiments.spec.base import FACTOR_COLUMNS
+from pvsst.experiments.spec.study import StudySpec, model_slug
+from pvsst.experiments.spec.base import FACTOR_COLUMNS
 
 ID_SEPARATOR = "__"
 
@@ -94,7 +94,7 @@ def expand(spec: StudySpec) -> Design:
 
     Examples
     --------
-    >>> from experiments.spec.study import StudySpec
+    >>> from pvsst.experiments.spec.study import StudySpec
     >>> spec = StudySpec.model_validate({
     ...     "id": "demo", "title": "Demo",
     ...     "hypotheses": [{"id": "H1", "statement": "Likes raise alignment.", "contrast": "lc",

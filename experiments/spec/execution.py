@@ -2,7 +2,7 @@
 
 ``api_base`` is one model server; ``endpoints`` are many, routed by litellm's Router (load balancing,
 cooldown of a failing server, retry on another). ``structured_output`` says how a reply's JSON is
-asked for: one setting for every model, or one per model (see :mod:`sim.llm.structured_modes`); a
+asked for: one setting for every model, or one per model (see :mod:`pvsst.sim.llm.structured_modes`); a
 model it does not name takes ``auto`` when served and ``json_schema`` when embedded or scripted.
 Fields added here are left out of the canonical form while at their defaults, so the hash of a spec
 that does not use them is what it was before they existed.
@@ -23,8 +23,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from experiments.spec.base import NonEmptyText, SpecFieldError, StrictModel
-from personas.validation import require_unique
+from pvsst.experiments.spec.base import NonEmptyText, SpecFieldError, StrictModel
+from pvsst.core.validation import require_unique
 
 STRUCTURED_OUTPUT = ("json_schema", "json_object", "json_mode", "none", "auto")
 
@@ -74,8 +74,8 @@ class Execution(StrictModel):
         return self
 
     def structured_output_for(self, model: str) -> str:
-        """The structured-output setting of ``model`` (unset: :func:`~sim.llm.structured_modes.default_setting`)."""
-        from sim.llm.structured_modes import default_setting
+        """The structured-output setting of ``model`` (unset: :func:`~pvsst.sim.llm.structured_modes.default_setting`)."""
+        from pvsst.sim.llm.structured_modes import default_setting
 
         if isinstance(self.structured_output, dict):
             return self.structured_output.get(model, default_setting(model))

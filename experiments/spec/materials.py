@@ -1,11 +1,11 @@
 """Where a spec's study materials are, and the engine protocol of its trials with that directory resolved.
 
 ``protocol.materials: DIR`` is read relative to the spec file; absent, the materials pvsst ships
-(``sim/materials/pvsst``). Their file hashes are frozen with the spec (:mod:`experiments.spec.prereg`).
+(``sim/materials/pvsst``). Their file hashes are frozen with the spec (:mod:`pvsst.experiments.spec.prereg`).
 
 Examples
 --------
->>> from experiments.spec.study import load_spec
+>>> from pvsst.experiments.spec.study import load_spec
 >>> spec = load_spec("experiments/specs/quickstart.yaml")
 >>> spec_materials_dir(spec, Path("experiments/specs")).name
 'pvsst'
@@ -15,9 +15,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from experiments.spec.study import StudySpec
-from sim.materials import default_materials_dir
-from sim.protocol import Protocol
+from pvsst.experiments.spec.study import StudySpec
+from pvsst.sim.materials import default_materials_dir
+from pvsst.sim.protocol import Protocol
 
 
 def spec_protocol(spec: StudySpec, spec_dir: Path | None = None) -> Protocol:

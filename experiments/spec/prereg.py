@@ -1,10 +1,10 @@
 """Preregistration: freeze a spec by hash into ``SPEC.lock.json`` and verify a spec against its lock.
 
-Two kinds of document are frozen the same way: a study spec (:mod:`experiments.spec.study`) and a
-survey instrument (:mod:`experiments.survey.spec`: a mapping with ``questions``), which carries its
+Two kinds of document are frozen the same way: a study spec (:mod:`pvsst.experiments.spec.study`) and a
+survey instrument (:mod:`pvsst.experiments.survey.spec`: a mapping with ``questions``), which carries its
 run settings (models, conditions, persona source and n, sampling, seed), so one lock covers both.
 
-The lock holds the sha256 of the canonical spec (:func:`experiments.spec.study.spec_sha256`), the UTC time
+The lock holds the sha256 of the canonical spec (:func:`pvsst.experiments.spec.study.spec_sha256`), the UTC time
 of freezing, the versions of pvsst, Python and the key packages, a copy of the canonical spec, so a
 later edit can be shown as a diff against exactly what was frozen, and the sha256 of every file of the
 study materials (``protocol.materials``: prompt templates, persona tables, account ids), so editing a
@@ -33,12 +33,12 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from personas.atomic import write_text
-from personas.errors import InputError
-from experiments.spec.materials import spec_materials_dir
-from experiments.spec.study import canonical_sha256, canonical_spec, load_spec, spec_sha256
-from sim.materials import materials_hashes
-from sim.llm.types import canonical_json
+from pvsst.core.atomic import write_text
+from pvsst.core.errors import InputError
+from pvsst.experiments.spec.materials import spec_materials_dir
+from pvsst.experiments.spec.study import canonical_sha256, canonical_spec, load_spec, spec_sha256
+from pvsst.sim.materials import materials_hashes
+from pvsst.sim.llm.types import canonical_json
 
 LOCK_SUFFIX = ".lock.json"
 VERSIONED_PACKAGES = ("pvsst", "mesa", "litellm", "numpy", "pandas", "pydantic", "networkx", "scipy",
@@ -61,7 +61,7 @@ class Lock(BaseModel):
     materials: dict[str, str] = Field(default_factory=dict)
     """Materials file name -> sha256 at freezing (empty in locks written before materials existed)."""
     data: dict[str, str] = Field(default_factory=dict, exclude_if=lambda value: not value)
-    """An instrument's data fingerprint at freezing (:func:`experiments.survey.checks.data_record`);
+    """An instrument's data fingerprint at freezing (:func:`pvsst.experiments.survey.checks.data_record`);
     empty for a study spec and in locks written before data was locked."""
 
 
@@ -174,10 +174,10 @@ def load_document(spec_path: str | Path) -> Document:
     >>> load_document("experiments/specs/quickstart.yaml").spec_id
     'quickstart'
     """
-    from experiments.spec.yaml_file import read_yaml_mapping
+    from pvsst.experiments.spec.yaml_file import read_yaml_mapping
 
     if "questions" in read_yaml_mapping(spec_path):
-        from experiments.survey.spec import canonical_survey, load_survey, survey_sha256
+        from pvsst.experiments.survey.spec import canonical_survey, load_survey, survey_sha256
 
         survey = load_survey(spec_path)
         return Document("survey", survey.id, canonical_survey(survey), survey_sha256(survey), survey)
@@ -230,15 +230,15 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
 def check_inputs(document: Document, spec_path: str | Path) -> dict[str, str]:
     """Check what a run of ``document`` reads besides the spec, as the run would, before any call: an
     instrument's data, columns, expressions, models and personas
-    (:func:`experiments.survey.checks.check_instrument`); a study's materials, edge list and persona
-    file (:func:`experiments.run.study_files.check_study_files`). Return the instrument's data
+    (:func:`pvsst.experiments.survey.checks.check_instrument`); a study's materials, edge list and persona
+    file (:func:`pvsst.experiments.run.study_files.check_study_files`). Return the instrument's data
     fingerprint (``{}`` for a study). Any problem is an ``InputError``."""
     if document.kind == "survey":
-        from experiments.survey.checks import check_instrument, data_record
+        from pvsst.experiments.survey.checks import check_instrument, data_record
 
         check_instrument(document.model)
         return data_record(document.model)
-    from experiments.run.study_files import check_study_files
+    from pvsst.experiments.run.study_files import check_study_files
 
     check_study_files(document.model, Path(spec_path).parent)
     return {}
@@ -256,7 +256,7 @@ def verify(spec_path: str | Path) -> Verification:
     result = compare(document.canonical, lock, spec_name=Path(spec_path).name, materials_dir=materials_dir,
                      materials=hashes)
     if document.kind == "survey" and lock.data:
-        from experiments.survey.checks import data_record
+        from pvsst.experiments.survey.checks import data_record
 
         current = data_record(document.model)
         if current.get("sha256") != lock.data.get("sha256"):
@@ -268,7 +268,7 @@ def verify(spec_path: str | Path) -> Verification:
 
 def compare(current: dict, lock: Lock, *, spec_name: str = "spec", materials_dir: Path | None = None,
             materials: dict[str, str] | None = None) -> Verification:
-    """Compare a loaded spec (its canonical form, :func:`~experiments.spec.study.canonical_spec`) and the
+    """Compare a loaded spec (its canonical form, :func:`~pvsst.experiments.spec.study.canonical_spec`) and the
     sha256 of its materials files (``materials``, from ``materials_dir``) with a loaded lock; reads no
     spec or lock file.
 

@@ -1,4 +1,4 @@
-"""The spec's ``protocol`` section: which procedure the trials follow (``sim.protocol``).
+"""The spec's ``protocol`` section: which procedure the trials follow (``pvsst.sim.protocol``).
 
 ``protocol: {preset: pvsst | pvsst_reference, <setting>: <value>, ..., materials: DIR}``. The preset
 fills every setting; a setting given in the spec overrides the preset's value. Unknown settings and
@@ -6,7 +6,7 @@ values are errors naming the field. The section is stored fully resolved (every 
 it takes), so the spec hash covers the exact procedure, not just a preset name whose meaning lives in
 code.
 
-The schema is generated from :class:`sim.protocol.Protocol`, so a setting added there is a spec field
+The schema is generated from :class:`pvsst.sim.protocol.Protocol`, so a setting added there is a spec field
 at once, with the same allowed values.
 
 Examples
@@ -25,8 +25,8 @@ from typing import Any, Literal
 
 from pydantic import create_model, model_validator
 
-from experiments.spec.base import NonEmptyText, SpecFieldError, StrictModel
-from sim.protocol import PRESET_NAMES, PRESETS, Protocol, protocol_from_preset, setting_names
+from pvsst.experiments.spec.base import NonEmptyText, SpecFieldError, StrictModel
+from pvsst.sim.protocol import PRESET_NAMES, PRESETS, Protocol, protocol_from_preset, setting_names
 
 
 class _ProtocolBase(StrictModel):
@@ -44,7 +44,7 @@ class _ProtocolBase(StrictModel):
         return {**defaults, **data}
 
     def to_protocol(self) -> Protocol:
-        """The engine's :class:`~sim.protocol.Protocol` of this section."""
+        """The engine's :class:`~pvsst.sim.protocol.Protocol` of this section."""
         return Protocol(**self.model_dump())
 
 
@@ -61,5 +61,5 @@ def _fields() -> dict[str, Any]:
 
 
 ProtocolSpec = create_model("ProtocolSpec", __base__=_ProtocolBase, __doc__=(
-    "The trial procedure: a preset and the settings a spec overrides (see :mod:`sim.protocol`)."),
+    "The trial procedure: a preset and the settings a spec overrides (see :mod:`pvsst.sim.protocol`)."),
     **_fields())

@@ -1,8 +1,8 @@
 """The study spec: one YAML file that fixes a whole preregistered experiment before any model is called.
 
 A spec names hypotheses and outcomes, the factors (models x topics x seeds x conditions), how trials
-pair into blocks, the push direction of each seed, the trial protocol (:mod:`experiments.spec.trial`),
-the persona source, the analysis plan (:mod:`analysis.plan`, the same model the statistics read), a budget, execution settings
+pair into blocks, the push direction of each seed, the trial protocol (:mod:`pvsst.experiments.spec.trial`),
+the persona source, the analysis plan (:mod:`pvsst.analysis.plan`, the same model the statistics read), a budget, execution settings
 and the run order. Unknown keys and type coercions are errors; cross-field rules (contrast arms must be
 run, every seed needs a push direction, stages must cover every trial, ...) are checked here.
 
@@ -11,7 +11,7 @@ resolved to their full wording, so the hash covers the exact text agents will re
 
 Examples
 --------
->>> from experiments.spec.study import load_spec, spec_sha256
+>>> from pvsst.experiments.spec.study import load_spec, spec_sha256
 >>> spec = load_spec("experiments/specs/quickstart.yaml")
 >>> spec.factors.conditions, len(spec_sha256(spec))
 (['control', 'likes'], 64)
@@ -26,18 +26,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from personas.errors import InputError
-from analysis.plan import AnalysisPlan, Hypothesis, Outcomes
-from experiments.spec.base import FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
-from experiments.spec.execution import Execution
-from experiments.spec.protocol import ProtocolSpec
-from personas.validation import describe_validation_error, require_unique
-from experiments.spec.trial import PersonaSpec, TrialParams
-from experiments.spec.yaml_file import read_yaml_mapping
-from sim.conditions import CONDITIONS, get_condition
-from sim.llm.budget import BudgetCap
-from sim.llm.types import canonical_json
-from sim.topics import Topic, builtin_topics
+from pvsst.core.errors import InputError
+from pvsst.analysis.plan import AnalysisPlan, Hypothesis, Outcomes
+from pvsst.experiments.spec.base import FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
+from pvsst.experiments.spec.execution import Execution
+from pvsst.experiments.spec.protocol import ProtocolSpec
+from pvsst.core.validation import describe_validation_error, require_unique
+from pvsst.experiments.spec.trial import PersonaSpec, TrialParams
+from pvsst.experiments.spec.yaml_file import read_yaml_mapping
+from pvsst.sim.conditions import CONDITIONS, get_condition
+from pvsst.sim.llm.budget import BudgetCap
+from pvsst.sim.llm.types import canonical_json
+from pvsst.sim.topics import Topic, builtin_topics
 
 BLOCK_FACTORS = ("model", "topic_id", "seed")
 
@@ -55,8 +55,8 @@ def model_slug(model: str) -> str:
 
 def _model_name_problem(model: str) -> str | None:
     """Why ``model`` is not a usable model string, or ``None`` (asks the provider registry)."""
-    from personas.errors import InputError as SimInputError
-    from sim.llm.providers.registry import validate_model_name
+    from pvsst.core.errors import InputError as SimInputError
+    from pvsst.sim.llm.providers.registry import validate_model_name
 
     try:
         validate_model_name(model)

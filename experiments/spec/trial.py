@@ -1,7 +1,7 @@
 """Spec sections that set up one trial: the protocol parameters, the network and the persona source.
 
-The protocol parameters and the network are the engine's own models (``sim.trial.config``,
-``sim.network``): this module adds only the checks that need other spec sections. Defaults reproduce PV-SST (``shared/reference/pvsst_confirmatory_v1.yaml`` of the PV-SST study): 12 honest agents,
+The protocol parameters and the network are the engine's own models (``pvsst.sim.trial.config``,
+``pvsst.sim.network``): this module adds only the checks that need other spec sections. Defaults reproduce PV-SST (``shared/reference/pvsst_confirmatory_v1.yaml`` of the PV-SST study): 12 honest agents,
 6 rounds, a feed of 5, 5 votes per voter, 3 rounds of memory, 4 distributed adversaries, temperature
 0.8, 120 / 70 completion tokens for posts / votes, 180-character posts, 3 attempts per call.
 """
@@ -11,16 +11,16 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from experiments.spec.base import NonEmptyText, SpecFieldError, StrictModel
-from sim.network import NETWORK_PARAMETERS, NetworkSpec  # noqa: F401 - the spec's network section is the engine's
-from sim.trial.config import TrialParameters
+from pvsst.experiments.spec.base import NonEmptyText, SpecFieldError, StrictModel
+from pvsst.sim.network import NETWORK_PARAMETERS, NetworkSpec  # noqa: F401 - the spec's network section is the engine's
+from pvsst.sim.trial.config import TrialParameters
 
 REQUEST_SEED_LIMIT = 2**31 - 1
 """Largest request seed every provider accepts (llama.cpp, OpenAI and vLLM all take a signed int32)."""
 
 
 class TrialParams(TrialParameters):
-    """The spec's ``trial`` section: the engine's :class:`~sim.trial.config.TrialParameters` (every field,
+    """The spec's ``trial`` section: the engine's :class:`~pvsst.sim.trial.config.TrialParameters` (every field,
     default and bound is defined there, once), plus the checks that need the rest of the spec.
 
     Examples

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from personas.errors import InputError
+from pvsst.core.errors import InputError
 
 
 # libyaml's parser where PyYAML was built with it (the PyPI wheels are): ~10x faster than the pure-Python

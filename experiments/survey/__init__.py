@@ -3,4 +3,4 @@
 Importing the package registers the reference controls (``scripted/oracle``, ``scripted/marginal``,
 ``scripted/uniform``) with the gateway's provider registry, in every process that runs survey units.
 """
-from experiments.survey import controls as _controls  # noqa: F401  (registers the controls)
+from pvsst.experiments.survey import controls as _controls  # noqa: F401  (registers the controls)

@@ -13,7 +13,7 @@ the frozen record is refused unless given a deviation (:func:`check_data`).
 
 Examples
 --------
->>> from experiments.survey.spec import load_survey
+>>> from pvsst.experiments.survey.spec import load_survey
 >>> record = data_record(load_survey("experiments/surveys/gss2018_spending.yaml"))
 >>> record["source"], len(record["sha256"])
 ('stevedata/gss_spending', 64)
@@ -26,14 +26,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from personas.errors import InputError
-from experiments.survey.spec import SurveySpec
+from pvsst.core.errors import InputError
+from pvsst.experiments.survey.spec import SurveySpec
 
 
 def check_runnable(spec: SurveySpec) -> None:
     """Every asked model is known and can run here; every elicitation method suits its models."""
-    from experiments.survey.elicitation import check_elicitation
-    from sim.llm.providers.registry import ensure_runnable
+    from pvsst.experiments.survey.elicitation import check_elicitation
+    from pvsst.sim.llm.providers.registry import ensure_runnable
 
     for name in spec.asked_models:
         ensure_runnable(name)
@@ -43,7 +43,7 @@ def check_runnable(spec: SurveySpec) -> None:
 def check_instrument(spec: SurveySpec) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Everything a run checks before its first call (see the module docstring); return the real
     answers and the personas, as the run would build them. Any problem is an ``InputError``."""
-    from experiments.survey.personas import human_table, persona_table
+    from pvsst.experiments.survey.personas import human_table, persona_table
 
     check_runnable(spec)
     human = human_table(spec)

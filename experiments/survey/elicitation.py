@@ -1,15 +1,15 @@
 """How a survey condition's answers are elicited: checked before a run, read from each reply.
 
 ``sample`` replies carry one answer; ``logprobs`` and ``verbalized`` replies carry a distribution over
-the reply codes (:mod:`sim.llm.option_probabilities`), stored renormalised with its modal code.
+the reply codes (:mod:`pvsst.sim.llm.option_probabilities`), stored renormalised with its modal code.
 """
 from __future__ import annotations
 
 import json
 
-from experiments.survey.spec import SurveySpec
-from personas.errors import InputError
-from sim.llm.option_probabilities import PROBABILITIES, logprobs_problem, renormalise
+from pvsst.experiments.survey.spec import SurveySpec
+from pvsst.core.errors import InputError
+from pvsst.sim.llm.option_probabilities import PROBABILITIES, logprobs_problem, renormalise
 
 DISTRIBUTION_METHODS = ("logprobs", "verbalized")
 

@@ -1,6 +1,6 @@
 """The two tables a survey run is scored from: the real answers and the personas who are asked.
 
-- :func:`human_table`: the real answers of the instrument's survey (``analysis.survey.data``), coded
+- :func:`human_table`: the real answers of the instrument's survey (``pvsst.analysis.survey.data``), coded
   to option codes, with the grouping levels of every respondent.
 - :func:`persona_table`: respondent-matched personas (one per real respondent, read through the
   instrument's ``personas.attributes`` mapping, sampled down to ``n`` with the persona seed) or census
@@ -15,7 +15,7 @@
 
 Examples
 --------
->>> from experiments.survey.spec import load_survey, with_overrides
+>>> from pvsst.experiments.survey.spec import load_survey, with_overrides
 >>> spec = with_overrides(load_survey("experiments/surveys/gss2018_spending.yaml"), personas="respondents", n=5)
 >>> human = human_table(spec)
 >>> personas = persona_table(spec, human)
@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.survey.data import GROUP_PREFIX, AnswerColumn, GroupColumn, canonical_value, human_answers, load_data
-from personas.errors import InputError
-from personas.validation import first_duplicate
-from experiments.survey.spec import SurveySpec
+from pvsst.analysis.survey.data import GROUP_PREFIX, AnswerColumn, GroupColumn, canonical_value, human_answers, load_data
+from pvsst.core.errors import InputError
+from pvsst.core.validation import first_duplicate
+from pvsst.experiments.survey.spec import SurveySpec
 
 REFERENCE_PREFIX = "reference:"
 
@@ -51,7 +51,7 @@ def survey_data(spec: SurveySpec) -> pd.DataFrame:
 
 
 def human_table(spec: SurveySpec, frame: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The real answers (see :func:`analysis.survey.data.human_answers`)."""
+    """The real answers (see :func:`pvsst.analysis.survey.data.human_answers`)."""
     frame = survey_data(spec) if frame is None else frame
     return human_answers(spec.data.label, spec.data.respondent_id, answer_columns(spec), group_columns(spec),
                          spec.data.weight, frame=frame, strata_column=spec.data.strata,
@@ -61,7 +61,7 @@ def human_table(spec: SurveySpec, frame: pd.DataFrame | None = None) -> pd.DataF
 def _base_personas(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
     source = spec.personas
     if source.source == "respondents":
-        from personas.respondents import AttributeMap, matched_personas
+        from pvsst.personas.respondents import AttributeMap, matched_personas
 
         maps = [AttributeMap(name, a.column, None if a.values is None else {k: tuple(v) for k, v in a.values.items()},
                              a.missing) for name, a in source.attributes.items()]
@@ -78,7 +78,7 @@ def _base_personas(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
             if column in design:
                 frame[column] = design[column].to_numpy(dtype=object)
         return frame
-    from personas.synthesis import synthesize
+    from pvsst.personas.synthesis import synthesize
 
     frame = synthesize(source.n or 200, geography=source.geography, seed=source.seed).personas
     frame = frame.reset_index(drop=True)
@@ -133,7 +133,7 @@ def _donors(spec: SurveySpec, frame: pd.DataFrame, human: pd.DataFrame, index: i
 
 def persona_table(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
     """The personas of the run (see the module docstring); cards are in ``card_<style>`` columns."""
-    from personas.cards import personas_for_simulation
+    from pvsst.personas.cards import personas_for_simulation
 
     frame = _base_personas(spec, human)
     duplicate = first_duplicate(frame["persona_id"].tolist())

@@ -3,11 +3,11 @@ schema (an enum of option codes; for ``verbalized`` conditions a probability per
 ``survey_{system,question}_verbalized_v1.txt`` templates) and the seed of every request.
 
 A prompt for a scripted model (the reference controls) ends with the machine-readable
-``SURVEY-REFERENCE`` line of :mod:`experiments.survey.controls`; language models never see it.
+``SURVEY-REFERENCE`` line of :mod:`pvsst.experiments.survey.controls`; language models never see it.
 
 Examples
 --------
->>> from experiments.survey.spec import load_survey
+>>> from pvsst.experiments.survey.spec import load_survey
 >>> spec = load_survey("experiments/surveys/gss2018_spending.yaml")
 >>> answer_schema(("yes", "no"))["properties"]["answer"]["enum"]
 ['yes', 'no']
@@ -24,7 +24,7 @@ from string import Template
 
 import numpy as np
 
-from experiments.survey.spec import ConditionSpec, QuestionSpec, SurveySpec
+from pvsst.experiments.survey.spec import ConditionSpec, QuestionSpec, SurveySpec
 
 DIVERSITY_REQUEST = ("People in the United States hold very different views on this. Give the answer of "
                      "one particular person, not simply the most common answer.")
@@ -33,7 +33,7 @@ DIVERSITY_REQUEST = ("People in the United States hold very different views on t
 @lru_cache(maxsize=None)
 def _template(kind: str, version: str) -> Template:
     name = f"survey_{kind}_{version}.txt"
-    return Template(resources.files("sim.prompts").joinpath(name).read_text(encoding="utf-8").rstrip("\n"))
+    return Template(resources.files("pvsst.sim.prompts").joinpath(name).read_text(encoding="utf-8").rstrip("\n"))
 
 
 def _render(kind: str, version: str, **fields: str) -> str:
@@ -58,7 +58,7 @@ def option_order(spec: SurveySpec, question: QuestionSpec, persona_id: str) -> t
 
     Examples
     --------
-    >>> from experiments.survey.spec import load_survey
+    >>> from pvsst.experiments.survey.spec import load_survey
     >>> spec = load_survey("experiments/surveys/gss2018_spending.yaml")
     >>> option_order(spec, spec.questions[0], "p1")
     ('too_little', 'about_right', 'too_much')

@@ -6,13 +6,13 @@ responses and provenance come back from the worker as tables, and the driver (th
 writer) writes them atomically (temp dir, rename, DONE last)::
 
     RUN/survey.json            the effective instrument (command-line overrides applied) and its sha256
-    RUN/scoring.json           what ``analysis.survey.scoring`` needs to score the run
-    RUN/manifest.json          versions, runs, unit statuses (experiments.run.manifest.RunManifest)
+    RUN/scoring.json           what ``pvsst.analysis.survey.scoring`` needs to score the run
+    RUN/manifest.json          versions, runs, unit statuses (pvsst.experiments.run.manifest.RunManifest)
     RUN/human.parquet          the real answers, coded; RUN/personas.parquet  the personas asked
     RUN/cache.sqlite           the response cache (resumes replay finished calls)
     RUN/units/<unit_id>/responses.parquet llm_calls.parquet prompts.parquet DONE
 
-``prompts.parquet`` is the unit's prompt table (:func:`sim.llm.prompt_table.prompt_table`): the full
+``prompts.parquet`` is the unit's prompt table (:func:`pvsst.sim.llm.prompt_table.prompt_table`): the full
 system and user text of every distinct prompt, keyed by ``prompt_sha256``, the column every response
 row carries. The instrument file must be frozen (``pvsst prereg freeze``) and unchanged since, or the
 run is given ``--deviation TEXT``; command-line overrides (``--model``, ``--personas``, ``--n``,
@@ -24,7 +24,7 @@ reply; the oracle's by-design refusals aside) exceeds the preregistered
 by ``pvsst survey run``, which then exits 1 (a resumed run stays degraded).
 
 A rerun into the same directory skips units with DONE; a different instrument there is refused.
-Every call is seeded (:func:`experiments.survey.prompts.survey_request_seed`) and schema-constrained
+Every call is seeded (:func:`pvsst.experiments.survey.prompts.survey_request_seed`) and schema-constrained
 to the option codes; a reply that fails the schema after the allowed attempts is kept with
 ``parse_ok = false`` and no answer.
 
@@ -46,27 +46,27 @@ from pathlib import Path
 import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from personas.atomic import atomic_file, write_json
-from personas.errors import InputError
-from experiments.run.executors import GatewaySettings, make_executor, worker_gateway
-from experiments.run.manifest import RunManifest, environment, utc_now
-from experiments.run.run_guard import guarded_run, preparing, remove_staging, resume_command
-from experiments.run.runner import RunSummary
-from experiments.survey.personas import REFERENCE_PREFIX, answer_columns, human_table, persona_table
-from experiments.survey.prompts import (answer_schema, option_order, question_prompt, survey_request_seed,
+from pvsst.core.atomic import atomic_file, write_json
+from pvsst.core.errors import InputError
+from pvsst.experiments.run.executors import GatewaySettings, make_executor, worker_gateway
+from pvsst.experiments.run.manifest import RunManifest, environment, utc_now
+from pvsst.experiments.run.run_guard import guarded_run, preparing, remove_staging, resume_command
+from pvsst.experiments.run.runner import RunSummary
+from pvsst.experiments.survey.personas import REFERENCE_PREFIX, answer_columns, human_table, persona_table
+from pvsst.experiments.survey.prompts import (answer_schema, option_order, question_prompt, survey_request_seed,
                                         system_prompt)
-from experiments.survey.spec import (ConditionSpec, SurveySpec, canonical_survey, load_survey, survey_from_canonical,
+from pvsst.experiments.survey.spec import (ConditionSpec, SurveySpec, canonical_survey, load_survey, survey_from_canonical,
                                      survey_sha256, with_overrides)
-from experiments.survey.checks import check_data, check_runnable, data_record, data_sha256
-from experiments.survey.controls import reference_line
-from sim.llm.prompt_table import prompt_table
-from experiments.survey.elicitation import DISTRIBUTION_METHODS, reply_answer
-from sim.llm.option_probabilities import distribution_schema
-from sim.llm.cache import ReplayMiss
-from sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
-from experiments.run.store import is_complete, write_table, write_table_directory
-from experiments.run.call_health import DEGRADED, degraded_line
-from analysis.survey.units import failed_calls
+from pvsst.experiments.survey.checks import check_data, check_runnable, data_record, data_sha256
+from pvsst.experiments.survey.controls import reference_line
+from pvsst.sim.llm.prompt_table import prompt_table
+from pvsst.experiments.survey.elicitation import DISTRIBUTION_METHODS, reply_answer
+from pvsst.sim.llm.option_probabilities import distribution_schema
+from pvsst.sim.llm.cache import ReplayMiss
+from pvsst.sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
+from pvsst.experiments.run.store import is_complete, write_table, write_table_directory
+from pvsst.experiments.run.call_health import DEGRADED, degraded_line
+from pvsst.analysis.survey.units import failed_calls
 
 CACHE_FILE = "cache.sqlite"
 SURVEY_FILE = "survey.json"
@@ -264,7 +264,7 @@ def _atomic_parquet(frame: pd.DataFrame, path: Path) -> None:
 
 
 def scoring_config(spec: SurveySpec) -> dict:
-    """The plain-data description of the instrument that ``analysis.survey.scoring`` reads."""
+    """The plain-data description of the instrument that ``pvsst.analysis.survey.scoring`` reads."""
     return {"questions": [{"id": q.id, "codes": list(q.codes), "ordinal": q.ordinal} for q in spec.questions],
             "nonsubstantive_code": spec.non_substantive.code, "axes": [g.axis for g in spec.grouping],
             "settings": spec.analysis.model_dump(mode="json")}
@@ -294,8 +294,8 @@ def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviat
                 overrides: dict) -> tuple[list[dict], Lock | None, dict]:
     """The deviation records of this run (lock check, data check, then command-line overrides), the
     lock (or ``None``) and the frozen and current data fingerprints."""
-    from experiments.run.runner import check_frozen
-    from experiments.spec.prereg import changed_fields, read_lock
+    from pvsst.experiments.run.runner import check_frozen
+    from pvsst.experiments.spec.prereg import changed_fields, read_lock
 
     lock = read_lock(spec_path)  # read once; the instrument as its file says, against its lock
     _, record = check_frozen(canonical_survey(file_spec), lock, spec_path, deviation)

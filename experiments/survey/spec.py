@@ -25,11 +25,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from personas.errors import InputError
-from personas.validation import describe_validation_error
-from experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
-from experiments.spec.yaml_file import read_yaml_mapping
-from sim.llm.types import canonical_json
+from pvsst.core.errors import InputError
+from pvsst.core.validation import describe_validation_error
+from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
+from pvsst.experiments.spec.yaml_file import read_yaml_mapping
+from pvsst.sim.llm.types import canonical_json
 
 Code = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)]
 RawValue = int | float | str
@@ -133,7 +133,7 @@ class DataSpec(StrictModel):
         return self.source or str(self.path)
 
     def recipe(self) -> dict:
-        """The plain-data loading recipe :func:`analysis.survey.data.load_data` takes (path absolute)."""
+        """The plain-data loading recipe :func:`pvsst.analysis.survey.data.load_data` takes (path absolute)."""
         fmt = self.format or (DATA_FORMATS[Path(self.path).suffix.lower()] if self.path else None)
         return {"source": self.source, "path": str(Path(self.path).resolve()) if self.path else None,
                 "format": fmt, "value_labels": self.value_labels, "derive": dict(self.derive),

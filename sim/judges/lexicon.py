@@ -14,7 +14,7 @@ It is a test instrument and a floor for language-model judges, not a validated m
 
 Examples
 --------
->>> from sim.topics import get_topic
+>>> from pvsst.sim.topics import get_topic
 >>> judge = LexiconJudge()
 >>> judge.judge(["labels build trust, provenance and clarity", "stigma hurts artists", "coffee"],
 ...             get_topic("ai_labels"))
@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.llm.providers.imitate import lexicon_for
-from sim.stance import STANCE_LABELS
-from sim.topics import Topic
+from pvsst.sim.llm.providers.imitate import lexicon_for
+from pvsst.sim.stance import STANCE_LABELS
+from pvsst.sim.topics import Topic
 
 
 def lexicon_score(text: str, topic: Topic) -> int:
@@ -34,7 +34,7 @@ def lexicon_score(text: str, topic: Topic) -> int:
 
     Examples
     --------
-    >>> from sim.topics import get_topic
+    >>> from pvsst.sim.topics import get_topic
     >>> lexicon_score("ban microtargeting to protect voters and elections", get_topic("political_ad_targeting"))
     3
     """

@@ -1,7 +1,7 @@
 """The stance-judge interface and the judged-stance table it fills.
 
 A stance judge reads post texts written on one topic and returns, for each, one of the seven stance
-labels of :data:`sim.stance.OPINION_CHOICES` (``strongly support`` = +3 ... ``strongly oppose`` = -3).
+labels of :data:`pvsst.sim.stance.OPINION_CHOICES` (``strongly support`` = +3 ... ``strongly oppose`` = -3).
 Judges take a batch of posts so that a judge backed by a language model can send its calls together.
 
 The judged-stance table has one row per judged post: ``trial_id, round, agent_id, judge, judged_label,
@@ -11,8 +11,8 @@ judged_stance`` (the label's score on the -3..3 scale). ``analysis.consistency``
 Examples
 --------
 >>> import pandas as pd
->>> from sim.judges.lexicon import LexiconJudge
->>> from sim.topics import get_topic
+>>> from pvsst.sim.judges.lexicon import LexiconJudge
+>>> from pvsst.sim.topics import get_topic
 >>> posts = pd.DataFrame({"trial_id": "t", "round": 0, "agent_id": ["a01", "a02"],
 ...                       "text": ["labels build trust and provenance", "stigma for artists"]})
 >>> judged_stances(LexiconJudge(), posts, get_topic("ai_labels"))[["agent_id", "judged_stance"]].values.tolist()
@@ -25,9 +25,9 @@ from typing import Protocol, runtime_checkable
 
 import pandas as pd
 
-from personas.errors import InputError
-from sim.stance import LABEL_TO_STANCE
-from sim.topics import Topic
+from pvsst.core.errors import InputError
+from pvsst.sim.stance import LABEL_TO_STANCE
+from pvsst.sim.topics import Topic
 
 JUDGED_COLUMNS = ("trial_id", "round", "agent_id", "judge", "judged_label", "judged_stance")
 

@@ -12,9 +12,9 @@ from typing import Annotated
 
 from pydantic import Field, ValidationError
 
-from personas.errors import InputError
-from personas.validation import StrictModel, describe_validation_error
-from sim.llm.stops import RunStop
+from pvsst.core.errors import InputError
+from pvsst.core.validation import StrictModel, describe_validation_error
+from pvsst.sim.llm.stops import RunStop
 
 
 class BudgetExceeded(RunStop):

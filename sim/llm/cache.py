@@ -1,6 +1,6 @@
 """A content-addressed response cache on SQLite, safe with several writer processes.
 
-Keys are :meth:`sim.llm.types.LLMRequest.cache_key` (sha256 over model, messages, schema, sampling
+Keys are :meth:`pvsst.sim.llm.types.LLMRequest.cache_key` (sha256 over model, messages, schema, sampling
 parameters and seed). Only successful replies are stored, so a rerun replays them without a provider
 call. The database runs in WAL mode with a busy timeout, so several processes (local executor workers,
 Ray tasks on one machine) can read and write the same file at once.
@@ -17,8 +17,8 @@ from typing import Any
 
 import tenacity
 
-from personas.errors import InputError
-from sim.llm.stops import RunStop
+from pvsst.core.errors import InputError
+from pvsst.sim.llm.stops import RunStop
 
 
 def _is_lock_error(err: BaseException) -> bool:

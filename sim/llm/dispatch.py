@@ -8,16 +8,16 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from sim.llm.providers.registry import import_litellm, split_model
-from sim.llm.raw_reply import BodyRecorder, rejoined
-from sim.llm.providers.scripted import load_scripted_provider
-from sim.llm.structured_modes import response_format_for
-from sim.llm.types import LLMRequest, ProviderReply
+from pvsst.sim.llm.providers.registry import import_litellm, split_model
+from pvsst.sim.llm.raw_reply import BodyRecorder, rejoined
+from pvsst.sim.llm.providers.scripted import load_scripted_provider
+from pvsst.sim.llm.structured_modes import response_format_for
+from pvsst.sim.llm.types import LLMRequest, ProviderReply
 
-from sim.llm.endpoints import placeholder_api_key
+from pvsst.sim.llm.endpoints import placeholder_api_key
 
 if TYPE_CHECKING:
-    from sim.llm.endpoints import EndpointPool
+    from pvsst.sim.llm.endpoints import EndpointPool
 
 
 OLLAMA_PREFIXES = ("ollama", "ollama_chat")
@@ -101,7 +101,7 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
                         mode: str = "json_schema", pool: EndpointPool | None = None) -> ProviderReply:
     """Send ``request`` with ``seed`` (the attempt's seed) to its provider, once.
 
-    A schema is asked for in structured-output ``mode`` (:mod:`sim.llm.structured_modes`); with a
+    A schema is asked for in structured-output ``mode`` (:mod:`pvsst.sim.llm.structured_modes`); with a
     ``pool`` the pool's Router picks the endpoint and the mode learned for it.
 
     Examples
@@ -135,7 +135,7 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
         kwargs.update(generate_kwargs(name, kwargs["messages"]))
     recorder = None
     if request.reasoning_blocks == "keep" and prefix != "embedded":
-        kwargs["logger_fn"] = recorder = BodyRecorder()  # the body as received: see sim.llm.raw_reply
+        kwargs["logger_fn"] = recorder = BodyRecorder()  # the body as received: see pvsst.sim.llm.raw_reply
     schema = request.schema
     if request.json_mode == "json_object":
         # Any JSON object, no schema: Ollama's `format: "json"` (litellm maps json_object to it).
@@ -180,13 +180,13 @@ async def _score_options(request: LLMRequest, seed: int | None, *, timeout_s: fl
     """
     import asyncio
 
-    from sim.llm.option_probabilities import (TOP_LOGPROBS, distribution_from_top_logprobs, distribution_reply,
+    from pvsst.sim.llm.option_probabilities import (TOP_LOGPROBS, distribution_from_top_logprobs, distribution_reply,
                                               from_logprobs)
 
     prefix, name = split_model(request.model_name)
     codes = list(request.option_scoring or ())
     if prefix == "embedded":
-        from sim.llm.providers import embedded
+        from pvsst.sim.llm.providers import embedded
 
         out = await asyncio.to_thread(embedded.option_logprobs, name, [dict(m) for m in request.messages], codes)
         return ProviderReply(text=distribution_reply(from_logprobs(out["logprobs"])),

@@ -21,8 +21,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from sim.llm.structured_modes import StructuredModes, response_format_for
-from sim.llm.transport_errors import is_request_rejected
+from pvsst.sim.llm.structured_modes import StructuredModes, response_format_for
+from pvsst.sim.llm.transport_errors import is_request_rejected
 
 COOLDOWN_S = 30.0
 """How long a failed endpoint gets no requests (litellm's cooldown), before it is tried again."""

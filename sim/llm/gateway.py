@@ -1,6 +1,6 @@
 """The LLM gateway: every model call of a run goes through one :class:`Gateway`.
 
-It executes :class:`~sim.llm.types.LLMRequest` s through litellm (scripted providers in-process) and
+It executes :class:`~pvsst.sim.llm.types.LLMRequest` s through litellm (scripted providers in-process) and
 adds what a preregistered run needs: a content-addressed response cache, structured output (parse,
 validate, retry with the next seed), transport retries with backoff, per-call timeouts, a concurrency
 limit, requests-per-minute pacing, a budget cap, and one provenance record per request.
@@ -15,17 +15,17 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from personas.errors import InputError
-from sim.llm.budget import Budget, BudgetExceeded
-from sim.llm.cache import ReplayMiss, ResponseCache
-from sim.llm.endpoints import Endpoint, EndpointPool
-from sim.llm.mode_sender import ModeRejected, ModeSender
-from sim.llm.pacing import RatePacer
-from sim.llm.providers.registry import ensure_runnable
-from sim.llm.structured import parse_lenient, parse_reply
-from sim.llm.structured_modes import MODES, StructuredModes
-from sim.llm.transport_errors import is_retryable, one_line, retry_after_s, transport_status
-from sim.llm.types import (
+from pvsst.core.errors import InputError
+from pvsst.sim.llm.budget import Budget, BudgetExceeded
+from pvsst.sim.llm.cache import ReplayMiss, ResponseCache
+from pvsst.sim.llm.endpoints import Endpoint, EndpointPool
+from pvsst.sim.llm.mode_sender import ModeRejected, ModeSender
+from pvsst.sim.llm.pacing import RatePacer
+from pvsst.sim.llm.providers.registry import ensure_runnable
+from pvsst.sim.llm.structured import parse_lenient, parse_reply
+from pvsst.sim.llm.structured_modes import MODES, StructuredModes
+from pvsst.sim.llm.transport_errors import is_retryable, one_line, retry_after_s, transport_status
+from pvsst.sim.llm.types import (
     STATUS_OK,
     STATUS_REFUSAL,
     STATUS_TRUNCATED,
@@ -84,7 +84,7 @@ class Gateway:
     cache
         Response cache; successful replies are stored and later served without a provider call.
     replay_only
-        Serve only from the cache: a miss raises :class:`~sim.llm.cache.ReplayMiss`.
+        Serve only from the cache: a miss raises :class:`~pvsst.sim.llm.cache.ReplayMiss`.
     max_concurrency
         Most provider calls in flight at once.
     requests_per_minute
@@ -101,11 +101,11 @@ class Gateway:
     api_base
         Endpoint for pass-through litellm models (vLLM, Ollama, a stub server).
     endpoints
-        Many endpoints instead of ``api_base``, routed by litellm's Router (:mod:`sim.llm.endpoints`).
+        Many endpoints instead of ``api_base``, routed by litellm's Router (:mod:`pvsst.sim.llm.endpoints`).
     structured_output
         Structured-output setting per model (``{model: mode}``) or for all models (a mode): one of
-        :data:`sim.llm.structured_modes.SETTINGS`; default ``auto`` for served models, ``json_schema``
-        for embedded and scripted ones (:func:`sim.llm.structured_modes.default_setting`).
+        :data:`pvsst.sim.llm.structured_modes.SETTINGS`; default ``auto`` for served models, ``json_schema``
+        for embedded and scripted ones (:func:`pvsst.sim.llm.structured_modes.default_setting`).
     backoff_base_s
         Exponential backoff ``backoff_base_s * 2**(try - 1)``, or a longer Retry-After.
     sleep
@@ -187,7 +187,7 @@ class Gateway:
         for model in {request.model_name for request in requests}:
             ensure_runnable(model)
         if self.cache is not None and hasattr(self.cache, "prefetch"):
-            # A remote cache (Ray workers: experiments.run.ray_cache) answers a batch in one round trip.
+            # A remote cache (Ray workers: pvsst.experiments.run.ray_cache) answers a batch in one round trip.
             self.cache.prefetch([request.cache_key() for request in requests])
         if self.replay_only:
             for request in requests:

@@ -4,7 +4,7 @@ Under ``auto`` one request at a time finds the mode a server takes, so a rejecte
 not once per request in flight. With many endpoints the first request goes to each endpoint directly
 (not through the Router, which would cool an endpoint down for rejecting a mode); its first reply is
 the request's, the others only teach the modes. Afterwards the Router's deployment hook sends each
-endpoint its own mode (:mod:`sim.llm.endpoints`).
+endpoint its own mode (:mod:`pvsst.sim.llm.endpoints`).
 """
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import asyncio
 import contextlib
 from typing import Any
 
-from sim.llm.dispatch import call_provider
-from sim.llm.endpoints import EndpointPool
-from sim.llm.structured_modes import StructuredModes
-from sim.llm.transport_errors import is_request_rejected, one_line
-from sim.llm.types import LLMRequest, ProviderReply
+from pvsst.sim.llm.dispatch import call_provider
+from pvsst.sim.llm.endpoints import EndpointPool
+from pvsst.sim.llm.structured_modes import StructuredModes
+from pvsst.sim.llm.transport_errors import is_request_rejected, one_line
+from pvsst.sim.llm.types import LLMRequest, ProviderReply
 
 
 class ModeRejected(Exception):

@@ -6,7 +6,7 @@ answer (one call per persona x question):
 - ``logprobs``: the request carries ``LLMRequest.option_scoring`` (the option codes). The provider
   scores every code as the answer of the reply ``{"answer": "<code>"}`` and the distribution is the
   normalised probability of each code's tokens: the embedded model scores each continuation exactly
-  (:func:`sim.llm.providers.embedded.option_logprobs`); a litellm provider answers once with
+  (:func:`pvsst.sim.llm.providers.embedded.option_logprobs`); a litellm provider answers once with
   ``logprobs=True, top_logprobs=20`` and :func:`distribution_from_top_logprobs` reads the options off
   the answer's tokens. Which providers can do this: :func:`logprobs_problem`.
 - ``verbalized``: the model is asked for ``{"probabilities": {"<code>": p, ...}}`` (schema:
@@ -161,8 +161,8 @@ def logprobs_problem(model: str) -> str:
     >>> logprobs_problem("ollama/llama3")
     'provider ollama/ returns no token log-probabilities (litellm lists no top_logprobs for it); use elicitation sample or verbalized'
     """
-    from sim.llm.providers.registry import import_litellm, split_model
-    from sim.llm.providers.scripted import load_scripted_provider
+    from pvsst.sim.llm.providers.registry import import_litellm, split_model
+    from pvsst.sim.llm.providers.scripted import load_scripted_provider
 
     prefix, name = split_model(model)
     if prefix == "embedded":

@@ -8,7 +8,7 @@ stored text reproduces each call's hash (:func:`check_prompt_table`).
 
 Examples
 --------
->>> from sim.llm.types import LLMRequest
+>>> from pvsst.sim.llm.types import LLMRequest
 >>> msgs = ({"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"})
 >>> table = prompt_table([LLMRequest(model_name="m", messages=msgs), LLMRequest(model_name="m", messages=msgs, seed=2)])
 >>> len(table), table.loc[0, "system"], table.loc[0, "user"]
@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from sim.llm.types import LLMRequest, canonical_json
+from pvsst.sim.llm.types import LLMRequest, canonical_json
 
 PROMPT_COLUMNS = ("prompt_sha256", "system", "user", "messages_json", "n_messages")
 

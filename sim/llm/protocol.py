@@ -1,6 +1,6 @@
 """The one interface the simulation codes against: anything that executes model requests.
 
-:class:`sim.llm.gateway.Gateway` is the implementation; a test fake or a wrapper only needs these
+:class:`pvsst.sim.llm.gateway.Gateway` is the implementation; a test fake or a wrapper only needs these
 members (after Concordia's two-method language-model interface).
 """
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from sim.llm.types import CallRecord, LLMRequest, LLMResult
+from pvsst.sim.llm.types import CallRecord, LLMRequest, LLMResult
 
 
 @runtime_checkable
@@ -17,7 +17,7 @@ class CompletionGateway(Protocol):
 
     Examples
     --------
-    >>> from sim.llm.gateway import Gateway
+    >>> from pvsst.sim.llm.gateway import Gateway
     >>> isinstance(Gateway(), CompletionGateway)
     True
     """

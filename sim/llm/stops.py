@@ -6,8 +6,8 @@ through; the runner ends the run, keeps the trials that finished, and exits with
 
 Examples
 --------
->>> from sim.llm.budget import BudgetExceeded
->>> from sim.llm.cache import ReplayMiss
+>>> from pvsst.sim.llm.budget import BudgetExceeded
+>>> from pvsst.sim.llm.cache import ReplayMiss
 >>> BudgetExceeded("spent").exit_code, ReplayMiss("no reply").exit_code, ReplayMiss("x").status
 (3, 4, 'replay_miss')
 """

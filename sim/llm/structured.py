@@ -9,8 +9,8 @@ from typing import Any
 import fastjsonschema
 import jsonschema
 
-from personas.errors import InputError
-from sim.llm.types import STATUS_EMPTY, STATUS_OK, STATUS_PARSE_ERROR, canonical_json
+from pvsst.core.errors import InputError
+from pvsst.sim.llm.types import STATUS_EMPTY, STATUS_OK, STATUS_PARSE_ERROR, canonical_json
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
@@ -123,7 +123,7 @@ def parse_lenient(text: str | None) -> tuple[Any, str, str]:
     >>> parse_lenient('[1, 0]')[1], parse_lenient('  ')[1]
     ('parse_error', 'empty')
     """
-    from sim.replies import lenient_json_object
+    from pvsst.sim.replies import lenient_json_object
 
     if text is None or not text.strip():
         return None, STATUS_EMPTY, "empty reply"

@@ -56,7 +56,7 @@ def response_format_for(schema: dict[str, Any] | None, mode: str = "json_schema"
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
     if mode == "json_object":
-        from sim.llm.providers.embedded import grammar_schema  # llama.cpp cannot bound numbers: enums
+        from pvsst.sim.llm.providers.embedded import grammar_schema  # llama.cpp cannot bound numbers: enums
 
         return {"type": "json_object", "schema": grammar_schema(schema)}
     if mode == "json_mode":

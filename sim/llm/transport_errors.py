@@ -11,7 +11,7 @@ import re
 import time
 from typing import Any
 
-from sim.llm.types import STATUS_ERROR, STATUS_RATE_LIMIT, STATUS_SERVER_ERROR, STATUS_TIMEOUT
+from pvsst.sim.llm.types import STATUS_ERROR, STATUS_RATE_LIMIT, STATUS_SERVER_ERROR, STATUS_TIMEOUT
 
 _TIMEOUT_CLASSES = {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout"}
 _RATE_LIMIT_CLASSES = {"RateLimitError"}

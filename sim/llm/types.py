@@ -30,7 +30,7 @@ STATUS_ERROR = "error"                # a non-retryable provider error (4xx othe
 TRANSPORT_STATUSES = frozenset({STATUS_TIMEOUT, STATUS_RATE_LIMIT, STATUS_SERVER_ERROR, STATUS_ERROR})
 """Statuses of a call that never got a reply (the reference implementation's "generation failed")."""
 
-# How a request asks for, parses and retries its reply (``sim.protocol``); the defaults are pvsst's.
+# How a request asks for, parses and retries its reply (``pvsst.sim.protocol``); the defaults are pvsst's.
 JSON_MODES = ("schema", "json_object")
 PARSE_MODES = ("schema", "lenient")
 RETRY_SEEDS = ("next", "same")
@@ -49,17 +49,17 @@ class LLMRequest:
 
     ``json_mode``: send the schema as the ``response_format`` (``schema``) or ask for any JSON object
     (``json_object``, Ollama's ``format: json``). ``parse``: validate against the schema (``schema``) or
-    take any JSON object in the reply (``lenient``, :func:`sim.replies.lenient_json_object`).
+    take any JSON object in the reply (``lenient``, :func:`pvsst.sim.replies.lenient_json_object`).
     ``retry_seed``: attempt ``i`` uses ``seed + i`` (``next``) or ``seed`` again (``same``).
     ``think``: ``False`` switches a reasoning model's thinking off; ``None`` leaves the default.
     ``transport_retries``: how a request that got no reply is tried again (``gateway``: the gateway's
     own rule; ``reference``: 3 tries, waits 1.5, 3, 4.5 s, every error). ``reasoning_blocks``: the reply
     text with litellm's ``<think>`` split applied (``strip``) or as the server sent it (``keep``).
     ``ollama_route``: an Ollama model by its own route (``model``) or on ``/api/generate`` with the
-    reference's payload (``generate``). See :mod:`sim.protocol`.
+    reference's payload (``generate``). See :mod:`pvsst.sim.protocol`.
     ``option_scoring`` (the option codes) asks for the
     model's probability of each code as the answer of the ``{"answer": ...}`` reply instead of a sampled
-    reply (:mod:`sim.llm.option_probabilities`); the parsed reply is then ``{"probabilities": ...}``.
+    reply (:mod:`pvsst.sim.llm.option_probabilities`); the parsed reply is then ``{"probabilities": ...}``.
     """
 
     model_name: str
@@ -85,7 +85,7 @@ class LLMRequest:
         """The schema the parsed reply must satisfy: the distribution's for an option-scoring request."""
         if self.option_scoring is None:
             return self.schema
-        from sim.llm.option_probabilities import distribution_schema
+        from pvsst.sim.llm.option_probabilities import distribution_schema
 
         return distribution_schema(self.option_scoring)
 
@@ -132,7 +132,7 @@ class ProviderReply:
     refusal: bool = False
     endpoint: str = ""          # the api_base that served ("" in-process / provider default)
     failovers: int = 0          # times the Router moved the request to another endpoint first
-    mode: str = ""              # structured-output mode sent (sim.llm.structured_modes)
+    mode: str = ""              # structured-output mode sent (pvsst.sim.llm.structured_modes)
     truncated: bool = False  # the provider stopped at max_tokens (finish_reason "length")
 
 

@@ -3,7 +3,7 @@
 Every problem (a missing file, an unknown or missing placeholder, a bad block, a bad persona table or id
 format) is an ``InputError`` naming the file, raised when the directory is loaded, before any model is
 called. A template is used byte for byte as its file holds it, line breaks at the end included
-(:mod:`sim.materials.template`: placeholders and blocks shown only for a non-empty value).
+(:mod:`pvsst.sim.materials.template`: placeholders and blocks shown only for a non-empty value).
 
 Examples
 --------
@@ -29,14 +29,14 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from personas.errors import InputError
-from sim.materials.catalog import ACCOUNT_ROLES, ACCOUNTS_FILE, MATERIAL_FILES, PERSONA_FILES, TEMPLATES
-from sim.materials.template import MaterialTemplate, TemplateSyntaxError
+from pvsst.core.errors import InputError
+from pvsst.sim.materials.catalog import ACCOUNT_ROLES, ACCOUNTS_FILE, MATERIAL_FILES, PERSONA_FILES, TEMPLATES
+from pvsst.sim.materials.template import MaterialTemplate, TemplateSyntaxError
 
 
 def default_materials_dir() -> Path:
     """The materials pvsst ships (``sim/materials/pvsst``): our own wording and personas."""
-    return Path(str(resources.files("sim.materials").joinpath("pvsst")))
+    return Path(str(resources.files("pvsst.sim.materials").joinpath("pvsst")))
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def _template(path: Path, kind: str) -> MaterialTemplate:
 
 
 def _check_personas(path: Path) -> None:
-    from sim.persona_table import load_persona_table
+    from pvsst.sim.persona_table import load_persona_table
 
     load_persona_table(path)
 

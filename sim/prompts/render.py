@@ -1,14 +1,14 @@
 """Turn an agent's situation into chat messages, using the templates of a materials directory.
 
 Text another agent wrote (feed posts, posts to vote on, the agent's own memory) goes in through
-:func:`sim.prompts.agent_text.render_agent_text`: as data (one line, quotes escaped) under
+:func:`pvsst.sim.prompts.agent_text.render_agent_text`: as data (one line, quotes escaped) under
 ``render="data"``, as written under ``render="verbatim"``. Every number a template receives is printed
 by the protocol's ``number_format`` (:func:`format_number`).
 
 Examples
 --------
->>> from sim.materials import load_materials
->>> from sim.topics import get_topic
+>>> from pvsst.sim.materials import load_materials
+>>> from pvsst.sim.topics import get_topic
 >>> msgs = post_messages(load_materials(), get_topic("ai_labels"), persona="retired nurse",
 ...     posting_style="warm", stance=2, confidence=0.7, memory=[], feed=[], feed_note=FIRST_ROUND_NOTE,
 ...     char_limit=180)
@@ -21,14 +21,14 @@ import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sim.materials import Materials
-from sim.prompts.agent_text import render_agent_text
-from sim.prompts.templates import opinion_choices_text
-from sim.stance import STANCE_LABELS
-from sim.topics import Topic
+from pvsst.sim.materials import Materials
+from pvsst.sim.prompts.agent_text import render_agent_text
+from pvsst.sim.prompts.templates import opinion_choices_text
+from pvsst.sim.stance import STANCE_LABELS
+from pvsst.sim.topics import Topic
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sim.feeds import FeedItem
+    from pvsst.sim.feeds import FeedItem
 
 # Feed notes: the materials template shown instead of a feed.
 FIRST_ROUND_NOTE = "first_round_note"
@@ -138,9 +138,9 @@ def estimate_prompt_tokens(phase: str, *, feed_size: int = 5, votes_per_voter: i
 
     Used by ``pvsst estimate``; an upper-middle estimate, not a count.
     """
-    from sim.feeds import FeedItem
-    from sim.materials import load_materials
-    from sim.topics import get_topic
+    from pvsst.sim.feeds import FeedItem
+    from pvsst.sim.materials import load_materials
+    from pvsst.sim.topics import get_topic
 
     materials = materials or load_materials()
     topic = get_topic("identity_verification")

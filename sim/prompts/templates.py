@@ -9,7 +9,7 @@ Examples
 """
 from __future__ import annotations
 
-from sim.stance import OPINION_CHOICES
+from pvsst.sim.stance import OPINION_CHOICES
 
 
 def opinion_choices_text() -> str:

@@ -1,13 +1,13 @@
 """The parameters of one trial: the single definition of every protocol parameter, its default and bound.
 
 :class:`TrialParameters` is the protocol (defaults reproduce PV-SST: 12 agents, 6 rounds, feed 5,
-votes 5, ...). The study spec's ``trial`` section *is* this model (``experiments.spec.trial`` only adds
+votes 5, ...). The study spec's ``trial`` section *is* this model (``pvsst.experiments.spec.trial`` only adds
 checks that need the rest of the spec), so a bound or a default is written once, here.
 :class:`TrialConfig` adds what makes one trial of a study: its id, model, topic, arm, seed and push.
 
 Examples
 --------
->>> from sim.topics import get_topic
+>>> from pvsst.sim.topics import get_topic
 >>> cfg = TrialConfig(trial_id="t1", model_name="scripted/imitate", topic=get_topic("ai_labels"),
 ...                   condition="likes", seed=101)
 >>> cfg.push_direction, cfg.n_agents, cfg.n_rounds
@@ -16,7 +16,7 @@ Examples
 ...             condition="likes", seed=101, n_agents=1)
 Traceback (most recent call last):
 ...
-personas.errors.InputError: trial: n_agents: Input should be greater than or equal to 2 (got 1)
+pvsst.core.errors.InputError: trial: n_agents: Input should be greater than or equal to 2 (got 1)
 """
 from __future__ import annotations
 
@@ -24,12 +24,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
-from personas.errors import InputError
-from personas.validation import SpecFieldError, StrictModel, describe_validation_error
-from sim.conditions import Condition, get_condition
-from sim.network import NetworkSpec
-from sim.protocol import Protocol
-from sim.topics import Topic
+from pvsst.core.errors import InputError
+from pvsst.core.validation import SpecFieldError, StrictModel, describe_validation_error
+from pvsst.sim.conditions import Condition, get_condition
+from pvsst.sim.network import NetworkSpec
+from pvsst.sim.protocol import Protocol
+from pvsst.sim.topics import Topic
 
 # PV-SST counterbalances the push direction by seed; other seeds alternate by parity.
 PVSST_PUSH_BY_SEED = {101: "support", 307: "support", 211: "oppose", 419: "oppose"}
@@ -48,7 +48,7 @@ class TrialParameters(StrictModel):
 
     ``request_seed_formula``: ``pvsst`` is PV-SST's ``trial_seed*100000 + round*1000 + phase*500 +
     ordinal`` (distinct seeds only while rounds < 100 and agents + adversaries <= 500); ``hashed`` takes
-    31 bits of a sha256 over the four numbers (``sim.seeds.request_seed``), for populations beyond that.
+    31 bits of a sha256 over the four numbers (``pvsst.sim.seeds.request_seed``), for populations beyond that.
     ``votes_per_voter: 0`` turns voting off (no vote calls); ``follow_dynamics`` follows on a like and
     unfollows on a downvote, so it costs no extra model calls. ``max_attempts`` is how often the gateway
     asks again for a reply that fails the schema.
@@ -104,7 +104,7 @@ class TrialParameters(StrictModel):
 class TrialConfig(TrialParameters):
     """One trial: the protocol parameters plus its id, model string, topic, arm, seed and push direction.
 
-    Bad values raise :class:`~personas.errors.InputError` (source ``trial``) naming the field.
+    Bad values raise :class:`~pvsst.core.errors.InputError` (source ``trial``) naming the field.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)  # Topic and Protocol are plain dataclasses

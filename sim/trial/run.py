@@ -2,9 +2,9 @@
 
 Examples
 --------
->>> from sim.topics import get_topic
->>> from sim.trial.config import TrialConfig
->>> from sim.llm.gateway import Gateway
+>>> from pvsst.sim.topics import get_topic
+>>> from pvsst.sim.trial.config import TrialConfig
+>>> from pvsst.sim.llm.gateway import Gateway
 >>> cfg = TrialConfig(trial_id="t", model_name="scripted/imitate", topic=get_topic("ai_labels"),
 ...                   condition="single_source", seed=101, n_agents=6, n_rounds=3)
 >>> result = run_trial(cfg, Gateway())
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from sim.llm.prompt_table import prompt_table
-from sim.llm.types import CALL_RECORD_FIELDS
-from sim.model import SocialModel
-from sim.trial.config import TrialConfig
+from pvsst.sim.llm.prompt_table import prompt_table
+from pvsst.sim.llm.types import CALL_RECORD_FIELDS
+from pvsst.sim.model import SocialModel
+from pvsst.sim.trial.config import TrialConfig
 
 
 @dataclass

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.poststratification import population_estimates
-from personas.cell_cards import cell_cards
-from personas.cells import cell_table
-from personas.synthesis import synthesize
+from pvsst.analysis.poststratification import population_estimates
+from pvsst.personas.cell_cards import cell_cards
+from pvsst.personas.cells import cell_table
+from pvsst.personas.synthesis import synthesize
 
 ATTRIBUTES = ["age_band", "sex", "party", "region"]       # 15 x 2 x 4 x 4 = 480 possible cells
 

@@ -25,11 +25,11 @@ ROUNDS = 5 if FULL else 2
 
 
 def measure(n_agents: int, n_rounds: int) -> dict:
-    from sim.llm.gateway import Gateway
-    from sim.network import NetworkSpec
-    from sim.topics import get_topic
-    from sim.trial.run import run_trial
-    from sim.trial.config import TrialConfig
+    from pvsst.sim.llm.gateway import Gateway
+    from pvsst.sim.network import NetworkSpec
+    from pvsst.sim.topics import get_topic
+    from pvsst.sim.trial.run import run_trial
+    from pvsst.sim.trial.config import TrialConfig
 
     config = TrialConfig(trial_id=f"bench{n_agents}", model_name="scripted/imitate", topic=get_topic("ai_labels"),
                          condition="likes", seed=1, n_agents=n_agents, n_rounds=n_rounds,

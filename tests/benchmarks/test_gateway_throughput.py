@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from sim.llm.cache import ResponseCache
-from sim.llm.gateway import Gateway
-from sim.llm.providers.registry import import_litellm
-from sim.llm.types import LLMRequest
+from pvsst.sim.llm.cache import ResponseCache
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.providers.registry import import_litellm
+from pvsst.sim.llm.types import LLMRequest
 
 pytestmark = pytest.mark.benchmark
 LATENCY_S = 0.05
@@ -28,7 +28,7 @@ def register_sleep_stub():
     litellm = import_litellm()
     from litellm import CustomLLM
 
-    from sim.llm.providers.litellm_adapters import fill_response
+    from pvsst.sim.llm.providers.litellm_adapters import fill_response
 
     class SleepStub(CustomLLM):
         """Answers after a fixed 50 ms, like a remote model with constant latency."""
@@ -127,7 +127,7 @@ def test_gateway_throughput_and_overhead(tmp_path, show):
 
 @pytest.mark.embedded
 def test_embedded_tokens_per_second(show):
-    from sim.llm.providers import embedded
+    from pvsst.sim.llm.providers import embedded
 
     embedded.load_model()
     rates = []

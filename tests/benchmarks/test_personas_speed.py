@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from personas.synthesis import synthesize
+from pvsst.personas.synthesis import synthesize
 
 
 @pytest.mark.benchmark

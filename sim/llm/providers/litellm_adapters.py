@@ -11,9 +11,9 @@ from typing import Any
 from litellm import CustomLLM
 from litellm.types.utils import Choices, Message, ModelResponse, Usage
 
-from sim.llm.providers import embedded
-from sim.llm.providers.scripted import load_scripted_provider
-from sim.llm.types import LLMRequest
+from pvsst.sim.llm.providers import embedded
+from pvsst.sim.llm.providers.scripted import load_scripted_provider
+from pvsst.sim.llm.types import LLMRequest
 
 
 def schema_of(optional_params: dict[str, Any]) -> dict[str, Any] | None:

@@ -2,7 +2,7 @@
 
 Every audit must be shown to detect what it claims and not to detect what is absent. These providers
 plant one effect each, of a set size, and are pure functions of the request and its seed
-(:func:`sim.llm.providers.scripted.request_rng`):
+(:func:`pvsst.sim.llm.providers.scripted.request_rng`):
 
 - ``scripted/planted_answer_shift``: a survey respondent that answers uniformly at random over the
   reply schema's codes, except that a persona whose prompt contains :attr:`PlantedAnswerShift.group_phrase`
@@ -14,18 +14,18 @@ plant one effect each, of a set size, and are pure functions of the request and 
 - ``scripted/planted_contradiction``: a trial agent that keeps its stance and reports it with every
   post, but writes the post for the opposite side with probability ``contradiction_rate`` (default
   0.2): ``1 + |s|`` words of the topic lexicon's side, as the lexicon judge reads
-  (:mod:`sim.judges.lexicon`). It votes without regard to side (like with probability 1/2).
+  (:mod:`pvsst.sim.judges.lexicon`). It votes without regard to side (like with probability 1/2).
 - ``scripted/planted_same_side_votes``: never contradicts, but likes a post whose words are on its
   own side with probability ``1/2 + margin/2`` and one on the other side with ``1/2 - margin/2``
   (default ``margin`` 0.2: the same-side like rate exceeds the other-side one by 0.2).
 - ``scripted/planted_trial_null``: contradiction rate 0 and margin 0.
 
 Subclass and set the class attributes (or pass them to the constructor) for other sizes, and register
-the subclass with :func:`sim.llm.providers.registry.register_scripted_provider`.
+the subclass with :func:`pvsst.sim.llm.providers.registry.register_scripted_provider`.
 
 Examples
 --------
->>> from sim.llm.types import LLMRequest
+>>> from pvsst.sim.llm.types import LLMRequest
 >>> schema = {"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}}
 >>> ask = lambda card: LLMRequest(model_name="scripted/planted_answer_shift", schema=schema, seed=1,
 ...                               option_scoring=("yes", "no"), messages=({"role": "user", "content": card},))
@@ -41,11 +41,11 @@ import re
 
 import numpy as np
 
-from sim.llm.option_probabilities import PROBABILITIES, distribution_reply
-from sim.llm.providers.imitate import _VOTE_LINE, POST_FIELDS, _fields, lexicon_for
-from sim.llm.providers.scripted import prompt_word_count, request_rng, schema_instance, word_count
-from sim.llm.types import LLMRequest, ProviderReply
-from sim.stance import LABEL_TO_STANCE, STANCE_LABELS
+from pvsst.sim.llm.option_probabilities import PROBABILITIES, distribution_reply
+from pvsst.sim.llm.providers.imitate import _VOTE_LINE, POST_FIELDS, _fields, lexicon_for
+from pvsst.sim.llm.providers.scripted import prompt_word_count, request_rng, schema_instance, word_count
+from pvsst.sim.llm.types import LLMRequest, ProviderReply
+from pvsst.sim.stance import LABEL_TO_STANCE, STANCE_LABELS
 
 
 def _reply(request: LLMRequest, payload: dict) -> ProviderReply:

@@ -14,9 +14,9 @@ import threading
 from dataclasses import dataclass
 from types import ModuleType
 
-from personas.errors import InputError
-from sim.llm.providers import embedded
-from sim.llm.providers.scripted import SCRIPTED_PROVIDERS
+from pvsst.core.errors import InputError
+from pvsst.sim.llm.providers import embedded
+from pvsst.sim.llm.providers.scripted import SCRIPTED_PROVIDERS
 
 OUR_PREFIXES = ("embedded", "scripted")
 _SETUP_LOCK = threading.Lock()
@@ -47,9 +47,9 @@ def import_litellm() -> ModuleType:
         return _LITELLM
     with _SETUP_LOCK:
         if _LITELLM is None:
-            import litellm  # sim.llm (the parent package) has pointed it at its packaged cost map
+            import litellm  # pvsst.sim.llm (the parent package) has pointed it at its packaged cost map
 
-            from sim.llm.providers.litellm_adapters import EmbeddedHandler, ScriptedHandler
+            from pvsst.sim.llm.providers.litellm_adapters import EmbeddedHandler, ScriptedHandler
 
             litellm.suppress_debug_info = True
             litellm.set_verbose = False
@@ -106,7 +106,7 @@ def validate_model_name(model_name: str) -> None:
     >>> validate_model_name("nosuchprovider/x")
     Traceback (most recent call last):
     ...
-    personas.errors.InputError: model: nosuchprovider/x: unknown provider prefix 'nosuchprovider/' (neither embedded/, scripted/ nor a litellm provider such as openai/, ollama/, hosted_vllm/)
+    pvsst.core.errors.InputError: model: nosuchprovider/x: unknown provider prefix 'nosuchprovider/' (neither embedded/, scripted/ nor a litellm provider such as openai/, ollama/, hosted_vllm/)
     """
     problem = _model_problem(str(model_name))
     if problem:
@@ -167,10 +167,10 @@ def register_scripted_provider(name: str, target: str) -> None:
 
     Examples
     --------
-    >>> register_scripted_provider("echo2", "sim.llm.providers.scripted:EchoProvider")
+    >>> register_scripted_provider("echo2", "pvsst.sim.llm.providers.scripted:EchoProvider")
     >>> validate_model_name("scripted/echo2")
     """
-    from sim.llm.providers import scripted
+    from pvsst.sim.llm.providers import scripted
 
     if ":" not in target:
         raise InputError("scripted provider", name, f"target must be 'module:Class', got {target!r}")

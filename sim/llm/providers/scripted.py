@@ -14,19 +14,19 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from personas.errors import InputError
-from sim.llm.types import LLMRequest, ProviderReply
+from pvsst.core.errors import InputError
+from pvsst.sim.llm.types import LLMRequest, ProviderReply
 
 # Provider name (the part after "scripted/") -> "module:Class", imported on first use. Other packages add
-# theirs with ``registry.register_scripted_provider`` (the survey's controls do, from experiments.survey).
+# theirs with ``registry.register_scripted_provider`` (the survey's controls do, from pvsst.experiments.survey).
 SCRIPTED_PROVIDERS: dict[str, str] = {
-    "echo": "sim.llm.providers.scripted:EchoProvider",
-    "imitate": "sim.llm.providers.imitate:ImitateProvider",
-    "planted_answer_shift": "sim.llm.providers.planted:PlantedAnswerShift",
-    "planted_answer_null": "sim.llm.providers.planted:NullAnswerShift",
-    "planted_contradiction": "sim.llm.providers.planted:PlantedContradiction",
-    "planted_same_side_votes": "sim.llm.providers.planted:PlantedSameSideVotes",
-    "planted_trial_null": "sim.llm.providers.planted:NullTrialAgent",
+    "echo": "pvsst.sim.llm.providers.scripted:EchoProvider",
+    "imitate": "pvsst.sim.llm.providers.imitate:ImitateProvider",
+    "planted_answer_shift": "pvsst.sim.llm.providers.planted:PlantedAnswerShift",
+    "planted_answer_null": "pvsst.sim.llm.providers.planted:NullAnswerShift",
+    "planted_contradiction": "pvsst.sim.llm.providers.planted:PlantedContradiction",
+    "planted_same_side_votes": "pvsst.sim.llm.providers.planted:PlantedSameSideVotes",
+    "planted_trial_null": "pvsst.sim.llm.providers.planted:NullTrialAgent",
 }
 
 
