@@ -14,8 +14,8 @@ Sources and every approximation are documented in the module docstrings and in
 """
 import importlib
 
-# Lazy re-exports: `from pvsst.core.errors import InputError` (done by the CLI at start-up) must not
-# pull in pandas and pyarrow.
+# Lazy re-exports: every import of a submodule runs this file first, and must not pull in the other
+# submodules (and pandas, pyarrow) with it.
 _EXPORTS = {"synthesize": "synthesis", "SynthesisResult": "synthesis", "write_personas": "records",
             "read_personas": "records", "PersonaRecord": "records",
             "personas_for_simulation": "cards", "render_card": "cards",
@@ -26,4 +26,4 @@ __all__ = list(_EXPORTS)
 def __getattr__(name: str):
     if name in _EXPORTS:
         return getattr(importlib.import_module(f"pvsst.personas.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'personas' has no attribute {name!r}")
+    raise AttributeError(f"module 'pvsst.personas' has no attribute {name!r}")

@@ -2,8 +2,8 @@
 
 Everything is written beside its target (same folder, so same filesystem) under a hidden temporary
 name and renamed into place with ``os.replace``; on any error the temporary is removed and an existing
-target is left as it was. It lives in ``personas`` because every package may import ``personas`` and
-``personas`` imports none of them.
+target is left as it was. It lives in ``pvsst.core``, which every package may import and which imports
+none of them.
 
 Examples
 --------
