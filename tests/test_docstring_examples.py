@@ -61,7 +61,7 @@ EXAMPLES = docstring_examples()
 
 def test_examples_are_found_in_every_package():
     """The walk reaches each mapped folder: a broken mapping would silently run no examples."""
-    packages = {name.split(".")[1] for name in EXAMPLES}
+    packages = {name.split(".")[1] for name in EXAMPLES if name.count(".")}   # "pvsst" is the root's own
     assert {"core", "sim", "personas", "experiments", "analysis"} <= packages, sorted(packages)
 
 
