@@ -1,9 +1,9 @@
 """Every docstring example of the installed ``pvsst`` package runs, under the module's installed name.
 
 The source folders (``sim/``, ``personas/``, ...) are mapped to ``pvsst.sim``, ``pvsst.personas``, ... by
-pyproject's ``package-dir``. pytest's ``--doctest-modules`` derives a module's name from its folder
-(``sim/model.py`` would run as ``sim.model``), which would execute each module a second time under a name
-that is not installed: two copies of every class, provider registrations run twice, tracebacks naming
+pyproject's ``package-dir``. pytest's ``--doctest-modules`` derives a module's name from its folders
+(``sim/model.py`` would be module ``model`` of a top-level package ``sim``), which would execute each
+module a second time under a name that is not installed: two copies of every class, provider registrations run twice, tracebacks naming
 modules nobody can import. So the package folders are not test paths; this file imports each module as
 ``import pvsst.<...>`` does, finds its examples with :mod:`doctest` and runs each docstring as one test
 (pytest's default ``ELLIPSIS`` option, as ``--doctest-modules`` used). ``--doctest-modules`` still
