@@ -50,14 +50,15 @@ demo: install
 	$(PVSST) report $(RUN)
 	@echo "Report: $(RUN)/report/report.html (figures in $(RUN)/report/figures/)"
 
-# Tests run on every core (pytest-xdist; worksteal: an idle worker takes tests queued on a busy one) and
+# pytest's own script, not `python -m pytest`: the repository root stays off sys.path, so the tests
+# import pvsst by its installed names only (a bare `personas` left anywhere fails). Tests run on every core (pytest-xdist; worksteal: an idle worker takes tests queued on a busy one) and
 # list the 15 slowest, so a slow-down shows in the CI log.
 test: install-dev
-	$(PY) -m pytest -q -n auto --dist worksteal --durations=15
+	$(VENV)/bin/pytest -q -n auto --dist worksteal --durations=15
 
 # Benchmarks at the sizes the issues name (slow: the 100,000-agent engine run alone takes ~20 min).
 bench: install-dev
-	PVSST_BENCH_FULL=1 $(PY) -m pytest -q -s tests/benchmarks
+	PVSST_BENCH_FULL=1 $(VENV)/bin/pytest -q -s tests/benchmarks
 
 # The documentation site, built strictly (a warning fails it) into site/; open site/index.html.
 docs: install-dev

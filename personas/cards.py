@@ -69,7 +69,7 @@ def available_styles() -> list[str]:
     >>> [s for s in available_styles() if s.startswith("profile")]
     ['profile', 'profile_v1']
     """
-    names = {p.name for p in resources.files("personas").joinpath("templates").iterdir()}
+    names = {p.name for p in resources.files("pvsst.personas").joinpath("templates").iterdir()}
     out = []
     for style, stem in _TEMPLATE_FILE.items():
         versions = sorted(int(m.group(1)) for n in names if (m := re.fullmatch(rf"{stem}_v(\d+)\.txt", n)))
@@ -120,7 +120,7 @@ def check_template(template: string.Template, style: str, fields: frozenset[str]
 def load_template(style: str) -> tuple[str, string.Template]:
     """The checked template of a style; returns (base style, template)."""
     base, filename = _resolve(style)
-    text = resources.files("personas").joinpath("templates", filename).read_text(encoding="utf-8").strip()
+    text = resources.files("pvsst.personas").joinpath("templates", filename).read_text(encoding="utf-8").strip()
     template = string.Template(text)
     check_template(template, base)
     return base, template

@@ -74,7 +74,7 @@ def load_cell_template(version: int | None = None) -> tuple[str, string.Template
     >>> load_cell_template()[0]
     'cell_v1'
     """
-    names = [p.name for p in resources.files("personas").joinpath("templates").iterdir()]
+    names = [p.name for p in resources.files("pvsst.personas").joinpath("templates").iterdir()]
     versions = sorted(int(m.group(1)) for n in names if (m := re.fullmatch(r"cell_v(\d+)\.txt", n)))
     if version is None:
         version = versions[-1]
@@ -82,7 +82,7 @@ def load_cell_template(version: int | None = None) -> tuple[str, string.Template
         raise InputError("cards", "style", f"unknown cell card version {version!r}; available: "
                          + ", ".join(f"cell_v{v}" for v in versions))
     style = f"{CELL_STYLE}_v{version}"
-    text = resources.files("personas").joinpath("templates", f"{style}.txt").read_text(encoding="utf-8").strip()
+    text = resources.files("pvsst.personas").joinpath("templates", f"{style}.txt").read_text(encoding="utf-8").strip()
     template = string.Template(text)
     check_template(template, style, CELL_FIELDS)
     return style, template

@@ -82,7 +82,7 @@ class CensusTables:
 
 def census_dir_default() -> Path:
     """The vendored census directory inside the installed package."""
-    return Path(str(resources.files("personas") / "data" / "census"))
+    return Path(str(resources.files("pvsst.personas") / "data" / "census"))
 
 
 def _read_csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
