@@ -51,8 +51,9 @@ demo: install
 	@echo "Report: $(RUN)/report/report.html (figures in $(RUN)/report/figures/)"
 
 # pytest's own script, not `python -m pytest`: the repository root stays off sys.path, so the tests
-# import pvsst by its installed names only (a bare `personas` left anywhere fails). Tests run on every core (pytest-xdist; worksteal: an idle worker takes tests queued on a busy one) and
-# list the 15 slowest, so a slow-down shows in the CI log.
+# import pvsst by its installed names only (a bare `personas` left anywhere fails). Tests run on every
+# core (pytest-xdist; worksteal: an idle worker takes tests queued on a busy one) and list the 15
+# slowest, so a slow-down shows in the CI log.
 test: install-dev
 	$(VENV)/bin/pytest -q -n auto --dist worksteal --durations=15
 

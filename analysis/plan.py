@@ -47,7 +47,7 @@ TRIAL_OUTCOME_METRICS = (
     "toward_push_share", "opposite_side_survival", "majority_capture", "final_honest_pairwise_similarity",
     "parse_error_rate", "vote_parse_error_rate",
 )
-"""Trial-outcome columns (PV-SST's names, DESIGN.md "Run store") a spec may name as a metric."""
+"""Trial-outcome columns (PV-SST's names, docs/run-store.md) a spec may name as a metric."""
 
 _CONTRAST_PATTERN = re.compile(r"^\s*([A-Za-z0-9_.:]+)\s*=\s*([A-Za-z0-9_.:]+)\s*-\s*([A-Za-z0-9_.:]+)\s*$")
 

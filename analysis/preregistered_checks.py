@@ -53,7 +53,7 @@ def consistency_check(results: pd.DataFrame, contrast: str, metric: str, *, min_
                       topic_stratum: str = "topic") -> ConsistencyVerdict:
     """Positive overall mean, positive in >= ``min_model_share`` of model strata and of topic strata.
 
-    PV-SST's criterion (DESIGN.md): positive overall, in >= 3 of 4 model families and >= 2/3 of topics.
+    PV-SST's criterion: positive overall, in >= 3 of 4 model families and >= 2/3 of topics.
     ``results`` is a table with the published columns (e.g. ``PairedContrastAnalysis.frame``).
     """
     rows = results[(results["contrast"] == contrast) & (results["metric"] == metric)]

@@ -1,6 +1,6 @@
 """Read a run store (or any per-trial table) into tidy pandas frames.
 
-A run directory (DESIGN.md, "Run store") holds ``manifest.json`` and one folder per trial under
+A run directory (docs/run-store.md) holds ``manifest.json`` and one folder per trial under
 ``trials/<trial_id>/``; only trials with a ``DONE`` marker are complete and read. Each table is the
 concatenation over those trials; ``trials`` has one row per trial from its ``metrics.json`` (factors such
 as model, topic_id, seed, condition, push_direction plus the outcome row).

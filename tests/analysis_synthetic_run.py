@@ -1,4 +1,4 @@
-"""A synthetic run store with the documented schema (DESIGN.md "Run store"), for analysis tests.
+"""A synthetic run store with the documented schema (docs/run-store.md), for analysis tests.
 
 Mechanistic posts: each honest agent writes words from a topic vocabulary; in arms listed in
 ``imitation`` it copies words from a shared per-trial "trending" pool with the given probability, which

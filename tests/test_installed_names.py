@@ -112,6 +112,11 @@ def test_wheel_runs_beside_a_users_own_analysis_experiments_and_sim(tmp_path):
     analyzed = run(pvsst, "analyze", "run")
     assert analyzed.returncode == 0, analyzed.stderr
     assert (user / "run" / "analysis" / "contrasts.csv").stat().st_size > 0
+    # package data (census tables, card templates) is found inside the installed wheel
+    synthesized = run(pvsst, "personas", "synth", "--n", "200", "--seed", "1", "--out", "people.parquet")
+    assert synthesized.returncode == 0, synthesized.stderr
+    shown = run(pvsst, "personas", "show", "people.parquet", "--card", "profile", "--n", "1")
+    assert shown.returncode == 0 and shown.stdout.strip(), shown.stderr
 
     probe = run(str(python), "-c", "import analysis, experiments, sim, pvsst.analysis, pvsst.analysis.fidelity, "
                 "pvsst.experiments.cli; print(analysis.OWNER, experiments.OWNER, sim.OWNER, sep='|'); "

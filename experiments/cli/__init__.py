@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import sys
 
 import click
@@ -70,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         print("pvsst: aborted", file=sys.stderr)
         code = 130
     code = int(code or 0) if isinstance(code, int) or code is None else 0
+    if argv is None and code >= 128:
+        # Stopped by a signal: everything finished is on disk and the workers are gone; leave without
+        # the interpreter's exit handlers, which would join a process pool's threads.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     if argv is None:
         sys.exit(code)
     return code

@@ -31,7 +31,7 @@ LOCAL_PROVIDERS = ("embedded", "scripted", "ollama", "ollama_chat", "lm_studio",
 """Model prefixes served on the user's own hardware: no per-token price."""
 
 EMBEDDED_SECONDS_PER_CALL = 1.5
-"""SmolLM2-135M on 2 CPU cores, one post call (DESIGN.md "Models"); vote calls are shorter."""
+"""SmolLM2-135M on 2 CPU cores, one post call (measured on the embedded model); vote calls are shorter."""
 
 SCRIPTED_SECONDS_PER_CALL = 0.004
 """Upper bound for a scripted call: litellm's own CPU cost per call on these machines (issue 2)."""

@@ -245,8 +245,14 @@ class LocalExecutor:
         """Wait for the running tasks; with ``abort`` (an interrupted run) stop the workers at once:
         they write nothing but the response cache, whose unfinished transaction SQLite rolls back."""
         if abort:
-            for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+            workers = {*(getattr(self.pool, "_processes", None) or {}).values(), *multiprocessing.active_children()}
+            for process in workers:
                 process.kill()
+            for process in workers:
+                process.join(timeout=5)
+            # the pool's manager thread may wait on a queue its killed workers held: do not join it
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            return
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 

@@ -1,6 +1,6 @@
 """Write a trial directory atomically: tables into a temporary directory, renamed, DONE marker last.
 
-Layout (DESIGN.md "Run store")::
+Layout (docs/run-store.md)::
 
     TRIALS/<trial_id>/agents.parquet posts.parquet votes.parquet exposures.parquet edges.parquet
                       llm_calls.parquet prompts.parquet metrics.json DONE

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-# Column order of llm_calls.parquet (DESIGN.md "Run store"), plus `error` for failed calls.
+# Column order of llm_calls.parquet (docs/run-store.md), plus `error` for failed calls.
 CALL_RECORD_FIELDS = (
     "call_id", "trial_id", "round", "agent_id", "phase", "model", "request_seed", "prompt_sha256",
     "cached", "attempts", "status", "prompt_tokens", "completion_tokens", "cost_usd", "latency_s",

@@ -27,7 +27,7 @@ from pvsst.sim.trial.config import TrialConfig
 
 @dataclass
 class TrialResult:
-    """The tables of one finished trial (DESIGN.md "Run store") plus its configuration."""
+    """The tables of one finished trial (docs/run-store.md) plus its configuration."""
 
     config: TrialConfig
     agents: pd.DataFrame

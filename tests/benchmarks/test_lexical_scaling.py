@@ -5,7 +5,7 @@ size, 20,000, runs with ``PVSST_BENCH_FULL=1`` (``make bench``).
 
 Prints, side by side, the time of each (end to end from texts, and the metric alone on the same fitted
 TF-IDF matrix, since both share the fit) and peak traced memory (tracemalloc) of each metric; asserts
-equality (1e-12), never timings. Target (DESIGN.md): >= 100x faster and O(n) memory.
+equality (1e-12), never timings. Target: >= 100x faster and O(n) memory.
 """
 from __future__ import annotations
 

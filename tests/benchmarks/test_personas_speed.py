@@ -1,4 +1,4 @@
-"""Benchmark: 1,000,000 raked persona records (DESIGN target: seconds). Prints, asserts no timing."""
+"""Benchmark: 1,000,000 raked persona records (target: seconds). Prints, asserts no timing."""
 from __future__ import annotations
 
 import time
