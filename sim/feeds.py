@@ -144,7 +144,6 @@ FEED_POLICIES: dict[str, FeedPolicy] = {
     "unranked": unranked_feed,
     "follows_chronological": follows_chronological_feed,
 }
-FEED_CANDIDATES = ("population", "followees")
 
 
 def get_feed_policy(name: str) -> FeedPolicy:

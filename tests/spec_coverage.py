@@ -137,6 +137,21 @@ def with_patch(base: dict, patch: dict[str, Any]) -> dict:
 DELETE = object()
 
 
+# --- the gateway's settings, shared by study specs and survey instruments ---------------------------
+
+ENDPOINTS = {"execution.endpoints": [{"api_base": "http://127.0.0.1:9"}, {"api_base": "http://127.0.0.1:10"}]}
+GATEWAY_CHANGES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "execution.endpoints[].api_base": ({"execution.endpoints[0].api_base": "http://127.0.0.1:8"}, ENDPOINTS),
+    "execution.endpoints[].weight": ({"execution.endpoints[0].weight": 2.0}, ENDPOINTS),
+    "execution.endpoints[].max_concurrency": ({"execution.endpoints[0].max_concurrency": 3}, ENDPOINTS),
+    "execution.structured_output": ({"execution.structured_output": "json_object"}, {}),
+    "execution.requests_per_minute": ({"execution.requests_per_minute": 1_000_000}, {}),
+    "execution.request_timeout_s": ({"execution.request_timeout_s": 100.0}, {}),
+    "execution.api_base": ({"execution.api_base": "http://127.0.0.1:9"}, {}),
+}
+"""Field -> (another valid value, the setting it needs): each reaches the requests."""
+
+
 # --- running and fingerprinting ---------------------------------------------------------------------
 
 
@@ -154,7 +169,7 @@ class RequestRecorder:
 
         async def recording_call(request, seed, *, timeout_s, api_base, mode="json_schema", pool=None):
             sent = {k: v for k, v in dataclasses.asdict(request).items() if k not in REQUEST_TAGS}
-            endpoints = [dataclasses.asdict(e) for e in pool.endpoints] if pool is not None else None
+            endpoints = [e.model_dump() for e in pool.endpoints] if pool is not None else None
             recorder.calls.append(json.dumps({**sent, "seed": seed, "timeout_s": timeout_s, "api_base": api_base,
                                               "mode": mode, "endpoints": endpoints}, sort_keys=True, default=str))
             return await real_call(request, seed, timeout_s=timeout_s, api_base=api_base, mode=mode, pool=pool)

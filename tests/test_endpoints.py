@@ -231,13 +231,14 @@ def test_router_hook_sets_the_mode_per_endpoint_and_learns_from_a_rejection():
     endpoint by the Router (a client error), the gateway sends it again in the new mode."""
     import asyncio
 
-    from pvsst.sim.llm.endpoints import Endpoint, EndpointPool
+    from pvsst.sim.llm.config import Endpoint
+    from pvsst.sim.llm.endpoints import EndpointPool
     from pvsst.sim.llm.structured_modes import StructuredModes
 
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     with _OnlyJsonObject([ok('{"n": 1}')]) as strict, StubServer([ok('{"n": 2}')]) as lenient:
         modes = StructuredModes({MODEL: "auto"})
-        pool = EndpointPool([Endpoint(strict.api_base, weight=9), Endpoint(lenient.api_base)], modes)
+        pool = EndpointPool([Endpoint(api_base=strict.api_base, weight=9), Endpoint(api_base=lenient.api_base)], modes)
 
         rejected = []
 
@@ -271,12 +272,12 @@ def test_per_endpoint_concurrency_is_a_cap_that_requests_wait_for():
     """litellm's Router refuses a request when an endpoint's max_parallel_requests are all in use (a
     429); the gateway keeps no more in flight than the endpoints take together and waits for a slot,
     so no call burns a retry on it."""
-    from pvsst.sim.llm.endpoints import Endpoint
+    from pvsst.sim.llm.config import Endpoint
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.llm.types import LLMRequest
 
     with StubServer([ok("x", delay_s=0.2)]) as a, StubServer([ok("y", delay_s=0.2)]) as b:
-        with Gateway(endpoints=[Endpoint(a.api_base, max_concurrency=1), Endpoint(b.api_base, max_concurrency=2)],
+        with Gateway(endpoints=[Endpoint(api_base=a.api_base, max_concurrency=1), Endpoint(api_base=b.api_base, max_concurrency=2)],
                      max_concurrency=8) as gateway:
             assert gateway.max_concurrency == 3
             results = gateway.run([LLMRequest(model_name=MODEL, messages=({"role": "user", "content": f"q{i}"},), seed=i)
@@ -319,12 +320,12 @@ def test_a_rejected_request_is_not_tried_on_the_other_endpoints(error, tried, se
     call records how often it failed over."""
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.llm.types import LLMRequest
-    from pvsst.sim.llm.endpoints import Endpoint
+    from pvsst.sim.llm.config import Endpoint
 
     request = LLMRequest(model_name=MODEL, messages=({"role": "user", "content": "x"},), seed=1)
     with StubServer([http_error(error)]) as a, StubServer([http_error(error)]) as b, StubServer([ok("fine")]) as c:
-        endpoints = [Endpoint(a.api_base, weight=1000.0), Endpoint(b.api_base, weight=1000.0),
-                     Endpoint(c.api_base, weight=0.001)]  # c, the one that answers, is picked last
+        endpoints = [Endpoint(api_base=a.api_base, weight=1000.0), Endpoint(api_base=b.api_base, weight=1000.0),
+                     Endpoint(api_base=c.api_base, weight=0.001)]  # c, the one that answers, is picked last
         with Gateway(endpoints=endpoints, max_retries=0) as gateway:  # the gateway tries once; the Router moves
             (result,) = gateway.run([request])
     assert a.requests + b.requests + c.requests == tried

@@ -26,8 +26,8 @@ import pytest
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.sim.topics import builtin_topics
-from spec_coverage import (RequestRecorder, analysis_fingerprint, leaf_paths, store_fingerprint, with_patch,
-                           write_spec)
+from spec_coverage import (GATEWAY_CHANGES, RequestRecorder, analysis_fingerprint, leaf_paths, store_fingerprint,
+                           with_patch, write_spec)
 
 pytestmark = pytest.mark.slow
 
@@ -46,6 +46,7 @@ ECHO_ONLY = {
 SINGLE_VALUED = {
     "spec_version": "Literal[1]: only one schema version exists",
     "trial.prompt_version": "only the v1 templates ship (sim/prompts/*_v1.txt); add an alternative when v2 does",
+    "execution.chunk_size": "a survey instrument's setting: a study takes only its default (tests/test_gateway_config.py: another is refused)",
 }
 
 CONTRASTS = {"pdi": {"treatment": "distributed_sources", "control": "single_source"},
@@ -97,15 +98,8 @@ TWO_MODELS = {"factors.models": ["scripted/imitate", "scripted/echo"],
 TWO_TOPICS = {"factors.topics": ["ai_labels", "identity_verification"],
               "run_order.stages": [{"topics": ["identity_verification"]}, {"topics": ["ai_labels"]}]}
 
-ENDPOINTS = {"execution.endpoints": [{"api_base": "http://127.0.0.1:9"}, {"api_base": "http://127.0.0.1:10"}]}
-
 ALTERNATIVES: dict[str, Alt] = {
-    "execution.endpoints[].api_base": Alt({"execution.endpoints[0].api_base": "http://127.0.0.1:8"}, "requests",
-                                          ENDPOINTS),
-    "execution.endpoints[].weight": Alt({"execution.endpoints[0].weight": 2.0}, "requests", ENDPOINTS),
-    "execution.endpoints[].max_concurrency": Alt({"execution.endpoints[0].max_concurrency": 3}, "requests",
-                                                 ENDPOINTS),
-    "execution.structured_output": Alt({"execution.structured_output": "json_object"}, "requests"),
+    **{path: Alt(change, "requests", context) for path, (change, context) in GATEWAY_CHANGES.items()},
     "hypotheses[].id": Alt({"hypotheses[0].id": "H1b"}, "analysis"),
     "hypotheses[].contrast": Alt({"hypotheses[1].contrast": "organic"}, "analysis"),
     "hypotheses[].metric": Alt({"hypotheses[1].metric": "final_honest_pairwise_similarity"}, "analysis"),
@@ -195,9 +189,6 @@ ALTERNATIVES: dict[str, Alt] = {
     "execution.ray_address": Alt({"execution.ray_address": "ray://head:10001"}, "requests",
                                  {"execution.executor": "ray"}),
     "execution.max_concurrency": Alt({"execution.max_concurrency": 2}, "requests"),
-    "execution.requests_per_minute": Alt({"execution.requests_per_minute": 1_000_000}, "requests"),
-    "execution.request_timeout_s": Alt({"execution.request_timeout_s": 100.0}, "requests"),
-    "execution.api_base": Alt({"execution.api_base": "http://127.0.0.1:9"}, "requests"),
     "run_order.stages[].name": Alt({"run_order.stages[0].name": "early"}, "store", STAGES),
     "run_order.stages[].seeds": Alt({"run_order.stages[0].seeds": [101], "run_order.stages[1].seeds": [211]},
                                     "store", STAGES),

@@ -23,8 +23,8 @@ import yaml
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.survey.spec import SurveySpec
-from spec_coverage import (DELETE, TIMING_KEYS, RequestRecorder, _digest, _without, leaf_paths, table_digest,
-                           with_patch, write_spec)
+from spec_coverage import (DELETE, GATEWAY_CHANGES, TIMING_KEYS, RequestRecorder, _digest, _without, leaf_paths,
+                           table_digest, with_patch, write_spec)
 
 pytestmark = pytest.mark.slow
 
@@ -35,7 +35,11 @@ DESCRIPTIVE = {
     "description": "free text for readers of the instrument",
     "data.citation": "where the data comes from, for readers",
 }
-SINGLE_VALUED = {"prompt_version": "Literal['v1']: only the v1 survey templates ship"}
+SINGLE_VALUED = {
+    "prompt_version": "Literal['v1']: only the v1 survey templates ship",
+    "execution.executor": "an instrument's units run on the local executor only (another is rejected)",
+    "execution.ray_address": "only with executor 'ray', which instruments reject",
+}
 NOT_COMPARED_FILES = {"survey.json", "cache.sqlite"}  # the instrument's own copy; the response cache
 
 
@@ -143,8 +147,7 @@ ALTERNATIVES: dict[str, Alt] = {
     "execution.workers": Alt({"execution.workers": 2}, "requests"),
     "execution.chunk_size": Alt({"execution.chunk_size": 3}, "store"),
     "execution.max_concurrency": Alt({"execution.max_concurrency": 1}, "requests"),
-    "execution.request_timeout_s": Alt({"execution.request_timeout_s": 100.0}, "requests"),
-    "execution.api_base": Alt({"execution.api_base": "http://127.0.0.1:9"}, "requests"),
+    **{path: Alt(change, "requests", context) for path, (change, context) in GATEWAY_CHANGES.items()},
     "seed": Alt({"seed": 8}, "requests"),
 }
 

@@ -12,6 +12,7 @@ import typer
 from pvsst.core.errors import InputError
 from pvsst.sim.llm.budget import Budget
 from pvsst.sim.llm.cache import ResponseCache
+from pvsst.sim.llm.config import DEFAULT_TIMEOUT_S, GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.providers.registry import ensure_runnable
 from pvsst.sim.llm.stops import RunStop
@@ -64,7 +65,8 @@ def complete(
     replay_only: bool = typer.Option(False, "--replay-only", help="Answer only from the cache; a miss exits 4."),
     as_json: bool = typer.Option(False, "--json", help='Print one JSON object {"text", "parsed", "provenance"}.'),
     api_base: Optional[str] = typer.Option(None, "--api-base", help="Endpoint for litellm models (vLLM, Ollama)."),
-    timeout_s: float = typer.Option(240.0, "--timeout", help="Per-try timeout in seconds."),
+    timeout_s: Optional[float] = typer.Option(
+        None, "--timeout", help=f"Per-try timeout in seconds (default {DEFAULT_TIMEOUT_S:g})."),
     budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="Refuse to call once this USD is spent."),
     budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Refuse to call once this many tokens are spent."),
 ) -> None:
@@ -83,7 +85,8 @@ def complete(
                          max_tokens=max_tokens, seed=seed)
     budget = Budget(max_usd=budget_usd, max_tokens=budget_tokens) if (budget_usd, budget_tokens) != (None, None) else None
     cache = ResponseCache(cache_file if cache_file is not None else default_cache_path())
-    with Gateway(cache=cache, replay_only=replay_only, budget=budget, api_base=api_base, timeout_s=timeout_s) as gateway:
+    config = GatewayConfig().with_options("llm complete", api_base=api_base, request_timeout_s=timeout_s)
+    with Gateway.from_config(config, cache, replay_only=replay_only, budget=budget) as gateway:
         try:
             result = gateway.run([request])[0]
         except RunStop as err:  # budget spent (exit 3) or replay-only miss (exit 4)

@@ -9,6 +9,8 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
+from pvsst.sim.llm.config import DEFAULT_MAX_CONCURRENCY, GatewayConfig
+
 
 def simulate(
     topic: Optional[str] = typer.Option(None, "--topic", help="Built-in topic id (ai_labels, identity_verification, chronological_default, political_ad_targeting)."),
@@ -28,7 +30,8 @@ def simulate(
     protocol: str = typer.Option("pvsst", "--protocol", help="Procedure preset: pvsst or pvsst_reference (the reference implementation's mechanics)."),
     out: Path = typer.Option(Path("runs/simulate"), "--out", help="Directory; the trial is written to OUT/trials/<trial_id>."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Response cache (SQLite); default OUT/cache.sqlite."),
-    max_concurrency: int = typer.Option(4, "--max-concurrency", help="Model calls in flight."),
+    max_concurrency: Optional[int] = typer.Option(
+        None, "--max-concurrency", help=f"Model calls in flight (default {DEFAULT_MAX_CONCURRENCY})."),
 ) -> None:
     """Run one trial and write its tables and metrics (with a progress bar over rounds)."""
     from pvsst.analysis.outcomes import trial_outcomes
@@ -55,6 +58,7 @@ def simulate(
     else:
         raise InputError("--topic", "topic", "give --topic ID or --topic-file FILE")
     validate_model_name(model_name)
+    gateway_config = GatewayConfig().with_options("simulate", max_concurrency=max_concurrency)
     table = load_persona_table(personas) if personas is not None else None
     trial_id = f"{chosen.id}__s{seed}__{condition}"
     given = {"n_agents": agents, "n_rounds": rounds, "feed_size": feed_size, "feed_candidates": feed_candidates,
@@ -68,8 +72,8 @@ def simulate(
     social_model = prepare_trial(config, table)
     # Everything is validated: only now is anything written.
     out.mkdir(parents=True, exist_ok=True)
-    gateway = Gateway(cache=ResponseCache(cache or out / "cache.sqlite"), max_concurrency=max_concurrency,
-                      max_attempts=config.max_attempts)
+    gateway = Gateway.from_config(gateway_config, ResponseCache(cache or out / "cache.sqlite"),
+                                  max_attempts=config.max_attempts)
     with Progress(transient=False) as bar:
         task = bar.add_task(f"{trial_id}", total=config.n_rounds)
         result = run_trial(config, gateway, table, on_round=lambda done: bar.update(task, completed=done),

@@ -32,6 +32,7 @@ from pvsst.experiments.run.run_guard import ignore_interrupts, spawning_quietly
 from pvsst.experiments.run.study_files import StudyFiles
 from pvsst.experiments.run.trial_pipeline import TrialOutcome, execute_trial
 from pvsst.sim.llm.budget import BudgetExceeded
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.cache import ReplayMiss
 from pvsst.sim.llm.stops import RunStop
 
@@ -44,16 +45,18 @@ R = TypeVar("R")
 
 @dataclass(frozen=True)
 class GatewaySettings:
+    """What a worker builds its gateway from: the run's gateway configuration, its cache and the
+    request protocol's ``max_attempts`` (plain data, picklable)."""
+
     cache_path: str | None             # the run's SQLite file (local executors), or None ...
+    config: GatewayConfig = GatewayConfig()
     replay_only: bool = False
-    max_concurrency: int = 4
-    requests_per_minute: float | None = None
     max_attempts: int = 3
-    timeout_s: float = 240.0
-    api_base: str | None = None
     cache_server: Any = None           # ... a Ray actor handle serving that file (the Ray executor)
-    endpoints: tuple[tuple[str, float, int | None], ...] = ()   # (api_base, weight, max_concurrency)
-    structured_output: tuple[tuple[str, str], ...] = ()          # (model, setting) of every study model
+
+    def key(self) -> tuple:
+        """A hashable identity of these settings (the configuration model holds lists)."""
+        return self.cache_path, self.config.model_dump_json(), self.replay_only, self.max_attempts, self.cache_server
 
     def create_cache(self) -> None:
         """Create the cache file (WAL mode, schema) in the parent, before any worker opens it."""
@@ -89,23 +92,19 @@ class BlockTask:
     spec_sha256: str = ""                # the canonical spec's hash: a worker rebuilds the spec once per hash
 
 
-_GATEWAYS: dict[GatewaySettings, object] = {}
+_GATEWAYS: dict[tuple, object] = {}
 _SPECS: dict[str, object] = {}
 
 
 def worker_gateway(settings: GatewaySettings):
     """This process's gateway for ``settings`` (made once per process: one model load, one connection)."""
-    from pvsst.sim.llm.endpoints import Endpoint
     from pvsst.sim.llm.gateway import Gateway
 
-    if settings not in _GATEWAYS:
-        _GATEWAYS[settings] = Gateway(
-            cache=settings.open_cache(), replay_only=settings.replay_only,
-            max_concurrency=settings.max_concurrency, requests_per_minute=settings.requests_per_minute,
-            max_attempts=settings.max_attempts, timeout_s=settings.timeout_s, api_base=settings.api_base,
-            endpoints=[Endpoint(*entry) for entry in settings.endpoints] or None,
-            structured_output=dict(settings.structured_output))
-    return _GATEWAYS[settings]
+    key = settings.key()
+    if key not in _GATEWAYS:
+        _GATEWAYS[key] = Gateway.from_config(settings.config, settings.open_cache(), replay_only=settings.replay_only,
+                                             max_attempts=settings.max_attempts)
+    return _GATEWAYS[key]
 
 
 def run_block_trials(task: BlockTask) -> Iterator[list[TrialOutcome]]:

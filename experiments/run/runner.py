@@ -197,10 +197,7 @@ def _run_trials(spec_path: Path, run_dir: Path, spec: StudySpec, canonical: dict
     files, file_origins = collect_study_files(spec, spec_path.parent.resolve())  # shipped as bytes, not paths
     settings = GatewaySettings(
         cache_path=str((run_dir / CACHE_FILE).resolve()), replay_only=replay_only,
-        max_concurrency=execution.max_concurrency, requests_per_minute=execution.requests_per_minute,
-        max_attempts=spec.trial.max_attempts, timeout_s=execution.request_timeout_s, api_base=execution.api_base,
-        endpoints=execution.endpoint_list(),
-        structured_output=tuple((m, execution.structured_output_for(m)) for m in spec.factors.models))
+        config=execution.gateway_config(), max_attempts=spec.trial.max_attempts)
     threshold = spec.analysis.parse_failure_threshold
     manifest.save()
 

@@ -29,7 +29,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pvsst.core.errors import InputError
 from pvsst.analysis.plan import AnalysisPlan, Hypothesis, Outcomes
 from pvsst.experiments.spec.base import FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
-from pvsst.experiments.spec.execution import Execution
+from pvsst.experiments.spec.execution import SURVEY_ONLY_DEFAULTS, Execution, drop_defaults
 from pvsst.experiments.spec.protocol import ProtocolSpec
 from pvsst.core.validation import describe_validation_error, require_unique
 from pvsst.experiments.spec.trial import PersonaSpec, TrialParams
@@ -263,6 +263,7 @@ class StudySpec(StrictModel):
                                  f"{self.trial.n_agents} agents (trial.n_agents)")
         self._check_stages()
         self.execution.check_models(self.factors.models)
+        self.execution.check_study()
         return self
 
     def _check_hypotheses(self) -> None:
@@ -359,7 +360,9 @@ def canonical_spec(spec: StudySpec) -> dict:
     >>> canonical["trial"]["n_agents"], canonical["trial"]["feed_size"], canonical["factors"]["topics"][0]["id"]
     (6, 5, 'ai_labels')
     """
-    return json.loads(canonical_json(spec.model_dump(mode="json")))
+    data = spec.model_dump(mode="json")
+    data["execution"] = drop_defaults(data["execution"], SURVEY_ONLY_DEFAULTS)
+    return json.loads(canonical_json(data))
 
 
 def spec_sha256(spec: StudySpec) -> str:

@@ -353,8 +353,7 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     units_status = manifest.data.setdefault("units", {})
     settings = GatewaySettings(
         cache_path=str((run_dir / CACHE_FILE).resolve()), replay_only=replay_only,
-        max_concurrency=spec.execution.max_concurrency, max_attempts=spec.sampling.max_attempts,
-        timeout_s=spec.execution.request_timeout_s, api_base=spec.execution.api_base)
+        config=spec.execution.gateway_config(), max_attempts=spec.sampling.max_attempts)
     summary = SurveyRunSummary(total=len(units))
     threshold = spec.analysis.parse_failure_threshold
     pending = []

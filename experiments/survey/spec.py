@@ -27,6 +27,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pvsst.core.errors import InputError
 from pvsst.core.validation import describe_validation_error
+from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
 from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from pvsst.experiments.spec.yaml_file import read_yaml_mapping
 from pvsst.sim.llm.types import canonical_json
@@ -189,9 +190,6 @@ class PersonaSourceSpec(StrictModel):
     id_prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")] | None = None
 
 
-ELICITATIONS = ("sample", "logprobs", "verbalized")
-
-
 class ConditionSpec(StrictModel):
     """A conditioning style and how its answers are elicited.
 
@@ -229,14 +227,6 @@ class SurveyAnalysisSpec(StrictModel):
     parse_failure_threshold: float = Field(default=0.05, ge=0.0, le=1.0)
 
 
-class SurveyExecutionSpec(StrictModel):
-    workers: int = Field(default=1, ge=1)
-    chunk_size: int = Field(default=50, ge=1)
-    max_concurrency: int = Field(default=2, ge=1)
-    request_timeout_s: float = Field(default=240.0, gt=0)
-    api_base: str | None = None
-
-
 class SurveySpec(StrictModel):
     id: Identifier
     title: NonEmptyText
@@ -256,7 +246,7 @@ class SurveySpec(StrictModel):
     sampling: SamplingSpec = SamplingSpec()
     grouping: list[GroupingAxisSpec] = Field(default_factory=list)
     analysis: SurveyAnalysisSpec = SurveyAnalysisSpec()
-    execution: SurveyExecutionSpec = SurveyExecutionSpec()
+    execution: Execution = Execution()
     seed: int = 0
     prompt_version: Literal["v1"] = "v1"
 
@@ -293,6 +283,8 @@ class SurveySpec(StrictModel):
                 if self.non_substantive.code in question.codes:
                     raise SpecFieldError(f"questions[{i}].options", "an option code equals the non-substantive "
                                          f"code {self.non_substantive.code!r}")
+        self.execution.check_survey()
+        self.execution.check_models(self.asked_models, where="models")
         return self
 
     @property
@@ -366,6 +358,7 @@ _LATER_DEFAULTS: dict[tuple[str, ...], object] = {
     ("data", "format"): None, ("data", "value_labels"): False, ("data", "derive"): {}, ("data", "filter"): None,
     ("personas", "attributes"): {}, ("personas", "id_prefix"): None, ("data", "strata"): None,
     ("data", "cluster"): None, ("analysis", "parse_failure_threshold"): 0.05,
+    **{("execution", key): default for key, default in STUDY_ONLY_DEFAULTS.items()},
 }
 
 

@@ -21,6 +21,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+from pvsst.sim.llm.config import Endpoint
 from pvsst.sim.llm.structured_modes import StructuredModes, response_format_for
 from pvsst.sim.llm.transport_errors import is_request_rejected
 
@@ -53,16 +54,6 @@ def placeholder_api_key(model: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class Endpoint:
-    """One model server: its OpenAI-compatible ``api_base``, a routing ``weight`` and the most
-    requests it gets at once (``max_concurrency``; ``None``: only the gateway's limit)."""
-
-    api_base: str
-    weight: float = 1.0
-    max_concurrency: int | None = None
-
-
-@dataclass(frozen=True)
 class RoutedCall:
     """What the pool reports besides the response: the endpoint that served and how often the
     Router failed over to another endpoint first."""
@@ -77,7 +68,8 @@ class EndpointPool:
 
     Examples
     --------
-    >>> pool = EndpointPool([Endpoint("http://127.0.0.1:9/v1", weight=2), Endpoint("http://127.0.0.1:10/v1")])
+    >>> pool = EndpointPool([Endpoint(api_base="http://127.0.0.1:9/v1", weight=2),
+    ...                      Endpoint(api_base="http://127.0.0.1:10/v1")])
     >>> [d["litellm_params"]["weight"] for d in pool.model_list("openai/m")]
     [2.0, 1.0]
     >>> pool.endpoint_of("ep1")

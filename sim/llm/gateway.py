@@ -18,7 +18,8 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from pvsst.core.errors import InputError
 from pvsst.sim.llm.budget import Budget, BudgetExceeded
 from pvsst.sim.llm.cache import ReplayMiss, ResponseCache
-from pvsst.sim.llm.endpoints import Endpoint, EndpointPool
+from pvsst.sim.llm.config import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, Endpoint, GatewayConfig
+from pvsst.sim.llm.endpoints import EndpointPool
 from pvsst.sim.llm.mode_sender import ModeRejected, ModeSender
 from pvsst.sim.llm.pacing import RatePacer
 from pvsst.sim.llm.providers.registry import ensure_runnable
@@ -86,7 +87,9 @@ class Gateway:
     replay_only
         Serve only from the cache: a miss raises :class:`~pvsst.sim.llm.cache.ReplayMiss`.
     max_concurrency
-        Most provider calls in flight at once.
+        Most provider calls in flight at once. This and the other settings of
+        :class:`~pvsst.sim.llm.config.GatewayConfig` (``timeout_s`` is its ``request_timeout_s``) take its
+        defaults and bounds; :meth:`from_config` builds a gateway from one.
     requests_per_minute
         Pace provider calls (every transport try counts); ``None`` for no pacing.
     max_attempts
@@ -124,30 +127,49 @@ class Gateway:
     >>> gateway.close()
     """
 
+    @classmethod
+    def from_config(cls, config: GatewayConfig, cache: ResponseCache | None = None, *, replay_only: bool = False,
+                    max_attempts: int = 3, budget: Budget | None = None,
+                    sleep: Callable[[float], Awaitable[Any]] | None = None) -> "Gateway":
+        """The gateway ``config`` describes, answering from ``cache``; the request protocol's
+        ``max_attempts`` and a run's ``budget`` and ``replay_only`` are the run's, not the configuration's.
+
+        Examples
+        --------
+        >>> gateway = Gateway.from_config(GatewayConfig(max_concurrency=2, request_timeout_s=30))
+        >>> gateway.max_concurrency, gateway.timeout_s
+        (2, 30.0)
+        >>> gateway.close()
+        """
+        return cls(cache=cache, replay_only=replay_only, max_attempts=max_attempts, budget=budget, sleep=sleep,
+                   max_concurrency=config.max_concurrency, requests_per_minute=config.requests_per_minute,
+                   timeout_s=config.request_timeout_s, api_base=config.api_base, endpoints=config.endpoints,
+                   structured_output=config.structured_output)
+
     def __init__(self, *, cache: ResponseCache | None = None, replay_only: bool = False,
-                 max_concurrency: int = 8, requests_per_minute: float | None = None, max_attempts: int = 3,
-                 max_retries: int = 4, timeout_s: float = 240.0, budget: Budget | None = None,
+                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY, requests_per_minute: int | None = None,
+                 max_attempts: int = 3, max_retries: int = 4, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 budget: Budget | None = None,
                  api_base: str | None = None, backoff_base_s: float = 1.0,
                  endpoints: Sequence[Endpoint] | None = None, structured_output: dict[str, str] | str | None = None,
                  sleep: Callable[[float], Awaitable[Any]] | None = None):
-        for field, value, low in (("max_concurrency", max_concurrency, 1), ("max_attempts", max_attempts, 1),
-                                  ("max_retries", max_retries, 0)):
+        for field, value, low in (("max_attempts", max_attempts, 1), ("max_retries", max_retries, 0)):
             if int(value) < low:
                 raise InputError("gateway", field, f"must be >= {low}, got {value}")
-        if timeout_s <= 0:
-            raise InputError("gateway", "timeout_s", f"must be > 0, got {timeout_s}")
-        if requests_per_minute is not None and requests_per_minute <= 0:
-            raise InputError("gateway", "requests_per_minute", f"must be > 0, got {requests_per_minute}")
         if replay_only and cache is None:
             raise InputError("gateway", "replay_only", "replay-only mode needs a cache")
-        if endpoints and api_base is not None:
-            raise InputError("gateway", "endpoints", "give api_base or endpoints, not both")
+        # The settings' bounds are the configuration model's, checked there.
+        self.config = GatewayConfig().with_options(
+            "gateway", max_concurrency=max_concurrency, requests_per_minute=requests_per_minute,
+            request_timeout_s=timeout_s, api_base=api_base, endpoints=list(endpoints) if endpoints else None,
+            structured_output=structured_output)
+        config = self.config
+        max_concurrency, requests_per_minute, timeout_s = (config.max_concurrency, config.requests_per_minute,
+                                                           config.request_timeout_s)
+        api_base, endpoints, structured_output = config.api_base, config.endpoints, config.structured_output
         settings = structured_output if isinstance(structured_output, dict) else {}
-        try:
-            self.modes = StructuredModes(settings, default=structured_output if isinstance(structured_output, str)
-                                         else None)
-        except ValueError as err:
-            raise InputError("gateway", "structured_output", str(err)) from None
+        self.modes = StructuredModes(settings, default=structured_output if isinstance(structured_output, str)
+                                     else None)
         self.pool = EndpointPool(list(endpoints), self.modes) if endpoints else None
         self._sender = ModeSender(self.modes, self.pool, api_base, float(timeout_s))
         self.cache = cache

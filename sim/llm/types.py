@@ -31,9 +31,6 @@ TRANSPORT_STATUSES = frozenset({STATUS_TIMEOUT, STATUS_RATE_LIMIT, STATUS_SERVER
 """Statuses of a call that never got a reply (the reference implementation's "generation failed")."""
 
 # How a request asks for, parses and retries its reply (``pvsst.sim.protocol``); the defaults are pvsst's.
-JSON_MODES = ("schema", "json_object")
-PARSE_MODES = ("schema", "lenient")
-RETRY_SEEDS = ("next", "same")
 TRANSPORT_RETRIES = ("gateway", "reference")
 REASONING_BLOCKS = ("strip", "keep")
 OLLAMA_ROUTES = ("model", "generate")
