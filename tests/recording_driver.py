@@ -4,7 +4,7 @@ Usage: ``python recording_driver.py FOLDER pvsst-arguments...``. Each block task
 executor is pickled (the bytes Ray ships: plans, spec, gateway settings, the cache server's actor
 handle) into ``FOLDER/NNN.pkl`` before it is submitted; then the command runs as ``pvsst`` would and
 exits with its code. ``tests/ray_namespace_cluster.py`` runs its cluster's drivers with it, so the
-test can assert that no payload holds a path of the run; ``tests/test_ray_payloads.py`` records the
+test can assert that no payload holds a path of the run; ``tests/experiments/test_ray_payloads.py`` records the
 same way in-process (with pytest's ``monkeypatch.setattr``, undone after the test).
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A small survey run on scripted providers (no language model), for report and figure tests."""
+"""Survey-test builders: a small instrument from the shipped GSS one, writing and freezing it, a scripted run."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,9 +6,45 @@ from pathlib import Path
 import yaml
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import freeze
+from pvsst.core.errors import InputError
+from pvsst.experiments.spec.prereg import freeze, lock_path
+
+
 
 GSS = "experiments/surveys/gss2018_spending.yaml"
+CCES = "experiments/surveys/cces2016_racial_attitudes.yaml"
+
+
+def small_spec(**changes) -> dict:
+    spec = yaml.safe_load(open(GSS))
+    spec["questions"] = spec["questions"][:2]
+    spec["conditions"] = ["direct", "persona_label"]
+    spec["model"] = "scripted/echo"
+    spec["analysis"]["bootstrap_draws"] = 50
+    spec["execution"]["chunk_size"] = 4
+    spec.update(changes)
+    return spec
+
+
+def write(tmp_path, spec: dict, name="survey.yaml", frozen=True):
+    """Write an instrument and freeze it (as a preregistered run needs), when it is valid (freezing refuses
+    an instrument that cannot run: the tests of such instruments run them with --deviation)."""
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    lock_path(path).unlink(missing_ok=True)
+    if frozen:
+        try:
+            freeze(path)
+        except InputError:
+            pass  # an invalid instrument: the run under test must refuse it
+    return path
+
+
+def one_line_error(capsys, argv) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("pvsst: error: ") and "\n" not in err, err
+    return err
 
 
 def scripted_survey_run(directory: Path, *, model: str = "scripted/imitate", n: int = 16,

@@ -44,7 +44,7 @@ def simulate(
     from pvsst.sim.protocol import protocol_from_preset
     from pvsst.sim.topics import get_topic, load_topic_file
     from pvsst.sim.trial.run import prepare_trial, run_trial
-    from pvsst.sim.trial.config import TrialConfig
+    from pvsst.sim.trial.settings import TrialSetup
     from pvsst.experiments.run.store import write_materials, write_trial
     from pvsst.experiments.run.trial_pipeline import markup_audit
 
@@ -62,8 +62,8 @@ def simulate(
     table = load_persona_table(personas) if personas is not None else None
     trial_id = f"{chosen.id}__s{seed}__{condition}"
     given = {"n_agents": agents, "n_rounds": rounds, "feed_size": feed_size, "feed_candidates": feed_candidates,
-             "request_seed_formula": seed_formula}  # unset options keep TrialConfig's defaults
-    config = TrialConfig(trial_id=trial_id, model_name=model_name, topic=chosen, condition=condition, seed=seed,
+             "request_seed_formula": seed_formula}  # unset options keep TrialSetup's defaults
+    config = TrialSetup(trial_id=trial_id, model_name=model_name, topic=chosen, condition=condition, seed=seed,
                          push_direction=push, network=parse_network_spec(network), follow_dynamics=follow_dynamics,
                          protocol=protocol_from_preset(protocol),
                          **{name: value for name, value in given.items() if value is not None})

@@ -14,8 +14,8 @@ memory and feed: an upper-middle estimate); completion tokens are the caps ``max
 
 Examples
 --------
->>> from pvsst.experiments.spec.trial import TrialParams
->>> [calls_per_trial(arm, TrialParams()) for arm in ("control", "likes", "single_source", "distributed_sources")]
+>>> from pvsst.sim.trial.settings import TrialSettings
+>>> [calls_per_trial(arm, TrialSettings()) for arm in ("control", "likes", "single_source", "distributed_sources")]
 [144, 144, 150, 168]
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from pvsst.experiments.spec.execution import Execution
 from pvsst.experiments.spec.study import StudySpec
-from pvsst.experiments.spec.trial import TrialParams
+from pvsst.sim.trial.settings import TrialSettings
 from pvsst.sim.conditions import get_condition
 
 LOCAL_PROVIDERS = ("embedded", "scripted", "ollama", "ollama_chat", "lm_studio", "llamafile")
@@ -42,25 +42,25 @@ in 12,765 s of ``elapsed_seconds`` (pvsst_v1_core_results.csv) at 4 parallel req
 so 4 / 3.04 = 1.32 s per call. Runs at concurrency c are assumed to reach c / 1.32 calls/s."""
 
 
-def calls_per_trial(condition: str, trial: TrialParams) -> int:
+def calls_per_trial(condition: str, trial: TrialSettings) -> int:
     """Model calls in one trial of ``condition`` (posts + votes + adversary posts; retries excluded).
 
     Examples
     --------
-    >>> calls_per_trial("distributed_sources", TrialParams(n_agents=6, n_rounds=3))
+    >>> calls_per_trial("distributed_sources", TrialSettings(n_agents=6, n_rounds=3))
     48
     """
     return trial.n_rounds * sum(calls_per_round(condition, trial).values())
 
 
-def calls_per_round(condition: str, trial: TrialParams) -> dict[str, int]:
+def calls_per_round(condition: str, trial: TrialSettings) -> dict[str, int]:
     """Calls of one round by phase: ``post`` (honest), ``vote`` (honest), ``adversary_post``."""
     n_adversaries = get_condition(condition, trial.n_distributed_sources).n_adversaries
     return {"post": trial.n_agents, "vote": trial.n_agents if trial.votes_per_voter > 0 else 0,
             "adversary_post": n_adversaries}
 
 
-def prompt_tokens_per_call(phase: str, trial: TrialParams) -> int:
+def prompt_tokens_per_call(phase: str, trial: TrialSettings) -> int:
     """Estimated prompt tokens of one call of ``phase`` (``post``, ``vote`` or ``adversary_post``).
 
     Rendered from pvsst's own materials (``pvsst.sim.prompts.estimate_prompt_tokens``, 4 characters
@@ -69,7 +69,7 @@ def prompt_tokens_per_call(phase: str, trial: TrialParams) -> int:
 
     Examples
     --------
-    >>> prompt_tokens_per_call("vote", TrialParams()) < prompt_tokens_per_call("post", TrialParams())
+    >>> prompt_tokens_per_call("vote", TrialSettings()) < prompt_tokens_per_call("post", TrialSettings())
     True
     """
     from pvsst.sim.prompts import estimate_prompt_tokens
@@ -80,12 +80,12 @@ def prompt_tokens_per_call(phase: str, trial: TrialParams) -> int:
                                   memory_rounds=trial.memory_rounds)
 
 
-def completion_tokens_per_call(phase: str, trial: TrialParams) -> int:
+def completion_tokens_per_call(phase: str, trial: TrialSettings) -> int:
     """Completion-token cap of one call: ``vote_max_tokens`` for votes, ``max_tokens`` for posts.
 
     Examples
     --------
-    >>> completion_tokens_per_call("vote", TrialParams()), completion_tokens_per_call("adversary_post", TrialParams())
+    >>> completion_tokens_per_call("vote", TrialSettings()), completion_tokens_per_call("adversary_post", TrialSettings())
     (70, 120)
     """
     return trial.vote_max_tokens if phase == "vote" else trial.max_tokens

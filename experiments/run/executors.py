@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from pvsst.experiments.spec.design import TrialPlan
+from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.core.errors import InputError
 from pvsst.experiments.run.run_guard import ignore_interrupts, spawning_quietly
 from pvsst.experiments.run.study_files import StudyFiles
@@ -81,7 +81,7 @@ class BlockTask:
     """Everything a worker needs to run the pending trials of one block (plain data, picklable)."""
 
     spec: dict                           # the canonical spec
-    plans: tuple[TrialPlan, ...]
+    plans: tuple[ScheduledTrial, ...]
     gateway: GatewaySettings
     files: StudyFiles = StudyFiles()     # the spec's materials and edge list, as bytes (never their paths)
     personas: pd.DataFrame | None = None  # the run's persona table itself, never its path

@@ -16,14 +16,14 @@ import pandas as pd
 
 from pvsst.analysis.feed_markup import count_markup_posts
 from pvsst.analysis.outcomes import trial_outcomes
-from pvsst.experiments.spec.design import TrialPlan
+from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.experiments.spec.materials import spec_protocol
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.experiments.run.study_files import StagedFiles, StudyFiles
 from pvsst.sim.materials import load_materials
 from pvsst.sim.protocol import differs_from_preset
 from pvsst.sim.trial.run import TrialResult, run_trial
-from pvsst.sim.trial.config import TrialConfig
+from pvsst.sim.trial.settings import TrialSetup
 from pvsst.experiments.run.store import write_trial
 
 
@@ -53,9 +53,9 @@ class TrialOutcome:
         return self.failed_calls / self.calls if self.calls else 0.0
 
 
-def trial_config(spec: StudySpec, plan: TrialPlan, staged: StagedFiles = StagedFiles()) -> TrialConfig:
+def trial_config(spec: StudySpec, plan: ScheduledTrial, staged: StagedFiles = StagedFiles()) -> TrialSetup:
     """The engine configuration of one planned trial: the spec's trial section as it is (it is the engine's
-    :class:`~pvsst.sim.trial.config.TrialParameters`); the spec's own materials directory and edge list are the
+    :class:`~pvsst.sim.trial.settings.TrialSettings`); the spec's own materials directory and edge list are the
     worker's ``staged`` copies of them (:mod:`pvsst.experiments.run.study_files`)."""
     params = spec.trial.parameters()
     protocol = spec_protocol(spec)
@@ -63,7 +63,7 @@ def trial_config(spec: StudySpec, plan: TrialPlan, staged: StagedFiles = StagedF
         params["network"] = spec.trial.network.model_copy(update={"path": str(staged.edge_list)})
     if staged.materials_dir is not None:
         protocol = dataclasses.replace(protocol, materials=str(staged.materials_dir))
-    return TrialConfig(**params, trial_id=plan.trial_id, block_id=plan.block_id, model_name=plan.model_name,
+    return TrialSetup(**params, trial_id=plan.trial_id, block_id=plan.block_id, model_name=plan.model_name,
                        topic=spec.topic(plan.topic_id).to_topic(), condition=plan.condition, seed=plan.seed,
                        push_direction=plan.push_direction, protocol=protocol)
 
@@ -100,7 +100,7 @@ def markup_audit(result: TrialResult) -> dict:
     return {"render": protocol.render, "markup_posts": count_markup_posts(result.posts["text"], labels)}
 
 
-def execute_trial(spec: StudySpec, plan: TrialPlan, gateway, personas: pd.DataFrame | None,
+def execute_trial(spec: StudySpec, plan: ScheduledTrial, gateway, personas: pd.DataFrame | None,
                   files: StudyFiles = StudyFiles()) -> TrialOutcome:
     """Run one trial; a done outcome carries its tables and metrics. Failures come back as a status, not
     raised (except a run-level stop,

@@ -23,7 +23,7 @@ ID_SEPARATOR = "__"
 
 
 @dataclass(frozen=True)
-class TrialPlan:
+class ScheduledTrial:
     """One trial to run: its factor values, its block, its push direction and its place in the run order.
 
     ``stage`` is the 0-based index of the run-order stage (0 when the spec has no stages); ``order`` is
@@ -45,20 +45,20 @@ class TrialPlan:
 class Design:
     """The expanded study: trials in run order and the blocks (block id -> trial ids, in run order)."""
 
-    trials: tuple[TrialPlan, ...]
+    trials: tuple[ScheduledTrial, ...]
     blocks: dict[str, tuple[str, ...]]
 
     def __len__(self) -> int:
         return len(self.trials)
 
-    def trial(self, trial_id: str) -> TrialPlan:
+    def trial(self, trial_id: str) -> ScheduledTrial:
         """The trial with ``trial_id`` (``KeyError`` when there is none)."""
         for plan in self.trials:
             if plan.trial_id == trial_id:
                 return plan
         raise KeyError(trial_id)
 
-    def stages(self) -> list[tuple[TrialPlan, ...]]:
+    def stages(self) -> list[tuple[ScheduledTrial, ...]]:
         """Trials grouped by stage, in run order."""
         return [tuple(group) for _, group in itertools.groupby(self.trials, key=lambda plan: plan.stage)]
 
@@ -128,7 +128,7 @@ def expand(spec: StudySpec) -> Design:
     trials = []
     blocks: dict[str, list[str]] = {}
     for order, (stage, values) in enumerate(cells):
-        plan = TrialPlan(
+        plan = ScheduledTrial(
             trial_id=trial_id(values["model"], values["topic_id"], values["seed"], values["condition"]),
             block_id=block_id(values, list(spec.blocks.block_key)),
             model_name=values["model"], topic_id=values["topic_id"], seed=values["seed"],

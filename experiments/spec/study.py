@@ -30,9 +30,10 @@ from pvsst.core.errors import InputError
 from pvsst.analysis.plan import AnalysisPlan, Hypothesis, Outcomes
 from pvsst.experiments.spec.base import FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from pvsst.experiments.spec.execution import SURVEY_ONLY_DEFAULTS, Execution, drop_defaults
-from pvsst.experiments.spec.protocol import ProtocolSpec
+from pvsst.experiments.spec.protocol_section import ProtocolSpec
 from pvsst.core.validation import describe_validation_error, require_unique
-from pvsst.experiments.spec.trial import PersonaSpec, TrialParams
+from pvsst.experiments.spec.trial import PersonaSpec, check_request_seeds
+from pvsst.sim.trial.settings import TrialSettings
 from pvsst.experiments.spec.yaml_file import read_yaml_mapping
 from pvsst.sim.conditions import CONDITIONS, get_condition
 from pvsst.sim.llm.budget import BudgetCap
@@ -224,7 +225,7 @@ class StudySpec(StrictModel):
     factors: Factors
     blocks: BlockSpec = BlockSpec()
     push_direction: PushDirectionSpec = PushDirectionSpec(rule="alternate")
-    trial: TrialParams = TrialParams()
+    trial: TrialSettings = TrialSettings()
     protocol: ProtocolSpec = ProtocolSpec()
     personas: PersonaSpec = PersonaSpec()
     analysis: AnalysisPlan
@@ -257,7 +258,7 @@ class StudySpec(StrictModel):
         if self.protocol.initial_stances == "reference" and self.trial.n_agents % 6:
             raise SpecFieldError("trial.n_agents", f"protocol initial_stances 'reference' needs a multiple of 6 "
                                  f"agents, got {self.trial.n_agents}")
-        self.trial.check_request_seeds(self.factors.seeds, max(self.n_adversaries(c) for c in conditions))
+        check_request_seeds(self.trial, self.factors.seeds, max(self.n_adversaries(c) for c in conditions))
         if self.personas.n is not None and self.personas.n < self.trial.n_agents:
             raise SpecFieldError("personas.n", f"a pool of {self.personas.n} personas cannot seat "
                                  f"{self.trial.n_agents} agents (trial.n_agents)")

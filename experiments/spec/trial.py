@@ -1,6 +1,6 @@
 """Spec sections that set up one trial: the protocol parameters, the network and the persona source.
 
-The protocol parameters and the network are the engine's own models (``pvsst.sim.trial.config``,
+The protocol parameters and the network are the engine's own models (``pvsst.sim.trial.settings``,
 ``pvsst.sim.network``): this module adds only the checks that need other spec sections. Defaults reproduce PV-SST (``shared/reference/pvsst_confirmatory_v1.yaml`` of the PV-SST study): 12 honest agents,
 6 rounds, a feed of 5, 5 votes per voter, 3 rounds of memory, 4 distributed adversaries, temperature
 0.8, 120 / 70 completion tokens for posts / votes, 180-character posts, 3 attempts per call.
@@ -13,42 +13,46 @@ from pydantic import Field, model_validator
 
 from pvsst.experiments.spec.base import NonEmptyText, SpecFieldError, StrictModel
 from pvsst.sim.network import NETWORK_PARAMETERS, NetworkSpec  # noqa: F401 - the spec's network section is the engine's
-from pvsst.sim.trial.config import TrialParameters
+from pvsst.sim.trial.settings import TrialSettings
 
 REQUEST_SEED_LIMIT = 2**31 - 1
 """Largest request seed every provider accepts (llama.cpp, OpenAI and vLLM all take a signed int32)."""
 
 
-class TrialParams(TrialParameters):
-    """The spec's ``trial`` section: the engine's :class:`~pvsst.sim.trial.config.TrialParameters` (every field,
-    default and bound is defined there, once), plus the checks that need the rest of the spec.
+def max_request_seed(trial: TrialSettings, trial_seed: int, n_adversaries: int) -> int:
+    """The largest request seed the ``pvsst`` formula gives in a trial (phase 1, last round, last agent).
 
     Examples
     --------
-    >>> TrialParams().n_agents, TrialParams(n_agents=6, n_rounds=3).feed_size
-    (12, 5)
-    >>> TrialParams.model_fields.keys() == TrialParameters.model_fields.keys()
-    True
+    >>> max_request_seed(TrialSettings(), 101, 0)
+    10106511
     """
+    return trial_seed * 100000 + trial.n_rounds * 1000 + 500 + trial.n_agents + n_adversaries - 1
 
-    def max_request_seed(self, trial_seed: int, n_adversaries: int) -> int:
-        """The largest request seed the ``pvsst`` formula gives in a trial (phase 1, last round, last agent)."""
-        return trial_seed * 100000 + self.n_rounds * 1000 + 500 + self.n_agents + n_adversaries - 1
 
-    def check_request_seeds(self, seeds: list[int], n_adversaries: int) -> None:
-        """Raise :class:`SpecFieldError` when the ``pvsst`` formula would collide or overflow an int32."""
-        if self.request_seed_formula != "pvsst":
-            return
-        if self.n_rounds >= 100:
-            raise SpecFieldError("trial.n_rounds", "the 'pvsst' request-seed formula needs fewer than 100 "
-                                 "rounds; set trial.request_seed_formula: hashed")
-        if self.n_agents + n_adversaries > 500:
-            raise SpecFieldError("trial.n_agents", "the 'pvsst' request-seed formula needs at most 500 agents "
-                                 "+ adversaries; set trial.request_seed_formula: hashed")
-        for index, seed in enumerate(seeds):
-            if self.max_request_seed(seed, n_adversaries) > REQUEST_SEED_LIMIT:
-                raise SpecFieldError(f"factors.seeds[{index}]", f"seed {seed} makes request seeds above "
-                                     f"2**31-1 under the 'pvsst' formula; use seeds below 21474")
+def check_request_seeds(trial: TrialSettings, seeds: list[int], n_adversaries: int) -> None:
+    """Raise :class:`SpecFieldError` when the ``pvsst`` formula would collide or overflow an int32.
+
+    Examples
+    --------
+    >>> check_request_seeds(TrialSettings(), [101, 307], 4)
+    >>> check_request_seeds(TrialSettings(), [30000], 4)
+    Traceback (most recent call last):
+    ...
+    pvsst.core.validation.SpecFieldError: seed 30000 makes request seeds above 2**31-1 under the 'pvsst' formula; use seeds below 21474
+    """
+    if trial.request_seed_formula != "pvsst":
+        return
+    if trial.n_rounds >= 100:
+        raise SpecFieldError("trial.n_rounds", "the 'pvsst' request-seed formula needs fewer than 100 "
+                             "rounds; set trial.request_seed_formula: hashed")
+    if trial.n_agents + n_adversaries > 500:
+        raise SpecFieldError("trial.n_agents", "the 'pvsst' request-seed formula needs at most 500 agents "
+                             "+ adversaries; set trial.request_seed_formula: hashed")
+    for index, seed in enumerate(seeds):
+        if max_request_seed(trial, seed, n_adversaries) > REQUEST_SEED_LIMIT:
+            raise SpecFieldError(f"factors.seeds[{index}]", f"seed {seed} makes request seeds above "
+                                 f"2**31-1 under the 'pvsst' formula; use seeds below 21474")
 
 
 class PersonaSpec(StrictModel):

@@ -3,9 +3,9 @@
 Examples
 --------
 >>> from pvsst.sim.topics import get_topic
->>> from pvsst.sim.trial.config import TrialConfig
+>>> from pvsst.sim.trial.settings import TrialSetup
 >>> from pvsst.sim.llm.gateway import Gateway
->>> cfg = TrialConfig(trial_id="t", model_name="scripted/imitate", topic=get_topic("ai_labels"),
+>>> cfg = TrialSetup(trial_id="t", model_name="scripted/imitate", topic=get_topic("ai_labels"),
 ...                   condition="single_source", seed=101, n_agents=6, n_rounds=3)
 >>> result = run_trial(cfg, Gateway())
 >>> int(result.exposures["is_adversarial"].sum()), cfg.expected_adversarial_impressions
@@ -22,14 +22,14 @@ import pandas as pd
 from pvsst.sim.llm.prompt_table import prompt_table
 from pvsst.sim.llm.types import CALL_RECORD_FIELDS
 from pvsst.sim.model import SocialModel
-from pvsst.sim.trial.config import TrialConfig
+from pvsst.sim.trial.settings import TrialSetup
 
 
 @dataclass
 class TrialResult:
     """The tables of one finished trial (docs/run-store.md) plus its configuration."""
 
-    config: TrialConfig
+    config: TrialSetup
     agents: pd.DataFrame
     posts: pd.DataFrame
     votes: pd.DataFrame
@@ -65,7 +65,7 @@ def agents_frame(model: SocialModel) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def prepare_trial(config: TrialConfig, personas: pd.DataFrame | None = None) -> SocialModel:
+def prepare_trial(config: TrialSetup, personas: pd.DataFrame | None = None) -> SocialModel:
     """Build the population, personas and network of a trial without calling any model.
 
     Bad input (persona table, network) fails here, before anything is written.
@@ -73,7 +73,7 @@ def prepare_trial(config: TrialConfig, personas: pd.DataFrame | None = None) -> 
     return SocialModel(config, gateway=None, personas=personas)
 
 
-def run_trial(config: TrialConfig, gateway, personas: pd.DataFrame | None = None,
+def run_trial(config: TrialSetup, gateway, personas: pd.DataFrame | None = None,
               on_round: Callable[[int], None] | None = None, model: SocialModel | None = None) -> TrialResult:
     """Run every round of one trial through ``gateway``; raises if the exposure audit fails.
 

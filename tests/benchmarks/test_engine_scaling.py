@@ -29,9 +29,9 @@ def measure(n_agents: int, n_rounds: int) -> dict:
     from pvsst.sim.network import NetworkSpec
     from pvsst.sim.topics import get_topic
     from pvsst.sim.trial.run import run_trial
-    from pvsst.sim.trial.config import TrialConfig
+    from pvsst.sim.trial.settings import TrialSetup
 
-    config = TrialConfig(trial_id=f"bench{n_agents}", model_name="scripted/imitate", topic=get_topic("ai_labels"),
+    config = TrialSetup(trial_id=f"bench{n_agents}", model_name="scripted/imitate", topic=get_topic("ai_labels"),
                          condition="likes", seed=1, n_agents=n_agents, n_rounds=n_rounds,
                          network=NetworkSpec(kind="barabasi_albert", m=3), feed_candidates="followees",
                          request_seed_formula="hashed")

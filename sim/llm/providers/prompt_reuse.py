@@ -11,7 +11,7 @@ a prefix that reaches into the last reply reuses tokens that were generated one 
 previous call evaluated as a batch (its prompt, never its reply), always leaves two or more tokens to
 evaluate, and reuses nothing for a prompt longer than one batch (``n_batch``: llama.cpp would cut the
 fresh evaluation into batches at other places). A reply is then the same, bit for bit, whether or not
-the context held a prefix, which ``tests/test_prompt_reuse.py`` checks against fresh evaluations.
+the context held a prefix, which ``tests/sim/test_prompt_reuse.py`` checks against fresh evaluations.
 ``PVSST_LLAMA_PROMPT_REUSE=0`` turns it off (every call starts from an empty context).
 
 Measured on the embedded engine trials' calls: consecutive prompts share the system text, the topic

@@ -7,7 +7,7 @@ measured on one core, 15 ms of the 41 ms each SmolLM2 token took. What is drawn 
 tokens (K = 512, then 4,096) and draws from the allowed ones among them whenever that provably leaves the
 same candidates as the full test would; otherwise it tests the whole vocabulary. The rest of the chain
 and its random draw are llama.cpp's own, so every reply is the same, token for token, as llama-cpp-python's
-(``tests/test_screened_grammar.py`` checks it against the library's sampler).
+(``tests/sim/test_screened_grammar.py`` checks it against the library's sampler).
 
 When the screen leaves the same candidates
 ------------------------------------------

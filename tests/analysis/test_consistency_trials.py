@@ -1,0 +1,130 @@
+"""Belief-behaviour consistency in trials: a planted stance-contradiction rate is detected, its absence
+is not; a planted same-side vote margin shows in the like rates.
+
+Synthetic studies drawn with numpy: 8 blocks (2 topics x 4 seeds, one model, one arm), 12 honest agents
+x 6 rounds per trial, reported stances uniform over the six non-neutral levels. A post contradicts its
+reported stance with the planted probability (0.20 or 0); the judge then misreads the side of any post
+with probability 0.10 (its known error rate, the tolerance). A study flags contradiction when the
+block-bootstrap interval's lower bound (alpha 0.05, 2,000 draws) of the contradiction rate exceeds the
+tolerance. Planted 20%: flagged in at least 9 of 10 studies; 0%: in at most 2 of 20.
+
+End to end: trials run with ``scripted/planted_contradiction`` (20%), ``scripted/planted_same_side_votes``
+(margin 0.2) and ``scripted/planted_trial_null``, posts judged by the lexicon judge.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pvsst.analysis.consistency.trials import (consistency_by_arm, stance_consistency, trial_consistency,
+                                         vote_sides)
+
+JUDGE_ERROR = 0.10
+
+
+def synthetic_study(seed: int, contradiction: float) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    posts, judged, trials = [], [], []
+    for topic in ("t1", "t2"):
+        for trial_seed in (101, 211, 307, 419):
+            trial_id = f"m-{topic}-{trial_seed}"
+            trials.append({"trial_id": trial_id, "model": "m", "condition": "likes", "topic_id": topic,
+                           "seed": trial_seed})
+            reported = rng.choice([-3, -2, -1, 1, 2, 3], size=(6, 12))
+            written = np.where(rng.random((6, 12)) < contradiction, -reported, reported)
+            read = np.where(rng.random((6, 12)) < JUDGE_ERROR, -written, written)
+            for r in range(6):
+                for a in range(12):
+                    posts.append({"trial_id": trial_id, "round": r, "agent_id": f"a{a:02d}",
+                                  "stance": int(reported[r, a]), "parse_ok": True})
+                    judged.append({"trial_id": trial_id, "round": r, "agent_id": f"a{a:02d}",
+                                   "judged_stance": int(read[r, a])})
+    return pd.DataFrame(posts), pd.DataFrame(judged), pd.DataFrame(trials)
+
+
+def contradiction_summary(seed: int, contradiction: float) -> pd.Series:
+    posts, judged, trials = synthetic_study(seed, contradiction)
+    per_trial = trial_consistency(stance_consistency(posts, judged))
+    summary = consistency_by_arm(per_trial, trials, metrics=["stance_contradiction_rate"], draws=2000)
+    assert len(summary) == 1 and summary.iloc[0]["n_blocks"] == 8
+    return summary.iloc[0]
+
+
+def test_planted_contradiction_is_detected_and_its_absence_is_not():
+    planted = [contradiction_summary(seed, 0.20) for seed in range(10)]
+    null = [contradiction_summary(100 + seed, 0.0) for seed in range(20)]
+    detected = sum(row["ci_low"] > JUDGE_ERROR for row in planted)
+    false_alarms = sum(row["ci_low"] > JUDGE_ERROR for row in null)
+    print(f"contradiction 20% detected in {detected}/10 studies; 0% flagged in {false_alarms}/20")
+    assert detected >= 9
+    assert false_alarms <= 2
+    # the expected observed rate: 0.2 * 0.9 + 0.8 * 0.1 = 0.26 planted, 0.10 at the null
+    assert np.mean([row["mean"] for row in planted]) == pytest.approx(0.26, abs=0.02)
+    assert np.mean([row["mean"] for row in null]) == pytest.approx(0.10, abs=0.02)
+
+
+def test_per_agent_round_measures_and_vote_sides():
+    posts = pd.DataFrame({"trial_id": "t", "round": [0, 0, 0, 0, 1], "agent_id": ["a", "b", "c", "d", "a"],
+                          "stance": [3, -2, 1, 0, 3], "parse_ok": [True, True, True, True, False]})
+    judged = pd.DataFrame({"trial_id": "t", "round": [0, 0, 0, 0, 1], "agent_id": ["a", "b", "c", "d", "a"],
+                           "judged_stance": [1, -2, -1, 0, 3]})
+    agents = pd.DataFrame({"trial_id": "t", "agent_id": ["a", "b", "c", "d"],
+                           "role": ["honest", "honest", "honest", "adversary"]})
+    table = stance_consistency(posts, judged, agents)
+    assert table["agent_id"].tolist() == ["a", "b", "c"]  # the failed reply and the adversary are left out
+    assert table["signed_gap"].tolist() == [-2, 0, -2]
+    assert table["exact_agreement"].tolist() == [False, True, False]
+    assert table["side_agreement"].tolist() == [True, True, False]
+    assert table["contradiction"].tolist() == [False, False, True]
+    votes = pd.DataFrame({"trial_id": "t", "round": 0, "voter_id": ["a", "a", "a", "b", "b"],
+                          "target_agent_id": ["b", "c", "d", "a", "c"], "value": [-1, 1, 1, 1, 0],
+                          "parse_ok": [True, True, True, True, False]})
+    sides = vote_sides(posts, votes, agents)
+    # a->d: neutral author, left out; b->c did not parse
+    assert sides[["voter_id", "target_agent_id", "same_side", "liked"]].values.tolist() == [
+        ["a", "b", False, False], ["a", "c", True, True], ["b", "a", False, True]]
+    row = trial_consistency(table, sides).iloc[0]
+    assert row["like_rate_same_side"] == 1.0 and row["like_rate_other_side"] == 0.5
+    assert row["like_rate_chance"] == pytest.approx(2 / 3) and row["same_side_like_gap"] == 0.5
+    assert row["stance_signed_gap"] == pytest.approx(-4 / 3) and row["n_judged_posts"] == 3
+
+
+def run_planted_trials(model: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from pvsst.sim.judges.lexicon import LexiconJudge
+    from pvsst.sim.judges.stance_judge import judged_stances
+    from pvsst.sim.llm.gateway import Gateway
+    from pvsst.sim.topics import get_topic
+    from pvsst.sim.trial.settings import TrialSetup
+    from pvsst.sim.trial.run import run_trial
+
+    per_trial, trials = [], []
+    with Gateway() as gateway:
+        for seed in (101, 211):
+            config = TrialSetup(trial_id=f"{model}-{seed}", model_name=model, topic=get_topic("ai_labels"),
+                                 condition="likes", seed=seed)
+            result = run_trial(config, gateway)
+            judged = judged_stances(LexiconJudge(), result.posts, config.topic)
+            per_trial.append(trial_consistency(stance_consistency(result.posts, judged, result.agents),
+                                               vote_sides(result.posts, result.votes, result.agents)))
+            trials.append({"trial_id": config.trial_id, "model": model, "condition": "likes",
+                           "topic_id": "ai_labels", "seed": seed})
+    return pd.concat(per_trial, ignore_index=True), pd.DataFrame(trials)
+
+
+def test_planted_providers_end_to_end():
+    """Two trials (12 agents x 6 rounds: 144 posts, 720 votes) per provider."""
+    summaries = {}
+    for model in ("scripted/planted_contradiction", "scripted/planted_same_side_votes", "scripted/planted_trial_null"):
+        per_trial, trials = run_planted_trials(model)
+        summaries[model] = consistency_by_arm(per_trial, trials, draws=2000).set_index("metric")
+    planted, votes, null = (summaries[m] for m in ("scripted/planted_contradiction", "scripted/planted_same_side_votes",
+                                                   "scripted/planted_trial_null"))
+    # the lexicon judge reads these writers exactly: a consistent agent scores 1 and 0
+    assert null.loc["stance_exact_agreement", "mean"] == 1.0 and null.loc["stance_contradiction_rate", "mean"] == 0.0
+    assert votes.loc["stance_contradiction_rate", "mean"] == 0.0
+    assert planted.loc["stance_contradiction_rate", "mean"] == pytest.approx(0.20, abs=0.07)
+    assert planted.loc["stance_contradiction_rate", "ci_low"] > 0
+    assert votes.loc["same_side_like_gap", "mean"] == pytest.approx(0.20, abs=0.1)
+    assert null.loc["same_side_like_gap", "mean"] == pytest.approx(0.0, abs=0.1)
+    assert votes.loc["like_rate_chance", "mean"] == pytest.approx(0.5, abs=0.06)

@@ -1,0 +1,109 @@
+"""Ctrl-C and SIGTERM stop a run with one line and a truthful exit code; a rerun resumes it exactly.
+
+The signal goes to the whole process group, as a terminal sends Ctrl-C: the driver and its two pool
+workers receive it together.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from pvsst.experiments.spec.prereg import freeze
+from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, trial_dirs
+
+pytestmark = pytest.mark.slow
+
+GSS = Path(__file__).resolve().parents[2] / "experiments" / "surveys" / "gss2018_spending.yaml"
+
+
+def _cli(*args) -> list[str]:
+    return [sys.executable, "-m", "pvsst.experiments.cli", *map(str, args)]
+
+
+def _finished(folder: Path) -> int:
+    return sum(1 for d in folder.glob("*/DONE")) if folder.is_dir() else 0
+
+
+def _signal_at(command: list[str], folder: Path, at: int, signum: int, timeout_s: float = 300) -> subprocess.CompletedProcess:
+    """Run ``command`` in a process group of its own; send ``signum`` to the group once ``at`` units
+    are finished under ``folder``; return the finished process with its stderr."""
+    proc = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and proc.poll() is None and _finished(folder) < at:
+        time.sleep(0.01)
+    assert proc.poll() is None, f"the run ended before {at} units were finished: {proc.stderr.read()}"
+    os.killpg(proc.pid, signum)
+    _, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(command, proc.returncode, "", err)
+
+
+def _assert_one_line(stopped: subprocess.CompletedProcess, code: int, name: str, unit: str) -> None:
+    lines = stopped.stderr.strip().splitlines()
+    assert stopped.returncode == code, stopped.stderr
+    assert "Traceback" not in stopped.stderr and "KeyboardInterrupt" not in stopped.stderr, stopped.stderr
+    assert 1 <= len(lines) <= 3, stopped.stderr
+    assert f"pvsst: interrupted by {name}:" in lines[-1] and f"{unit} finished" in lines[-1], lines
+    assert "resume with: pvsst " in lines[-1], lines
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_at_a_third_of_a_two_worker_study_stops_it_and_a_rerun_resumes(tmp_path, tmp_path_factory,
+                                                                                  signum, code):
+    spec = frozen_copy(tmp_path)
+    out = tmp_path / "run"
+    stopped = _signal_at(_cli("run", spec, "--out", out, "--workers", "2"), out / "trials", 32 // 3, signum)
+    _assert_one_line(stopped, code, signal.Signals(signum).name, "trials")
+    manifest = json.loads((out / "manifest.json").read_text())
+    interrupted = manifest["runs"][-1]["interrupted"]
+    assert interrupted["signal"] == signal.Signals(signum).name and interrupted["total"] == 32
+    assert 32 // 3 <= interrupted["finished"] < 32 and interrupted["finished"] <= len(trial_dirs(out))
+
+    rerun = subprocess.run(_cli("run", spec, "--out", out, "--workers", "2"), capture_output=True, text=True,
+                           timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    assert not list((out / "trials").glob(".*")), "a staging directory survived the rerun"
+    assert_same_run_store(pool_reference_run(tmp_path_factory), out)
+
+
+def _survey(folder: Path) -> Path:
+    spec = yaml.safe_load(GSS.read_text())
+    spec["questions"] = spec["questions"][:3]
+    spec.update(model="scripted/imitate", conditions=["direct", "persona_label"])
+    spec["personas"].update(source="respondents", n=60)
+    spec["execution"].update(chunk_size=3, workers=2)
+    path = folder / "survey.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    freeze(path)
+    return path
+
+
+def _responses(run: Path) -> pd.DataFrame:
+    frames = [pd.read_parquet(d / "responses.parquet") for d in sorted((run / "units").iterdir())
+              if not d.name.startswith(".")]
+    return pd.concat(frames).drop(columns=["cached", "attempts", "latency_s"]).reset_index(drop=True)
+
+
+def test_sigint_at_a_third_of_a_two_worker_survey_stops_it_and_a_rerun_resumes(tmp_path):
+    spec = _survey(tmp_path)
+    out, clean = tmp_path / "run", tmp_path / "clean"
+    total = 5 * 20  # (1 model x 2 conditions + 3 controls) x 20 chunks of 3 personas
+    stopped = _signal_at(_cli("survey", "run", spec, "--out", out), out / "units", total // 3, signal.SIGINT)
+    _assert_one_line(stopped, 130, "SIGINT", "units")
+    interrupted = json.loads((out / "manifest.json").read_text())["runs"][-1]["interrupted"]
+    assert interrupted["total"] == total and total // 3 <= interrupted["finished"] < total
+
+    for run in (out, clean):
+        done = subprocess.run(_cli("survey", "run", spec, "--out", run), capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+    assert _finished(out / "units") == _finished(clean / "units") == total
+    pd.testing.assert_frame_equal(_responses(out), _responses(clean))
