@@ -28,7 +28,7 @@ import pandas as pd
 
 from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.core.errors import InputError
-from pvsst.experiments.run.run_guard import ignore_interrupts, spawning_quietly
+from pvsst.experiments.run.run_guard import ignore_interrupts, spawning_quietly, start_resource_tracker_quietly
 from pvsst.experiments.run.study_files import StudyFiles
 from pvsst.experiments.run.trial_pipeline import TrialOutcome, execute_trial
 from pvsst.sim.llm.budget import BudgetExceeded
@@ -201,6 +201,7 @@ class LocalExecutor:
     name = "local"
 
     def __init__(self, workers: int):
+        start_resource_tracker_quietly()
         self.pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                            initializer=ignore_interrupts)
         self.workers = workers

@@ -32,6 +32,7 @@ import re
 import shlex
 import shutil
 import signal
+import sys
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -155,6 +156,32 @@ def spawning_quietly() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def start_resource_tracker_quietly() -> None:
+    """Start multiprocessing's resource tracker with its stderr on ``/dev/null``, unless it runs already.
+
+    A stopped run kills its worker processes and leaves without joining the pool, so the pool's
+    semaphores are still registered when the driver exits; the tracker then unlinks them, as it
+    should, but also prints a ``leaked semaphore`` warning after the run's one-line message. The
+    tracker inherits the driver's stderr when it starts, so it is started here with stderr pointed
+    elsewhere for the instant of its start.
+
+    Examples
+    --------
+    >>> start_resource_tracker_quietly()  # idempotent: a running tracker is left as it is
+    """
+    from multiprocessing import resource_tracker
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def ignore_interrupts() -> None:
