@@ -128,7 +128,7 @@ def test_stats_paired_bad_input_exits_2_with_one_line(tmp_path, capsys):
 
 
 def test_every_row_records_the_frozen_settings(tmp_path):
-    # Acceptance (issue 12): monte_carlo with 999 draws is what runs, and each row says so.
+    # The frozen plan, not a default: monte_carlo with 999 draws is what runs, and each row says so.
     plan = {"contrasts": {"eng": {"treatment": "likes", "control": "control"}},
             "randomization": {"method": "monte_carlo", "draws": 999}, "bootstrap_draws": 300,
             "bootstrap_seed": 7, "alpha": 0.1, "multiplicity": "holm",

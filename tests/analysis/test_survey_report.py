@@ -14,7 +14,7 @@ from pvsst.analysis.report import build_survey_report
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.experiments.cli import main
 from survey_helpers import scripted_survey_run
-from test_report import assert_self_contained
+from report_checks import assert_self_contained
 
 MODEL = "scripted/imitate"
 

@@ -1,4 +1,4 @@
-"""Issue 5: the runner refuses unfrozen / changed specs, records deviations, resumes, and its call
+"""The runner refuses unfrozen / changed specs, records deviations, resumes, and its call
 count matches `pvsst estimate`."""
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_replay_only_rerun_of_a_finished_study_makes_no_provider_call(tmp_path, 
 
 
 def test_budget_cap_stops_the_run_cleanly_with_exit_3(tmp_path, capfd):
-    """Issue 2, acceptance 4: a cap below what the job needs stops it with one line and exit code 3;
+    """A cap below what the job needs stops it with one line and exit code 3;
     the spend exceeds the cap by at most one in-flight batch; finished trials stay finished."""
     import re
 

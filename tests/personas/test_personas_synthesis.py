@@ -1,4 +1,5 @@
-"""Raking, integerisation and the synthetic population (issue 4, acceptance 1-3 and 5)."""
+"""Raking, integerisation and the synthetic population: margins met, counts whole, the same seed the same
+people, and a population that matches the census tables it was raked to."""
 from __future__ import annotations
 
 import hashlib
@@ -99,7 +100,7 @@ def test_census_adult_totals_match_acs_lines():
     assert t.education_shares[4] == pytest.approx(23 / 99)
 
 
-# ---------------------------------------------------------------- acceptance
+# ---------------------------------------------------------------- the whole population
 
 @pytest.fixture(scope="module")
 def us_runs(tmp_path_factory):

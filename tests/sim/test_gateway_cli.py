@@ -135,7 +135,7 @@ def test_models_lists_providers(capsys, monkeypatch):
 
 
 def test_a_reply_cut_at_the_token_limit_is_truncated_and_names_the_flag(tmp_path, cache_env, capsys, monkeypatch):
-    """Issue 12, build 5: a reply the provider stopped at max_tokens has status `truncated`, and the
+    """A reply the provider stopped at max_tokens has status `truncated`, and the
     command names the limit and how to raise it."""
     from gateway_stub import StubServer, cut
 
