@@ -27,22 +27,13 @@ def write(tmp_path, spec: dict, name="survey.yaml", frozen=True):
     return path
 
 
-def one_line_error(capsys, argv) -> str:
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("pvsst: error: ") and "\n" not in err, err
-    return err
-
-
 def scripted_survey_run(directory: Path, *, model: str = "scripted/imitate", n: int = 16,
                         conditions=("direct", "persona_label"), questions: int = 3) -> Path:
     """``pvsst survey run`` of the GSS instrument (first ``questions`` questions) on respondent personas:
     ``model`` under ``conditions`` beside the oracle, marginal and uniform controls."""
     spec = small_instrument(model=model, conditions=conditions, questions=questions,
                             analysis={"bootstrap_draws": 60, "min_group_n": 2}, execution={"chunk_size": n})
-    path = directory / "survey.yaml"
-    path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    freeze(path)  # a survey run needs a frozen instrument
+    path = write(directory, spec)
     out = directory / "run"
     assert main(["survey", "run", str(path), "--out", str(out), "--n", str(n), "--personas", "respondents"]) == 0
     return out

@@ -22,7 +22,8 @@ from pvsst.analysis.survey.scoring import read_prompts, read_responses
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.prereg import freeze, lock_path
 from builders import WEIGHTED_CODES, small_instrument, weighted_frame, weighted_instrument
-from survey_helpers import CCES, one_line_error, write
+from cli_checks import refused
+from survey_helpers import CCES, write
 
 
 def fidelity_value(table, model, metric, group="all", column="value", question="q"):
@@ -153,7 +154,7 @@ def test_bad_local_data_exits_2(tmp_path, capsys):
         spec = weighted_instrument(data)
         spec["data"].update(change)
         out = tmp_path / f"run{i}"
-        err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
+        err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
         assert fragment in err, err
         assert not out.exists()
 
@@ -164,7 +165,7 @@ def test_a_survey_run_is_preregistered(tmp_path, capsys):
     spec = small_instrument()
     path = write(tmp_path, spec, frozen=False)
     out = tmp_path / "run"
-    err = one_line_error(capsys, ["survey", "run", str(path), "--out", str(out), "--n", "4"])
+    err = refused(capsys, ["survey", "run", str(path), "--out", str(out), "--n", "4"])
     assert "not frozen" in err and not out.exists()
     assert main(["prereg", "freeze", str(path)]) == 0
     assert json.loads(lock_path(path).read_text())["spec"]["conditions"][0]["id"] == "direct"
@@ -177,7 +178,7 @@ def test_a_survey_run_is_preregistered(tmp_path, capsys):
     # A changed instrument is refused (one line naming what changed), or run with a recorded deviation.
     spec["sampling"]["temperature"] = 0.9
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    err = one_line_error(capsys, ["survey", "run", str(path), "--out", str(tmp_path / "changed")])
+    err = refused(capsys, ["survey", "run", str(path), "--out", str(tmp_path / "changed")])
     assert "hash mismatch" in err and "sampling.temperature: 0.7 -> 0.9" in err
     assert not (tmp_path / "changed").exists()
     assert main(["prereg", "verify", str(path)]) == 1
@@ -225,7 +226,7 @@ def test_several_models_are_scored_side_by_side(tmp_path, capsys):
     assert manifest["models"] == ["scripted/echo", "scripted/uniform"]
     assert manifest["deviations"][0]["overrides"]["model"] == ["scripted/echo", "scripted/uniform"]
     spec["model"] = "scripted/echo"
-    err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, "both.yaml")), "--out", str(tmp_path / "b")])
+    err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, "both.yaml")), "--out", str(tmp_path / "b")])
     assert "models" in err and "not both" in err
 
 
@@ -329,7 +330,7 @@ def test_bad_respondent_mappings_exit_2(tmp_path, capsys):
         spec = weighted_instrument(data)
         spec["personas"]["attributes"] = attributes
         out = tmp_path / f"run{i}"
-        err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
+        err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
         assert fragment in err, err
         assert not out.exists()
 

@@ -17,6 +17,7 @@ from pvsst.core.errors import InputError
 from pvsst.personas.integerise import integerise
 from pvsst.personas.ipf import RakingMargin, rake
 from pvsst.personas.synthesis import synthesize
+from cli_checks import error_line
 from reference_paths import SHARED
 
 # The Census files as shipped in shared/ (when present beside the checkout) and as vendored in the package
@@ -188,8 +189,7 @@ def test_democrat_share_in_a_cell_matches_the_survey_estimate():
 # ---------------------------------------------------------------- bad input
 
 def _assert_one_line_error(capsys, *needles):
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1, err
+    err = error_line(capsys)
     for needle in needles:
         assert needle in err
 

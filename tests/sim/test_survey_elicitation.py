@@ -16,11 +16,12 @@ import yaml
 from scipy.spatial.distance import jensenshannon
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import freeze
 from pvsst.experiments.survey.runner import reply_answer
 from pvsst.experiments.survey.spec import canonical_survey, load_survey
 from builders import GSS, small_instrument
+from cli_checks import refused
 from gateway_stub import StubServer, raw
+from survey_helpers import write
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.option_probabilities import distribution_from_top_logprobs, logprobs_problem
 from pvsst.sim.llm.types import LLMRequest
@@ -29,9 +30,7 @@ CODES = ["too_little", "about_right", "too_much"]
 
 
 def run_spec(tmp_path, spec: dict, *extra: str):
-    path = tmp_path / "survey.yaml"
-    path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    freeze(path)  # a survey run needs a frozen instrument
+    path = write(tmp_path, spec)
     out = tmp_path / "run"
     code = main(["survey", "run", str(path), "--out", str(out), "--n", "6", "--personas", "respondents", *extra])
     return code, out
@@ -107,10 +106,8 @@ def test_logprobs_on_a_provider_without_them_exits_2_before_anything(tmp_path, c
     assert not list(tmp_path.glob("*.lock.json"))
     capsys.readouterr()
     out = tmp_path / "run"
-    code = main(["survey", "run", str(path), "--out", str(out), "--n", "6", "--personas", "respondents",
-                 "--deviation", "not freezable"])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and err.startswith("pvsst: error: ") and "\n" not in err, err
+    err = refused(capsys, ["survey", "run", str(path), "--out", str(out), "--n", "6", "--personas", "respondents",
+                           "--deviation", "not freezable"])
     assert "conditions[direct_logprobs].elicitation" in err and model in err
     assert not out.exists()  # refused before any call and before anything was written
 
