@@ -10,6 +10,15 @@ import pytest
 
 
 @pytest.fixture
+def first_listed():
+    """``scripted/first_listed``: a survey respondent that always answers the first option listed
+    (``first_listed_provider``), registered for the test."""
+    from pvsst.sim.llm.providers.registry import register_scripted_provider
+
+    register_scripted_provider("first_listed", "first_listed_provider:FirstListedProvider")
+
+
+@pytest.fixture
 def show(capsys):
     """``print`` that bypasses pytest's output capture: benchmarks report their ratios with it."""
     def _show(*args, **kwargs):

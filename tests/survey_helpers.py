@@ -1,4 +1,4 @@
-"""Survey-test builders: a small instrument from the shipped GSS one, writing and freezing it, a scripted run."""
+"""Survey-test helpers: writing and freezing an instrument, a one-line error, a scripted survey run."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,22 +8,9 @@ import yaml
 from pvsst.experiments.cli import main
 from pvsst.core.errors import InputError
 from pvsst.experiments.spec.prereg import freeze, lock_path
+from builders import small_instrument
 
-
-
-GSS = "experiments/surveys/gss2018_spending.yaml"
 CCES = "experiments/surveys/cces2016_racial_attitudes.yaml"
-
-
-def small_spec(**changes) -> dict:
-    spec = yaml.safe_load(open(GSS))
-    spec["questions"] = spec["questions"][:2]
-    spec["conditions"] = ["direct", "persona_label"]
-    spec["model"] = "scripted/echo"
-    spec["analysis"]["bootstrap_draws"] = 50
-    spec["execution"]["chunk_size"] = 4
-    spec.update(changes)
-    return spec
 
 
 def write(tmp_path, spec: dict, name="survey.yaml", frozen=True):
@@ -40,26 +27,13 @@ def write(tmp_path, spec: dict, name="survey.yaml", frozen=True):
     return path
 
 
-def one_line_error(capsys, argv) -> str:
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("pvsst: error: ") and "\n" not in err, err
-    return err
-
-
 def scripted_survey_run(directory: Path, *, model: str = "scripted/imitate", n: int = 16,
                         conditions=("direct", "persona_label"), questions: int = 3) -> Path:
     """``pvsst survey run`` of the GSS instrument (first ``questions`` questions) on respondent personas:
     ``model`` under ``conditions`` beside the oracle, marginal and uniform controls."""
-    spec = yaml.safe_load(open(GSS))
-    spec["questions"] = spec["questions"][:questions]
-    spec["conditions"] = list(conditions)
-    spec["model"] = model
-    spec["analysis"].update(bootstrap_draws=60, min_group_n=2)
-    spec["execution"]["chunk_size"] = n
-    path = directory / "survey.yaml"
-    path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    freeze(path)  # a survey run needs a frozen instrument
+    spec = small_instrument(model=model, conditions=conditions, questions=questions,
+                            analysis={"bootstrap_draws": 60, "min_group_n": 2}, execution={"chunk_size": n})
+    path = write(directory, spec)
     out = directory / "run"
     assert main(["survey", "run", str(path), "--out", str(out), "--n", str(n), "--personas", "respondents"]) == 0
     return out

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from pvsst.experiments.cli import main
-from runner_helpers import small_spec
+from runner_helpers import small_smoke_spec
 from store_checksum import store_checksum
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,7 +99,7 @@ def test_wheel_runs_beside_a_users_own_analysis_experiments_and_sim(tmp_path):
     (user / "analysis.py").write_text("OWNER = 'user analysis.py'\n")
     (user / "sim.py").write_text("OWNER = 'user sim.py'\n")
     (user / "experiments" / "__init__.py").write_text("OWNER = 'user experiments/'\n")
-    spec = small_spec(user / "study", "[101]")
+    spec = small_smoke_spec(user / "study", "[101]")
     env = {**os.environ, "PYTHONPATH": str(user), "PVSST_CACHE": str(tmp_path / "cache.sqlite")}
     env.pop("VIRTUAL_ENV", None)
 

@@ -1,4 +1,4 @@
-"""Issue 11, acceptance 7: no tracked file shares a run of six words with the PV-SST reference code's
+"""No tracked file shares a run of six words with the PV-SST reference code's
 prompt and persona texts (its authors' wording).
 
 ``tests/data/reference-shingles.txt`` holds only hashes (the first 16 hex digits of the sha256 of each

@@ -9,6 +9,7 @@ from pvsst.analysis.paired import SETTING_COLUMNS
 from pvsst.analysis.run_analysis import ANALYSIS_FILES, analyze_run
 from pvsst.experiments.cli import main
 from analysis_synthetic_run import write_run
+from cli_checks import error_line
 from reference_paths import PUBLISHED_ANALYSIS
 
 PLANTED = {"likes": 0.8, "single_source": 0.8, "distributed_sources": 0.8}
@@ -71,15 +72,9 @@ def test_incomplete_blocks_are_excluded_and_listed(tmp_path, capsys):
     assert excluded[["model", "topic_id", "seed"]].drop_duplicates().values.tolist() == [["m1", "t1", 101]]
 
 
-def one_line_error(capsys) -> str:
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("pvsst: error:") and "\n" not in err
-    return err
-
-
 def test_analyze_bad_input_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
     assert main(["analyze", str(tmp_path / "missing")]) == 2
-    assert "does not exist" in one_line_error(capsys)
+    assert "does not exist" in error_line(capsys)
     # A bad frozen plan is reported before any trial is scored (at 448 trials, minutes sooner).
     import pvsst.analysis.run_analysis as run_analysis
 
@@ -90,7 +85,7 @@ def test_analyze_bad_input_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
     run = write_run(tmp_path / "unknown_arm",
                     spec={"analysis": {"contrasts": {"u": {"treatment": "unranked", "control": "likes"}}}})
     assert main(["analyze", str(run)]) == 2
-    assert "unknown arm 'unranked'" in one_line_error(capsys)
+    assert "unknown arm 'unranked'" in error_line(capsys)
     # the frozen plan is read strictly: an alternate or misspelt key is an error, not a default
     for i, (section, expected) in enumerate((({"seed": 5}, "spec.analysis.seed: unknown key"),
                               ({"randomization": {"drawz": 9}}, "spec.analysis.randomization.drawz: unknown key"),
@@ -98,14 +93,14 @@ def test_analyze_bad_input_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
         contrasts = {"e": {"treatment": "likes", "control": "control"}}
         run = write_run(tmp_path / f"strict{i}", spec={"analysis": {"contrasts": contrasts, **section}})
         assert main(["analyze", str(run)]) == 2
-        err = one_line_error(capsys)
+        err = error_line(capsys)
         assert f"{run / 'manifest.json'}: {expected}" in err, err
     monkeypatch.undo()
     run = write_run(tmp_path / "no_blocks", conditions=("likes", "control"),
                     skip=tuple(f"{m}-{t}-{s}-{c}" for m in ("m1", "m2") for t in ("t1", "t2")
                                for s, c in ((101, "likes"), (211, "control"))))
     assert main(["analyze", str(run)]) == 2
-    assert "no complete blocks" in one_line_error(capsys)
+    assert "no complete blocks" in error_line(capsys)
 
 
 def test_stats_paired_bad_input_exits_2_with_one_line(tmp_path, capsys):
@@ -114,13 +109,13 @@ def test_stats_paired_bad_input_exits_2_with_one_line(tmp_path, capsys):
                   "condition": ["likes", "control"], "y": [1.0, 0.5]}).to_csv(table, index=False)
     base = ["stats", "paired", str(table), "--out", str(tmp_path / "o.csv"), "--strata", "model"]
     assert main(base + ["--metric", "z", "--contrast", "e=likes-control"]) == 2
-    assert one_line_error(capsys).endswith("z: missing column")
+    assert error_line(capsys).endswith("z: missing column")
     assert main(base + ["--metric", "y", "--contrast", "e=likes-unranked"]) == 2
-    assert "unknown arm 'unranked'" in one_line_error(capsys)
+    assert "unknown arm 'unranked'" in error_line(capsys)
     assert main(base + ["--metric", "y", "--contrast", "likes-control"]) == 2
-    assert "malformed contrast" in one_line_error(capsys)
+    assert "malformed contrast" in error_line(capsys)
     assert main(["stats", "paired", str(tmp_path / "none.csv"), "--out", str(tmp_path / "o.csv")]) == 2
-    assert "does not exist" in one_line_error(capsys)
+    assert "does not exist" in error_line(capsys)
     assert main(base + ["--metric", "y", "--contrast", "e=likes-control"]) == 0
     written = pd.read_csv(tmp_path / "o.csv")
     assert written[["stratum_type", "n_blocks", "mean_difference"]].values.tolist() == [
@@ -128,7 +123,7 @@ def test_stats_paired_bad_input_exits_2_with_one_line(tmp_path, capsys):
 
 
 def test_every_row_records_the_frozen_settings(tmp_path):
-    # Acceptance (issue 12): monte_carlo with 999 draws is what runs, and each row says so.
+    # The frozen plan, not a default: monte_carlo with 999 draws is what runs, and each row says so.
     plan = {"contrasts": {"eng": {"treatment": "likes", "control": "control"}},
             "randomization": {"method": "monte_carlo", "draws": 999}, "bootstrap_draws": 300,
             "bootstrap_seed": 7, "alpha": 0.1, "multiplicity": "holm",

@@ -9,47 +9,14 @@ from __future__ import annotations
 
 import io
 
-import matplotlib.text
 import pandas as pd
 import pytest
-from matplotlib.backends.backend_agg import RendererAgg
 
 from pvsst.analysis.figures import contrast_forest_figure, distribution_by_group_figure, fidelity_by_question_figure
 from pvsst.analysis.report import build_run_report, build_survey_report
 from analysis_synthetic_run import write_run
+from report_checks import texts_outside_canvas
 from survey_helpers import scripted_survey_run
-
-TOLERANCE_PX = 0.5
-
-
-def texts_outside_canvas(monkeypatch, save) -> list[str]:
-    """Run ``save()`` and return every text whose window extent leaves the PNG canvas it was drawn on.
-
-    Saving with a tight canvas draws twice (once to measure, once onto the cut canvas); only each
-    figure's last drawing is the saved one, so only that one is checked.
-    """
-    drawn: list[tuple[int, int, str]] = []  # (figure id, renderer id, problem or "")
-    original = matplotlib.text.Text.draw
-
-    def recording_draw(self, renderer):
-        original(self, renderer)
-        if not (isinstance(renderer, RendererAgg) and self.get_visible() and self.get_text().strip()):
-            return
-        box = self.get_window_extent(renderer)
-        problem = ""
-        if (box.x0 < -TOLERANCE_PX or box.y0 < -TOLERANCE_PX or box.x1 > renderer.width + TOLERANCE_PX
-                or box.y1 > renderer.height + TOLERANCE_PX):
-            name = getattr(self.figure, "_pvsst_name", "?")
-            problem = f"{name}: {self.get_text()!r} at {tuple(round(v) for v in box.bounds)} on {renderer.width}x{renderer.height}"
-        drawn.append((id(self.figure), id(renderer), problem))
-
-    monkeypatch.setattr(matplotlib.text.Text, "draw", recording_draw)
-    try:
-        save()
-    finally:
-        monkeypatch.undo()
-    last = {figure: renderer for figure, renderer, _ in drawn}
-    return [problem for figure, renderer, problem in drawn if problem and last[figure] == renderer]
 
 
 def save_all(figures, directory) -> None:

@@ -15,7 +15,7 @@ import pytest
 import pvsst
 from pvsst.core.errors import InputError
 from pvsst.experiments.cli import main
-from runner_helpers import small_spec
+from runner_helpers import small_smoke_spec
 from survey_helpers import scripted_survey_run
 
 
@@ -24,7 +24,7 @@ def parquet_rows(folders, table: str) -> int:
 
 
 def test_study_run_tables_match_the_run_store(tmp_path):
-    spec = small_spec(tmp_path / "spec", "[101]")
+    spec = small_smoke_spec(tmp_path / "spec", "[101]")
     run = tmp_path / "run"
     assert main(["run", str(spec), "--out", str(run), "--workers", "1"]) == 0
     assert main(["analyze", str(run)]) == 0

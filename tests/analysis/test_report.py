@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -16,8 +15,8 @@ from pvsst.analysis.paired import SETTING_COLUMNS
 from analysis_synthetic_run import write_run
 from pvsst.experiments.cli import main
 from reference_paths import REFERENCE
+from report_checks import assert_self_contained, html_images
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SPEC = {
     "title": "Synthetic report study",
     "hypotheses": [
@@ -33,19 +32,6 @@ SPEC = {
                                                                 "control": "single_source"}},
                  "bootstrap_draws": 500, "parse_failure_threshold": 0.01, "multiplicity": "fdr_bh"},
 }
-
-
-def html_images(html: str) -> list[str]:
-    return re.findall(r"<img[^>]*\ssrc=\"([^\"]*)\"", html)
-
-
-def assert_self_contained(html: str, n_figures: int) -> None:
-    sources = html_images(html)
-    assert len(sources) == n_figures > 0
-    for src in sources:
-        assert src.startswith("data:image/png;base64,")
-        assert base64.b64decode(src.split(",", 1)[1])[:8] == PNG_MAGIC
-    assert not re.findall(r"(?:src|href)=\"(?!data:|#)", html)  # nothing outside the file
 
 
 def with_manifest(run: Path, **fields) -> Path:

@@ -82,7 +82,7 @@ def test_group_errors_draws_one_marker_per_group_and_source_and_rejects_bad_tabl
 
 
 def test_no_text_of_the_state_figures_leaves_the_saved_canvas(monkeypatch):
-    from test_figures_never_clip import texts_outside_canvas
+    from report_checks import texts_outside_canvas
 
     real = pd.DataFrame({"yes": [0.3, 0.5, 0.7], "no": [0.7, 0.5, 0.3]}, index=["CA", "OH", "WY"])
     scores = score_states(real, {"a model with a long name | persona_cell": real * 0.9 + 0.05})

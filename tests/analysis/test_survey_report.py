@@ -13,8 +13,9 @@ from matplotlib.container import BarContainer
 from pvsst.analysis.report import build_survey_report
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.experiments.cli import main
+from cli_checks import refused
+from report_checks import assert_self_contained
 from survey_helpers import scripted_survey_run
-from test_report import assert_self_contained
 
 MODEL = "scripted/imitate"
 
@@ -143,6 +144,4 @@ def test_preregistration_and_deviations_are_shown_when_the_manifest_has_them(sur
 
 def test_report_of_a_folder_that_is_neither_run_exits_2(tmp_path, capfd):
     (tmp_path / "empty").mkdir()
-    assert main(["report", str(tmp_path / "empty")]) == 2
-    err = capfd.readouterr().err.strip()
-    assert err.startswith("pvsst: error: ") and "\n" not in err
+    refused(capfd, ["report", str(tmp_path / "empty")])

@@ -18,7 +18,8 @@ from pvsst.analysis.survey.scoring import read_prompts
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.experiments.cli import main
 from pvsst.sim.llm.providers.registry import register_scripted_provider
-from survey_helpers import small_spec, write
+from builders import small_instrument
+from survey_helpers import write
 
 CODES = ("a", "b", "c", "d")
 
@@ -96,7 +97,7 @@ def test_census_oracle_reproduces_the_weighted_shares(census_weighted):
 # -- 2. an option nobody chose, a one-answer model, a run whose calls all fail -----------------------
 
 def test_an_option_no_respondent_chose_is_asked_and_scored(tmp_path, capsys):
-    spec = small_spec(controls=["uniform"], conditions=["direct"])
+    spec = small_instrument(controls=["uniform"], conditions=["direct"])
     spec["questions"][0]["options"].append({"code": "far_too_much", "label": "Far too much", "values": [2]})
     out = tmp_path / "run"
     assert main(["survey", "run", str(write(tmp_path, spec)), "--out", str(out), "--n", "40"]) == 0
@@ -113,16 +114,11 @@ def test_an_option_no_respondent_chose_is_asked_and_scored(tmp_path, capsys):
     assert np.isfinite([kl["value"], kl["ci_low"], kl["ci_high"]]).all() and kl["value"] > 0
 
 
-@pytest.fixture
-def first_listed():
-    register_scripted_provider("first_listed", "first_listed_provider:FirstListedProvider")
-
-
 def test_a_one_answer_model_has_eta2_zero_and_a_flag(tmp_path, capsys, first_listed):
     from pvsst.analysis.figures.survey import subgroup_gaps_figure
     from pvsst.analysis.report.survey_tables import eta_frame
 
-    spec = small_spec(model="scripted/first_listed", controls=[], conditions=["direct"])
+    spec = small_instrument(model="scripted/first_listed", controls=[], conditions=["direct"])
     spec["analysis"]["min_group_n"] = 3
     out = tmp_path / "run"
     assert main(["survey", "run", str(write(tmp_path, spec)), "--out", str(out), "--n", "60", "--personas",
@@ -160,7 +156,7 @@ def test_a_survey_run_whose_calls_all_fail_exits_1_naming_the_model(tmp_path, ca
     from pvsst.analysis.report import build_survey_report
 
     register_scripted_provider("broken", "test_survey_yardsticks:BrokenProvider")
-    spec = small_spec(model="scripted/broken", controls=["uniform"], conditions=["direct"])
+    spec = small_instrument(model="scripted/broken", controls=["uniform"], conditions=["direct"])
     out = tmp_path / "run"
     assert main(["survey", "run", str(write(tmp_path, spec)), "--out", str(out), "--n", "6"]) == 1
     printed = capsys.readouterr().out

@@ -1,10 +1,10 @@
-"""Issue 3, acceptance 5: engine cost per agent-round under `scripted/imitate` stays flat with size.
+"""Engine cost per agent-round under `scripted/imitate` stays flat with size.
 
 Each size runs in its own process (so peak memory is that size's own), on a Barabasi-Albert follow
 graph (m=3) with followee feeds. Prints agent-rounds per second, the time per agent-round relative to
 the smallest size, and peak RSS. Asserts correctness only (every call ok, every agent posted every round).
 
-Default sizes keep `make test` short: 200 / 600 / 2,000 agents x 2 rounds. The issue's sizes
+Default sizes keep `make test` short: 200 / 600 / 2,000 agents x 2 rounds. The full sizes
 (1,000 / 10,000 / 100,000 agents x 5 rounds, about 30 minutes on 2 busy cores) run with
 ``PVSST_BENCH_FULL=1`` (``make bench``).
 """

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 
 from pvsst.experiments.spec.design import expand, trial_id
 from pvsst.experiments.spec.study import StudySpec, load_spec
+from builders import small_study_spec
 from reference_paths import PUBLISHED_RESULTS
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "specs"
@@ -22,19 +22,11 @@ def confirmatory():
     return expand(load_spec(SPECS / "pvsst_confirmatory.yaml"))
 
 
-def small_spec(**changes) -> StudySpec:
-    data = {
-        "id": "small", "title": "Small",
-        "hypotheses": [{"id": "H1", "statement": "s", "contrast": "c", "metric": "delta_alignment",
-                        "direction": "positive", "primary": True}],
-        "outcomes": {"primary": ["delta_alignment"]},
-        "factors": {"models": ["scripted/imitate", "scripted/echo"], "topics": ["ai_labels", "identity_verification"],
-                    "seeds": [101, 211, 307], "conditions": ["control", "likes"]},
-        "analysis": {"contrasts": {"c": {"treatment": "likes", "control": "control"}}},
-    }
-    for key, value in changes.items():
-        data[key] = {**data[key], **value} if isinstance(data.get(key), dict) else value
-    return StudySpec.model_validate(json.loads(json.dumps(data)))
+def design_spec(**sections) -> StudySpec:
+    """2 models x 2 topics x 3 seeds x 2 arms: enough factors to reorder, stage and block."""
+    factors = {"models": ["scripted/imitate", "scripted/echo"], "topics": ["ai_labels", "identity_verification"],
+               "seeds": [101, 211, 307], **sections.pop("factors", {})}
+    return small_study_spec(factors=factors, **sections)
 
 
 def test_pvsst_gives_256_trials_in_64_blocks_of_one_trial_per_arm(confirmatory):
@@ -93,14 +85,14 @@ def test_expansion_is_deterministic():
 
 
 def test_trial_ids_do_not_depend_on_the_other_factors_or_their_order():
-    full = {t.trial_id for t in expand(small_spec()).trials}
-    fewer = {t.trial_id for t in expand(small_spec(factors={"models": ["scripted/echo"], "seeds": [307, 101]})).trials}
+    full = {t.trial_id for t in expand(design_spec()).trials}
+    fewer = {t.trial_id for t in expand(design_spec(factors={"models": ["scripted/echo"], "seeds": [307, 101]})).trials}
     assert fewer < full
     assert trial_id("scripted/echo", "ai_labels", 307, "likes") in fewer
 
 
 def test_run_order_by_puts_the_named_factor_outermost():
-    design = expand(small_spec(run_order={"by": ["seed", "condition"]}))
+    design = expand(design_spec(run_order={"by": ["seed", "condition"]}))
     assert [t.seed for t in design.trials] == [101] * 8 + [211] * 8 + [307] * 8
     first_seed = design.trials[:8]
     assert [t.condition for t in first_seed] == ["control"] * 4 + ["likes"] * 4
@@ -111,7 +103,7 @@ def test_run_order_by_puts_the_named_factor_outermost():
 
 
 def test_stages_run_first_matching_stage_first():
-    design = expand(small_spec(run_order={"stages": [{"seeds": [307]}, {"models": ["scripted/echo"]}, {}]}))
+    design = expand(design_spec(run_order={"stages": [{"seeds": [307]}, {"models": ["scripted/echo"]}, {}]}))
     stage_of = [(t.stage, t.seed, t.model_name) for t in design.trials]
     assert all(seed == 307 for stage, seed, _ in stage_of if stage == 0)
     assert all(model == "scripted/echo" and seed != 307 for stage, seed, model in stage_of if stage == 1)
@@ -120,7 +112,7 @@ def test_stages_run_first_matching_stage_first():
 
 
 def test_a_coarser_block_key_pools_seeds_into_one_block():
-    design = expand(small_spec(blocks={"block_key": ["model", "topic_id"]}))
+    design = expand(design_spec(blocks={"block_key": ["model", "topic_id"]}))
     assert len(design.blocks) == 4
     assert {len(ids) for ids in design.blocks.values()} == {6}
     assert "scripted-echo__identity_verification" in design.blocks

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import pytest
@@ -14,25 +13,18 @@ from pvsst.experiments.run.estimate import (SERVED_CALL_LATENCY_S, calls_per_tri
                                   prompt_tokens_per_call)
 from pvsst.experiments.spec.study import StudySpec, load_spec
 from pvsst.sim.trial.settings import TrialSettings
+from builders import small_study_data
 from reference_paths import PUBLISHED_RESULTS
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "specs"
 PUBLISHED = PUBLISHED_RESULTS
 
 
-def spec_data(**changes) -> dict:
-    data = {
-        "id": "est", "title": "Estimate",
-        "hypotheses": [{"id": "H1", "statement": "s", "contrast": "c", "metric": "delta_alignment",
-                        "direction": "positive", "primary": True}],
-        "outcomes": {"primary": ["delta_alignment"]},
-        "factors": {"models": ["scripted/imitate"], "topics": ["ai_labels"], "seeds": [101],
-                    "conditions": ["control", "likes", "single_source", "distributed_sources"]},
-        "analysis": {"contrasts": {"c": {"treatment": "likes", "control": "control"}}},
-    }
-    for key, value in changes.items():
-        data[key] = {**data[key], **value} if isinstance(data.get(key), dict) else value
-    return json.loads(json.dumps(data))
+def estimate_data(**sections) -> dict:
+    """One model, one topic and one seed in the four arms (each arm makes a different number of calls)."""
+    factors = {"seeds": [101], "conditions": ["control", "likes", "single_source", "distributed_sources"],
+               **sections.pop("factors", {})}
+    return small_study_data(factors=factors, **sections)
 
 
 def test_calls_per_trial_follow_the_protocol():
@@ -95,7 +87,7 @@ def test_estimated_calls_equal_the_calls_of_an_actual_scripted_run(trial):
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.trial.run import run_trial
 
-    spec = StudySpec.model_validate(spec_data(trial=trial))
+    spec = StudySpec.model_validate(estimate_data(trial=trial))
     made = 0
     for plan in expand(spec).trials:
         result = run_trial(trial_config(spec, plan), Gateway())
@@ -107,7 +99,8 @@ def test_estimated_calls_equal_the_calls_of_an_actual_scripted_run(trial):
 def test_cost_uses_litellm_prices_and_says_unknown_without_one(tmp_path, capsys):
     import litellm  # the registry imported it with the offline cost map
 
-    data = spec_data(factors={"models": ["openai/gpt-4o-mini", "hosted_vllm/my-finetune"]}, budget={"max_usd": 0.01})
+    data = estimate_data(factors={"models": ["openai/gpt-4o-mini", "hosted_vllm/my-finetune"]},
+                         budget={"max_usd": 0.01})
     result = estimate(StudySpec.model_validate(data))
     price = litellm.model_cost["gpt-4o-mini"]
     priced = result.by_model["openai/gpt-4o-mini"]
@@ -128,7 +121,7 @@ def test_cost_uses_litellm_prices_and_says_unknown_without_one(tmp_path, capsys)
 
 
 def test_endpoints_raise_served_throughput_up_to_what_the_servers_take(tmp_path):
-    """Issue 13: three servers taking 4 requests each, fed by 2 workers x 8: 12 in flight, so the
+    """Three servers taking 4 requests each, fed by 2 workers x 8: 12 in flight, so the
     PV-SST study's wall time is a third of the one-server estimate at 4 parallel requests."""
     import yaml
 

@@ -11,7 +11,7 @@ import yaml
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.prereg import lock_path, read_lock
-from test_survey_study import fixture_frame, fixture_instrument
+from builders import weighted_frame, weighted_instrument
 
 
 def _write(folder: Path, spec: dict, name: str = "survey.yaml") -> Path:
@@ -23,7 +23,7 @@ def _write(folder: Path, spec: dict, name: str = "survey.yaml") -> Path:
 @pytest.fixture
 def csv_data(tmp_path) -> Path:
     data = tmp_path / "answers.csv"
-    fixture_frame(n=120).to_csv(data, index=False)
+    weighted_frame(n=120).to_csv(data, index=False)
     return data
 
 
@@ -55,7 +55,7 @@ MALFORMED = {  # name -> (change to the instrument, the field or phrase the one 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_freeze_refuses_an_instrument_that_cannot_run(case, tmp_path, csv_data, capsys):
     change, fragment = MALFORMED[case]
-    spec = fixture_instrument(csv_data)
+    spec = weighted_instrument(csv_data)
     change(spec, csv_data)
     path = _write(tmp_path, spec)
     before = sorted(p.name for p in tmp_path.iterdir())
@@ -68,7 +68,7 @@ def test_freeze_refuses_an_instrument_that_cannot_run(case, tmp_path, csv_data, 
 
 
 def test_the_lock_records_the_data_and_a_run_on_changed_data_needs_a_deviation(tmp_path, csv_data, capsys):
-    path = _write(tmp_path, fixture_instrument(csv_data))
+    path = _write(tmp_path, weighted_instrument(csv_data))
     assert main(["prereg", "freeze", str(path)]) == 0
     frozen_hash = hashlib.sha256(csv_data.read_bytes()).hexdigest()
     assert read_lock(path).data == {"path": str(csv_data), "sha256": frozen_hash}

@@ -1,4 +1,4 @@
-"""Issue 11, acceptance 6: the stored prompts reproduce every call's prompt_sha256, and `pvsst show`
+"""The stored prompts reproduce every call's prompt_sha256, and `pvsst show`
 prints every round's feed, post and votes of one agent of a scripted trial."""
 from __future__ import annotations
 

@@ -9,10 +9,10 @@ import pytest
 from pvsst.experiments.run.runner import run_study
 from pvsst.experiments.run.trial_pipeline import trial_config
 from pvsst.experiments.spec.design import expand
-from pvsst.experiments.spec.study import StudySpec, canonical_spec, load_spec, spec_from_canonical, spec_sha256
+from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_from_canonical, spec_sha256
+from builders import small_study_spec
 from runner_helpers import frozen_copy
 from pvsst.sim.protocol import protocol_from_preset, setting_names
-from test_spec import with_changes
 
 
 def test_default_is_pvsst_with_every_setting_resolved_in_the_canonical_form():
@@ -24,20 +24,19 @@ def test_default_is_pvsst_with_every_setting_resolved_in_the_canonical_form():
 
 
 def test_preset_fills_settings_and_overrides_win():
-    spec = StudySpec.model_validate(with_changes(trial={"n_agents": 12},
-                                                 protocol={"preset": "pvsst_reference", "retry_seed": "next"}))
+    spec = small_study_spec(trial={"n_agents": 12}, protocol={"preset": "pvsst_reference", "retry_seed": "next"})
     protocol = spec.protocol.to_protocol()
     assert protocol == protocol_from_preset("pvsst_reference", retry_seed="next")
     assert (protocol.vote_sampling, protocol.retry_seed, protocol.render) == ("reference", "next", "verbatim")
 
 
 def test_the_hash_covers_the_resolved_procedure():
-    base = StudySpec.model_validate(with_changes(trial={"n_agents": 12}))
-    reference = StudySpec.model_validate(with_changes(trial={"n_agents": 12}, protocol={"preset": "pvsst_reference"}))
-    spelled_out = StudySpec.model_validate(with_changes(trial={"n_agents": 12}, protocol={
-        "preset": "pvsst_reference", "vote_sampling": "reference", "json_mode": "json_object"}))
-    overridden = StudySpec.model_validate(with_changes(trial={"n_agents": 12}, protocol={
-        "preset": "pvsst_reference", "json_mode": "schema"}))
+    base = small_study_spec(trial={"n_agents": 12})
+    reference = small_study_spec(trial={"n_agents": 12}, protocol={"preset": "pvsst_reference"})
+    spelled_out = small_study_spec(trial={"n_agents": 12}, protocol={
+        "preset": "pvsst_reference", "vote_sampling": "reference", "json_mode": "json_object"})
+    overridden = small_study_spec(trial={"n_agents": 12}, protocol={
+        "preset": "pvsst_reference", "json_mode": "schema"})
     assert spec_sha256(base) != spec_sha256(reference)
     assert spec_sha256(reference) == spec_sha256(spelled_out)  # a preset's own value changes nothing
     assert spec_sha256(overridden) not in {spec_sha256(reference), spec_sha256(base)}
@@ -45,7 +44,7 @@ def test_the_hash_covers_the_resolved_procedure():
 
 
 def test_protocol_reaches_every_trial_config():
-    spec = StudySpec.model_validate(with_changes(trial={"n_agents": 12}, protocol={"preset": "pvsst_reference"}))
+    spec = small_study_spec(trial={"n_agents": 12}, protocol={"preset": "pvsst_reference"})
     plans = expand(spec).trials
     assert {trial_config(spec, plan).protocol for plan in plans} == {protocol_from_preset("pvsst_reference")}
 

@@ -1,4 +1,4 @@
-"""Issue 13, acceptance 1 and 2: Ray on worker nodes that do not share the driver's filesystem.
+"""Ray on worker nodes that do not share the driver's filesystem.
 
 The cluster (``ray_namespace_cluster.py``) runs in network, PID and mount namespaces of its own: a head
 with no CPUs and two 1-CPU worker nodes, each with an empty tmpfs over the folder of the runs. The
@@ -93,7 +93,7 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path,
     assert cluster["cache_elsewhere"].startswith("--ray-address: cache: the run's cache server could not open "
                                                  "the driver's cache file"), cluster
 
-    # Acceptance 1: every block ran on a worker node, and the driver's store equals the local one.
+    # Every block ran on a worker node, and the driver's store equals the local one.
     clean = report["clean"]
     assert clean["rc"] == 0, clean["tail"]
     assert "32 trials: 32 done, 0 failed" in clean["tail"], clean["tail"]
@@ -108,7 +108,7 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path,
     entries, repeated, provider_calls = _stored(runs / "clean")
     assert (entries, repeated, provider_calls) == (local_entries, 0, local_entries)
 
-    # Acceptance 2: a worker node killed mid-run. That attempt either finished on the other node (the
+    # A worker node killed mid-run. That attempt either finished on the other node (the
     # driver resubmits the lost block's trials not yet back; they replay their cached calls) or reports
     # the lost trials as failed (exit 1): it never claims trials it did not write.
     killed, rerun = report["killed"], report["rerun"]
@@ -130,7 +130,7 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path,
     assert_same_run_store(local, runs / "killed")
     entries, repeated, provider_calls = _stored(runs / "killed")
     # Over both attempts: no stored call was made twice, so the provider calls equal a clean run's
-    # (within the issue's bound: a clean run's plus the calls of the trials in flight).
+    # (at most a clean run's plus the calls of the trials in flight).
     assert (entries, repeated, provider_calls) == (local_entries, 0, local_entries)
 
     # The study's own files lie in the folder no worker node sees: the blocks ran from their bytes.

@@ -1,4 +1,4 @@
-"""Issue 13, build 1-2 on one machine: Ray tasks carry plain data (no path of the run) and the driver
+"""On one machine: Ray tasks carry plain data (no path of the run) and the driver
 alone writes the run store; the store equals the local executor's.
 
 Where the namespace cluster of ``tests/experiments/test_ray_cluster.py`` can run (root, unshare), it makes the same
@@ -16,31 +16,18 @@ from pvsst.experiments.run.ray_cache import start_cache_server
 from pvsst.experiments.run.executors import BlockTask, GatewaySettings, LocalExecutor, lost_block
 from pvsst.experiments.run.runner import run_study
 from pvsst.experiments.spec.design import expand
-from pvsst.experiments.spec.prereg import freeze
 from pvsst.experiments.spec.study import load_spec
-from runner_helpers import SPECS, assert_same_run_store
+from runner_helpers import assert_same_run_store, small_smoke_spec
 from pvsst.core.errors import InputError
 from ray_namespace_cluster import cluster_unavailable
 from recording_driver import record_payloads, recorded_payloads
 from pvsst.sim.llm.cache import ResponseCache
 
-# 1 topic x 2 seeds x 4 arms = 8 trials in 2 blocks, with a census persona pool (a table the driver
-# makes in the run directory: workers must get the table, not its path).
-EDITS = (("topics: [ai_labels, identity_verification]", "topics: [ai_labels]"),
-         ("seeds: [101, 211, 307, 419]", "seeds: [101, 211]"),
-         ("{101: support, 211: oppose, 307: support, 419: oppose}", "{101: support, 211: oppose}"),
-         ("execution:\n", "personas: {source: census, n: 60, geography: US, seed: 5}\n\nexecution:\n"))
-
-
-def _small_spec(tmp_path):
-    spec = tmp_path / "scripted_smoke.yaml"
-    text = (SPECS / "scripted_smoke.yaml").read_text()
-    for old, new in EDITS:
-        assert old in text, old
-        text = text.replace(old, new, 1)
-    spec.write_text(text)
-    freeze(spec)
-    return spec
+def eight_trial_spec(tmp_path):
+    """1 topic x 2 seeds x 4 arms = 8 trials in 2 blocks, with a census persona pool (a table the driver
+    makes in the run directory: workers must get the table, not its path)."""
+    return small_smoke_spec(tmp_path / "spec", "[101, 211]", topics="[ai_labels]", trial=None,
+                            extra="personas: {source: census, n: 60, geography: US, seed: 5}\n")
 
 
 @pytest.mark.slow
@@ -48,7 +35,7 @@ def test_ray_task_payloads_hold_no_run_path_and_the_store_equals_local(tmp_path,
     ray = pytest.importorskip("ray", reason="the ray extra is part of pvsst[dev]")
     if cluster_unavailable() is None:
         pytest.skip("checked on worker nodes without the run folder by tests/experiments/test_ray_cluster.py")
-    spec = _small_spec(tmp_path)
+    spec = eight_trial_spec(tmp_path)
     local, ray_run = tmp_path / "local", tmp_path / "ray-run"
     assert run_study(spec, local, workers=1, progress=False).exit_code == 0
 
@@ -93,7 +80,7 @@ def _worker_dies(task):
 
 
 def test_a_block_whose_worker_died_comes_back_as_failed_trials(tmp_path):
-    plans = expand(load_spec(_small_spec(tmp_path))).trials[:4]
+    plans = expand(load_spec(eight_trial_spec(tmp_path))).trials[:4]
     task = BlockTask(spec={}, plans=tuple(plans),
                      gateway=GatewaySettings(cache_path=str(tmp_path / "cache.sqlite")))
     executor = LocalExecutor(1)

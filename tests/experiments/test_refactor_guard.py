@@ -1,13 +1,15 @@
-"""Issue 12, acceptance 5: the refactor guard.
+"""The refactor guard: the run store of ``scripted_smoke.yaml`` (the ``pvsst`` preset on the scripted
+imitation model) must not change when code is restructured, so a refactor cannot move a result unnoticed.
 
-The run store of ``scripted_smoke.yaml`` must not change under a restructure. The golden checksum was
-made by the lead on the code at commit 1398fbd (before issue 12's restructure) with
-``pvsst run experiments/specs/scripted_smoke.yaml --out RUN --workers 1`` (inline executor, fresh run
-directory) and ``tests/store_checksum.py: store_checksum(RUN)``: sha256 over each trial's agents, posts,
-votes, exposures and edges tables as CSV and its metrics.json without timing keys. The restructured
-main at the lead's layout commit (5725e9c) gave the same value. Since then trials record more settings in
-metrics.json (protocol, protocol_overrides, similarity_edge_cases: added on main by the protocol work),
-so the metrics part of the checksum covers the keys the golden run wrote (GOLDEN_METRIC_KEYS).
+What is hashed: ``pvsst run experiments/specs/scripted_smoke.yaml --out RUN --workers 1`` (a fresh run
+directory) and ``store_checksum.store_checksum(RUN, metrics_keys=GOLDEN_METRIC_KEYS)``: sha256 over each
+trial's agents, posts, votes, exposures and edges tables as CSV and its metrics.json (the golden keys only,
+timing keys dropped), floats at 12 significant digits.
+
+When it may change: only when a change means to move the ``pvsst`` preset's results (for example new prompt
+wording, which the scripted imitation model reads). Then rerun the command above, write the new values
+here, and say in the commit message why they changed. A refactor, a new output file or a new metrics key
+never changes them.
 """
 from __future__ import annotations
 
@@ -19,21 +21,16 @@ from pvsst.experiments.run.runner import run_study
 from runner_helpers import frozen_copy
 from store_checksum import store_checksum
 
-PRE_RESTRUCTURE_GOLDEN = "fa694e73fa56c8e800de79e27e76ca73db9afebc5b826e3a9be79b5c834a856d"  # 1398fbd, the lead's
-# Issue 11 (merged into main at b1d9233) gave pvsst its own prompt wording, which the scripted imitation
-# model reads, so posts, votes and outcomes changed on purpose: main at b1d9233 gives the value below
-# (measured by running main's code, same command and checksum), and so does this branch's restructure.
+# The checksum with exact floats (``digits=None``), on a machine where numpy/OpenBLAS take AVX2 kernels. On
+# an AVX-512 machine 9 trials' final_honest_pairwise_similarity differ in the last bit, so the guard
+# compares the rounded checksum below; a store made with OPENBLAS_CORETYPE=Haswell
+# NPY_DISABLE_CPU_FEATURES="AVX512_ICL X86_V4" gives this exact value there too.
 GOLDEN_SCRIPTED_SMOKE_EXACT = "9f063a49d584e72fc9dff64aaee91496791294e52a6a5e8cc77e5aba8428535e"
-# The exact checksum holds only where numpy/OpenBLAS take the same kernels as the machine that made it: on
-# an AVX-512 machine 9 trials' final_honest_pairwise_similarity differ in the last bit. The guard compares
-# floats at 12 significant digits (store_checksum's default). The value below was measured on main at
-# 098cead by running the smoke study twice on one AVX-512 machine: once as is, once with
-# OPENBLAS_CORETYPE=Haswell NPY_DISABLE_CPU_FEATURES="AVX512_ICL X86_V4", whose store gave the exact golden
-# above; both stores give this rounded checksum.
+# Floats at 12 significant digits: the same on AVX2 and AVX-512 machines.
 GOLDEN_SCRIPTED_SMOKE = "72ee07234660fd554c141a40ea48b6d638669b0b7d1ba47b2bc1db7026b553aa"
-# metrics.json keys of a trial at 1398fbd (read from a run of that commit). Keys added since record the
-# settings a trial used (protocol preset, overrides, similarity edge cases): the guard holds the old ones
-# to their old values (floats at 12 significant digits, as the tables), while outputs may record more.
+# The metrics.json keys the checksum covers: the outcomes and accounting of a trial. Keys that only record
+# the settings a trial used (protocol preset, overrides, similarity edge cases) are left out, so outputs may
+# record more without moving the checksum; these keys are held to their values.
 GOLDEN_METRIC_KEYS = frozenset({
     "attacker_impressions", "block_id", "cache_hits", "completion_tokens", "condition", "cost_usd",
     "delta_alignment", "elapsed_seconds", "expected_attacker_impressions", "exposure_audit_pass",
@@ -44,7 +41,7 @@ GOLDEN_METRIC_KEYS = frozenset({
 
 
 @pytest.mark.slow
-def test_scripted_smoke_store_matches_the_pre_restructure_golden(tmp_path):
+def test_scripted_smoke_store_matches_its_golden_checksum(tmp_path):
     spec = frozen_copy(tmp_path)
     summary = run_study(spec, tmp_path / "run", executor="local", workers=1, progress=False)
     assert summary.failed == 0 and summary.done == 32, summary

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pvsst.experiments.cli import main
-from runner_helpers import assert_same_run_store, small_spec, trial_dirs
+from runner_helpers import assert_same_run_store, small_smoke_spec, trial_dirs
 from pvsst.sim.llm.cache import ResponseCache
 
 
@@ -46,7 +46,7 @@ def test_a_study_run_into_a_tiny_tmpfs_fails_in_one_line_and_resumes_with_space(
     reason = _can_mount_tmpfs(tmp_path / "mnt")
     if reason:
         pytest.skip(reason)
-    spec = small_spec(tmp_path / "spec", "[101, 211]")  # 16 small trials, ~1.4 MiB in all
+    spec = small_smoke_spec(tmp_path / "spec", "[101, 211]")  # 16 small trials, ~1.4 MiB in all
     out = tmp_path / "out"
     out.mkdir()
     env = {"MNT": str(tmp_path / "mnt"), "SPEC": str(spec), "OUT": str(out), "PY": sys.executable}
@@ -79,7 +79,7 @@ def test_a_study_run_into_a_tiny_tmpfs_fails_in_one_line_and_resumes_with_space(
 def test_a_parquet_writer_that_finds_no_space_stops_the_run_in_one_line(tmp_path, monkeypatch, capsys):
     import pvsst.experiments.run.store as store
 
-    spec = small_spec(tmp_path / "spec", "[101]")  # 8 trials, in this process
+    spec = small_smoke_spec(tmp_path / "spec", "[101]")  # 8 trials, in this process
     write_table, writes = store.write_table, []
 
     def full_disk(frame, path):
@@ -109,11 +109,11 @@ def test_a_survey_run_whose_folder_turns_read_only_stops_in_one_line_and_resumes
 
     import pvsst.experiments.run.store as store
     from pvsst.experiments.spec.prereg import freeze
-    from test_survey_study import fixture_frame, fixture_instrument
+    from builders import weighted_frame, weighted_instrument
 
     data = tmp_path / "answers.csv"
-    fixture_frame(n=120).to_csv(data, index=False)
-    spec = fixture_instrument(data)
+    weighted_frame(n=120).to_csv(data, index=False)
+    spec = weighted_instrument(data)
     spec["execution"]["chunk_size"] = 20
     path = tmp_path / "survey.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))

@@ -1,5 +1,6 @@
-"""Issue 12, acceptance 7: `pvsst run` reads the spec file once and its lock once; verification works on
-the loaded spec and lock, and workers rebuild the spec from its canonical form once, not per trial."""
+"""`pvsst run` reads the spec file once and its lock once; verification works on
+the loaded spec and lock, and workers rebuild the spec from its canonical form once, not per trial (what
+was verified is what runs, and a file edited mid-run cannot change it)."""
 from __future__ import annotations
 
 import collections
@@ -7,11 +8,11 @@ import pathlib
 
 import pvsst.experiments.spec.study as study
 from pvsst.experiments.run.runner import run_study
-from runner_helpers import small_spec
+from runner_helpers import small_smoke_spec
 
 
 def test_run_study_reads_the_spec_and_the_lock_once(tmp_path, monkeypatch):
-    spec = small_spec(tmp_path / "spec", "[101, 211]")
+    spec = small_smoke_spec(tmp_path / "spec", "[101, 211]")
     lock = spec.with_name(spec.name + ".lock.json")
     reads: collections.Counter = collections.Counter()
     real_read_text = pathlib.Path.read_text

@@ -1,4 +1,4 @@
-"""Issue 12, acceptance 3: run-level stops propagate out of `pvsst run` with their exit codes and keep
+"""Run-level stops propagate out of `pvsst run` with their exit codes and keep
 the trials that finished. (The budget stop through the command: ``test_runner.py::
 test_budget_cap_stops_the_run_cleanly_with_exit_3``; here a budget that admits no call at all.)"""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from pvsst.experiments.cli import main
-from runner_helpers import small_spec, trial_dirs
+from runner_helpers import small_smoke_spec, trial_dirs
 
 def statuses(run: Path) -> dict[str, str]:
     return {trial: entry["status"] for trial, entry in json.loads((run / "manifest.json").read_text())["trials"].items()}
@@ -16,7 +16,7 @@ def statuses(run: Path) -> dict[str, str]:
 
 def test_replay_only_miss_exits_4_and_keeps_the_trials_that_finished(tmp_path, capfd):
     first = tmp_path / "first"
-    assert main(["run", str(small_spec(tmp_path / "a", "[101]")), "--out", str(first)]) == 0
+    assert main(["run", str(small_smoke_spec(tmp_path / "a", "[101]")), "--out", str(first)]) == 0
     # A new run of a larger design reuses the first run's cache: seed 101's trials replay, seed 211's miss.
     second = tmp_path / "second"
     second.mkdir()
@@ -24,7 +24,7 @@ def test_replay_only_miss_exits_4_and_keeps_the_trials_that_finished(tmp_path, c
         if (first / name).exists():
             shutil.copy(first / name, second / name)
     capfd.readouterr()
-    code = main(["run", str(small_spec(tmp_path / "b", "[101, 211]")), "--out", str(second), "--replay-only"])
+    code = main(["run", str(small_smoke_spec(tmp_path / "b", "[101, 211]")), "--out", str(second), "--replay-only"])
     out = capfd.readouterr().out
     assert code == 4, out
     assert "stopped: replay-only: no cached reply for model scripted/imitate" in out
@@ -42,7 +42,7 @@ def test_replay_only_miss_exits_4_and_keeps_the_trials_that_finished(tmp_path, c
 
 
 def test_a_budget_that_admits_no_call_exits_3_and_writes_no_trial(tmp_path, capfd):
-    spec = small_spec(tmp_path / "a", "[101]", extra="budget: {max_tokens: 0}\n")
+    spec = small_smoke_spec(tmp_path / "a", "[101]", extra="budget: {max_tokens: 0}\n")
     run = tmp_path / "run"
     code = main(["run", str(spec), "--out", str(run)])
     out = capfd.readouterr().out

@@ -1,4 +1,4 @@
-"""Issue 5: the runner refuses unfrozen / changed specs, records deviations, resumes, and its call
+"""The runner refuses unfrozen / changed specs, records deviations, resumes, and its call
 count matches `pvsst estimate`."""
 from __future__ import annotations
 
@@ -9,19 +9,14 @@ import pandas as pd
 from pvsst.experiments.cli import main
 from pvsst.experiments.run.estimate import estimate
 from pvsst.experiments.spec.study import load_spec
+from cli_checks import error_line
 from runner_helpers import frozen_copy, trial_dirs
-
-
-def _one_line_error(capfd) -> str:
-    err = capfd.readouterr().err.strip()
-    assert len(err.splitlines()) == 1, err
-    return err
 
 
 def test_run_refuses_unfrozen_spec(tmp_path, capfd):
     spec = frozen_copy(tmp_path, freeze_it=False)
     code = main(["run", str(spec), "--out", str(tmp_path / "run")])
-    assert code == 2 and "not frozen" in _one_line_error(capfd)
+    assert code == 2 and "not frozen" in error_line(capfd)
     assert not (tmp_path / "run").exists()
 
 
@@ -29,7 +24,7 @@ def test_changed_spec_needs_a_deviation_which_is_recorded(tmp_path, capfd):
     spec = frozen_copy(tmp_path, edit=("topics: [ai_labels, identity_verification]", "topics: [ai_labels]"))
     lock = json.loads((tmp_path / "scripted_smoke.yaml.lock.json").read_text())
     code = main(["run", str(spec), "--out", str(tmp_path / "run")])
-    err = _one_line_error(capfd)
+    err = error_line(capfd)
     assert code == 2 and "hash mismatch" in err and lock["spec_sha256"][:12] in err
     assert not (tmp_path / "run").exists()
 
@@ -83,7 +78,7 @@ def test_replay_only_rerun_of_a_finished_study_makes_no_provider_call(tmp_path, 
 
 
 def test_budget_cap_stops_the_run_cleanly_with_exit_3(tmp_path, capfd):
-    """Issue 2, acceptance 4: a cap below what the job needs stops it with one line and exit code 3;
+    """A cap below what the job needs stops it with one line and exit code 3;
     the spend exceeds the cap by at most one in-flight batch; finished trials stay finished."""
     import re
 

@@ -1,4 +1,5 @@
-"""Issue 5, acceptance 2: SIGKILL at three moments loses nothing (acceptance 3, Ray: see the end)."""
+"""SIGKILL at three moments loses nothing: a rerun resumes and the store equals an uninterrupted run's
+(Ray executors: see the end)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Issue 3, acceptance 6: bad input to `pvsst simulate` exits 2 with one line and writes nothing."""
+"""Bad input to `pvsst simulate` exits 2 with one line naming the problem and writes nothing."""
 from __future__ import annotations
 
 import pytest
@@ -48,7 +48,7 @@ def test_simulate_writes_a_complete_trial_directory(tmp_path, capfd):
 
 
 def test_simulate_records_the_llm_string_as_the_model(tmp_path, capfd):
-    """Issue 12, acceptance 4: metrics.json's `model` is the --model string, never the Mesa model's repr."""
+    """metrics.json's `model` is the --model string, never the Mesa model's repr."""
     import json
 
     import pandas as pd

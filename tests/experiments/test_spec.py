@@ -15,31 +15,12 @@ from pvsst.experiments.spec.study import (StudySpec, canonical_spec, describe_va
 from pvsst.experiments.spec.trial import max_request_seed
 from pvsst.sim.trial.settings import TrialSettings
 from pvsst.sim.topics import builtin_topics
+from builders import small_study_data, small_study_spec
 from reference_paths import PUBLISHED_CONFIG
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "specs"
 REFERENCE = PUBLISHED_CONFIG
 SHIPPED = ("pvsst_confirmatory", "pvsst_unranked_extension", "quickstart", "scripted_smoke")
-
-MINIMAL = {
-    "id": "mini", "title": "Minimal",
-    "hypotheses": [{"id": "H1", "statement": "Likes raise similarity.", "contrast": "likes_minus_control",
-                    "metric": "final_honest_pairwise_similarity", "direction": "positive", "primary": True}],
-    "outcomes": {"primary": ["final_honest_pairwise_similarity"]},
-    "factors": {"models": ["scripted/imitate"], "topics": ["ai_labels"], "seeds": [101, 211],
-                "conditions": ["control", "likes"]},
-    "analysis": {"contrasts": {"likes_minus_control": {"treatment": "likes", "control": "control"}}},
-}
-
-
-def with_changes(**sections) -> dict:
-    data = json.loads(json.dumps(MINIMAL))
-    for name, value in sections.items():
-        if isinstance(value, dict) and isinstance(data.get(name), dict):
-            data[name].update(value)
-        else:
-            data[name] = value
-    return data
 
 
 def first_error(data: dict) -> tuple[str, str]:
@@ -101,7 +82,7 @@ def test_unranked_extension_adds_the_unranked_arm_and_its_two_contrasts():
 
 
 def test_canonical_form_fills_defaults_and_resolves_builtin_topics():
-    canonical = canonical_spec(StudySpec.model_validate(MINIMAL))
+    canonical = canonical_spec(small_study_spec())
     assert canonical["trial"]["n_agents"] == 12 and canonical["trial"]["vote_max_tokens"] == 70
     assert canonical["analysis"]["randomization"] == {"draws": 1000000, "exhaustive_max_n": 20, "method": "auto"}
     assert canonical["push_direction"] == {"by_seed": None, "rule": "alternate"}
@@ -114,28 +95,28 @@ def test_builtin_topic_id_and_the_same_topic_inline_hash_identically():
     topic = builtin_topics()["ai_labels"]
     inline = {"id": topic.id, "question": topic.question, "support_angle": topic.support_angle,
               "oppose_angle": topic.oppose_angle}
-    by_id = StudySpec.model_validate(MINIMAL)
-    written_out = StudySpec.model_validate(with_changes(factors={"topics": [inline]}))
+    by_id = small_study_spec()
+    written_out = small_study_spec(factors={"topics": [inline]})
     assert spec_sha256(by_id) == spec_sha256(written_out)
 
 
 def test_writing_a_default_explicitly_does_not_change_the_hash_but_any_value_does():
-    base = spec_sha256(StudySpec.model_validate(MINIMAL))
-    assert spec_sha256(StudySpec.model_validate(with_changes(trial={"n_agents": 12}))) == base
-    assert spec_sha256(StudySpec.model_validate(with_changes(trial={"n_agents": 13}))) != base
-    assert spec_sha256(StudySpec.model_validate(with_changes(description="other words"))) != base
+    base = spec_sha256(small_study_spec())
+    assert spec_sha256(small_study_spec(trial={"n_agents": 12})) == base
+    assert spec_sha256(small_study_spec(trial={"n_agents": 13})) != base
+    assert spec_sha256(small_study_spec(description="other words")) != base
 
 
 def test_types_are_not_coerced():
-    assert first_error(with_changes(trial={"n_agents": "12"}))[0] == "trial.n_agents"
-    assert first_error(with_changes(trial={"follow_dynamics": 1}))[0] == "trial.follow_dynamics"
-    assert first_error(with_changes(trial={"n_rounds": 2.0}))[0] == "trial.n_rounds"
+    assert first_error(small_study_data(trial={"n_agents": "12"}))[0] == "trial.n_agents"
+    assert first_error(small_study_data(trial={"follow_dynamics": 1}))[0] == "trial.follow_dynamics"
+    assert first_error(small_study_data(trial={"n_rounds": 2.0}))[0] == "trial.n_rounds"
     # an integer is a valid float
-    assert StudySpec.model_validate(with_changes(trial={"temperature": 1})).trial.temperature == 1.0
+    assert small_study_spec(trial={"temperature": 1}).trial.temperature == 1.0
 
 
 def test_unknown_key_names_a_close_match():
-    field, problem = first_error(with_changes(trial={"n_agent": 6}))
+    field, problem = first_error(small_study_data(trial={"n_agent": 6}))
     assert field == "trial.n_agent"
     assert "did you mean 'n_agents'?" in problem
 
@@ -163,26 +144,26 @@ def test_unknown_key_names_a_close_match():
     ({"trial": {"prompt_version": "v999"}}, "trial.prompt_version", "no prompt template"),
 ])
 def test_cross_field_rules_name_the_field(changes, field, phrase):
-    got_field, problem = first_error(with_changes(**changes))
+    got_field, problem = first_error(small_study_data(**changes))
     assert got_field == field
     assert phrase in problem
 
 
 def test_request_seed_formula_limits():
     # PV-SST's formula: trial_seed*100000 + round*1000 + phase*500 + ordinal must stay below 2**31
-    field, problem = first_error(with_changes(factors={"seeds": [101, 30000]}))
+    field, problem = first_error(small_study_data(factors={"seeds": [101, 30000]}))
     assert field == "factors.seeds[1]" and "2**31-1" in problem
-    field, problem = first_error(with_changes(trial={"n_agents": 600}))
+    field, problem = first_error(small_study_data(trial={"n_agents": 600}))
     assert field == "trial.n_agents" and "hashed" in problem
-    big = StudySpec.model_validate(with_changes(trial={"n_agents": 600, "request_seed_formula": "hashed"}))
+    big = small_study_spec(trial={"n_agents": 600, "request_seed_formula": "hashed"})
     assert big.trial.n_agents == 600
     assert max_request_seed(TrialSettings(), 419, 4) == 419 * 100000 + 6 * 1000 + 500 + 12 + 4 - 1
 
 
 def test_push_direction_rules():
-    spec = StudySpec.model_validate(with_changes(factors={"seeds": [419, 101, 307, 211]}))
+    spec = small_study_spec(factors={"seeds": [419, 101, 307, 211]})
     assert spec.push_directions() == {101: "support", 211: "oppose", 307: "support", 419: "oppose"}
-    spec = StudySpec.model_validate(with_changes(push_direction={"rule": "all_oppose"}))
+    spec = small_study_spec(push_direction={"rule": "all_oppose"})
     assert set(spec.push_directions().values()) == {"oppose"}
 
 
@@ -193,7 +174,7 @@ def test_model_slug_is_file_name_safe():
 
 def test_load_spec_reports_one_line_with_file_and_field(tmp_path):
     path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump(with_changes(trial={"feed_size": 0})))
+    path.write_text(yaml.safe_dump(small_study_data(trial={"feed_size": 0})))
     with pytest.raises(InputError) as info:
         load_spec(path)
     assert info.value.field == "trial.feed_size"

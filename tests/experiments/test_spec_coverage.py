@@ -1,4 +1,5 @@
-"""Spec coverage: every leaf field of the study spec reaches what it governs (issue 12, Build 2).
+"""Spec coverage: every leaf field of the study spec reaches what it governs (a field that changes nothing
+would let a preregistered setting be silently ignored).
 
 The test walks the pydantic schema (:class:`pvsst.experiments.spec.study.StudySpec`), so a field added to it
 anywhere is found without editing this file. For each leaf it runs a tiny scripted study (``scripted/

@@ -1,4 +1,4 @@
-"""Issue 13, build 1: a worker needs no file of the driver's. A spec's own materials directory and edge
+"""A worker needs no file of the driver's. A spec's own materials directory and edge
 list travel in the block task as bytes (pvsst.experiments.run.study_files); a worker that cannot see the spec's
 folder runs the block from its staged copies, and the trials equal those of a normal run."""
 from __future__ import annotations

@@ -11,7 +11,9 @@ from pvsst.experiments.cli import main
 from pvsst.experiments.spec.prereg import freeze, lock_path
 from pvsst.experiments.survey.spec import load_survey
 from pvsst.core.errors import InputError
-from survey_helpers import CCES, GSS, one_line_error, small_spec, write
+from builders import GSS, small_instrument
+from cli_checks import refused
+from survey_helpers import CCES, write
 
 def test_shipped_instruments_validate():
     gss, cces = load_survey(GSS), load_survey(CCES)
@@ -24,48 +26,48 @@ def test_shipped_instruments_validate():
 
 
 def test_missing_source_column_exits_2(tmp_path, capsys):
-    spec = small_spec()
+    spec = small_instrument()
     spec["questions"][0]["column"] = "natnothing"
     out = tmp_path / "run"
-    err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(out), "--n", "5"])
+    err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(out), "--n", "5"])
     assert "natnothing" in err and "questions[natenvir].column" in err
     assert not out.exists()  # nothing half-written
 
 
 def test_option_values_that_do_not_match_the_data_exit_2(tmp_path, capsys):
-    spec = small_spec()
+    spec = small_instrument()
     spec["questions"][0]["options"][2]["values"] = [-2]  # the data's -1 (too much) is now unclaimed
-    err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(tmp_path / "r"), "--n", "5"])
+    err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(tmp_path / "r"), "--n", "5"])
     assert "match no option code" in err and "-1" in err
 
 
 def test_empty_group_exits_2(tmp_path, capsys):
-    spec = small_spec()
+    spec = small_instrument()
     spec["grouping"][1]["data_values"] = {"male": [0], "female": [1], "nonbinary": [2]}
-    err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(tmp_path / "r"), "--n", "5"])
+    err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(tmp_path / "r"), "--n", "5"])
     assert "empty group" in err and "nonbinary" in err
 
 
 def test_other_bad_input_exits_2(tmp_path, capsys):
-    bad = small_spec(colour="red")
-    assert "unknown key" in one_line_error(capsys, ["survey", "run", str(write(tmp_path, bad)), "--out", str(tmp_path / "r")])
-    bad = small_spec()
+    bad = small_instrument(colour="red")
+    assert "unknown key" in refused(capsys, ["survey", "run", str(write(tmp_path, bad)), "--out", str(tmp_path / "r")])
+    bad = small_instrument()
     bad["grouping"][0]["persona_column"] = "shoe_size"
-    assert "shoe_size" in one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, bad)), "--out", str(tmp_path / "r"), "--n", "5"])
-    good = write(tmp_path, small_spec(), "good.yaml")
-    assert "--personas" in one_line_error(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--personas", "aliens"])
-    assert "model" in one_line_error(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--model", "scripted/nobody"])
-    assert "not a survey run" in one_line_error(capsys, ["survey", "score", str(tmp_path)])
+    assert "shoe_size" in refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, bad)), "--out", str(tmp_path / "r"), "--n", "5"])
+    good = write(tmp_path, small_instrument(), "good.yaml")
+    assert "--personas" in refused(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--personas", "aliens"])
+    assert "model" in refused(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--model", "scripted/nobody"])
+    assert "not a survey run" in refused(capsys, ["survey", "score", str(tmp_path)])
     # Respondent-matched personas need a mapping of data columns to persona attributes.
-    unmapped = small_spec()
+    unmapped = small_instrument()
     unmapped["personas"]["attributes"] = {}
-    err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, unmapped, "unmapped.yaml")), "--out",
+    err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, unmapped, "unmapped.yaml")), "--out",
                                   str(tmp_path / "c"), "--personas", "respondents"])
     assert "personas.attributes" in err
 
 
 def test_run_resume_replay_and_score(tmp_path, capsys):
-    path = write(tmp_path, small_spec())
+    path = write(tmp_path, small_instrument())
     out = tmp_path / "run"
     assert main(["survey", "run", str(path), "--out", str(out), "--n", "8", "--seed", "5"]) == 0
     first = capsys.readouterr().out
@@ -84,7 +86,7 @@ def test_run_resume_replay_and_score(tmp_path, capsys):
     again = pd.concat(pd.read_parquet(p) for p in sorted(out.glob("units/*/responses.parquet")))
     assert again["answer"].tolist() == responses["answer"].tolist()
     # A different instrument into the same directory is refused.
-    err = one_line_error(capsys, ["survey", "run", str(path), "--out", str(out), "--n", "9", "--seed", "5"])
+    err = refused(capsys, ["survey", "run", str(path), "--out", str(out), "--n", "9", "--seed", "5"])
     assert "different instrument" in err
     assert main(["survey", "score", str(out), "--draws", "30"]) == 0
     printed = capsys.readouterr().out
@@ -95,7 +97,7 @@ def test_run_resume_replay_and_score(tmp_path, capsys):
 
 
 def test_seeds_make_runs_reproducible(tmp_path, capsys):
-    spec = small_spec(controls=["uniform"])
+    spec = small_instrument(controls=["uniform"])
     spec["conditions"] = ["high_temperature"]
     path = write(tmp_path, spec)
     answers = []
@@ -120,7 +122,7 @@ def test_survey_workers_get_plain_data_and_the_driver_alone_writes(tmp_path, cap
     from pvsst.experiments.run.executors import InlineExecutor
     from pvsst.experiments.survey import runner as survey_runner
 
-    path = write(tmp_path, small_spec())
+    path = write(tmp_path, small_instrument())
     out = tmp_path / "run"
     seen = []
     real_run_unit = survey_runner.run_unit

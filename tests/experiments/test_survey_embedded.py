@@ -1,7 +1,7 @@
-"""Acceptance 3 of issue 7, sized for a 2-core machine: the shipped GSS instrument asked of census
-personas by the embedded SmolLM2-135M model (6 personas x 2 questions, persona cards), scored beside
-the three controls. The full 200-persona run is the same command with ``--n 200`` on all questions.
-Issue 14: a second (scripted) model in the same run is scored in the same table."""
+"""Sized for a 2-core machine: the shipped GSS instrument asked of census personas by the embedded
+SmolLM2-135M model (6 personas x 2 questions, persona cards), scored beside the three controls. The full
+200-persona run is the same command with ``--n 200`` on all questions. A second (scripted) model in the
+same run is scored in the same table."""
 from __future__ import annotations
 
 import pandas as pd

@@ -1,4 +1,4 @@
-"""Acceptance 2 of issue 14, sized for a 2-core machine: the shipped GSS instrument (its ten questions,
+"""Sized for a 2-core machine: the shipped GSS instrument (its ten questions,
 the persona-card condition) asked of 2 census personas by the embedded SmolLM2-135M model with
 ``--elicitation logprobs``: exactly one model call per persona x question, and every distribution is
 the normalised probability of the three option codes (sums to 1 within 1e-9). The comparison with

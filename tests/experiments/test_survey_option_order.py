@@ -10,16 +10,14 @@ import pytest
 from pvsst.analysis.survey.scoring import read_responses
 from pvsst.experiments.cli import main
 from pvsst.experiments.survey.spec import canonical_survey, load_survey, survey_sha256
-from pvsst.sim.llm.providers.registry import register_scripted_provider
-from survey_helpers import GSS, small_spec, write
+from builders import GSS, small_instrument
+from survey_helpers import write
 
-@pytest.fixture(autouse=True)
-def first_listed():
-    register_scripted_provider("first_listed", "first_listed_provider:FirstListedProvider")
+pytestmark = pytest.mark.usefixtures("first_listed")
 
 
 def run(tmp_path, capsys, order: str, name: str) -> pd.DataFrame:
-    spec = small_spec(model="scripted/first_listed", controls=[])
+    spec = small_instrument(model="scripted/first_listed", controls=[])
     spec["sampling"]["option_order"] = order
     out = tmp_path / name
     assert main(["survey", "run", str(write(tmp_path, spec, f"{name}.yaml")), "--out", str(out), "--n", "40",
@@ -70,7 +68,7 @@ def test_the_default_order_keeps_the_instrument_hash_of_earlier_versions():
 
 
 def test_an_unknown_option_order_exits_2(tmp_path, capsys):
-    spec = small_spec()
+    spec = small_instrument()
     spec["sampling"]["option_order"] = "alphabetical"
     assert main(["survey", "run", str(write(tmp_path, spec)), "--out", str(tmp_path / "run"), "--n", "5"]) == 2
     err = capsys.readouterr().err.strip()

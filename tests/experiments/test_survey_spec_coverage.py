@@ -1,4 +1,5 @@
-"""Survey coverage: every leaf field of the survey instrument reaches what it governs (issue 12, Build 2).
+"""Survey coverage: every leaf field of the survey instrument reaches what it governs (a field that changes
+nothing would let a preregistered setting be silently ignored).
 
 Same method as ``tests/experiments/test_spec_coverage.py``, on :class:`pvsst.experiments.survey.spec.SurveySpec`: a tiny
 survey (GSS 2018 spending, 2 questions, 6 respondent-matched personas, ``scripted/echo`` beside the

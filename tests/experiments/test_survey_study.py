@@ -1,7 +1,7 @@
 """Survey runs as full studies: preregistered instruments, several models in one run, local data files
 with a row filter, survey weights, respondent-matched personas on any survey, and the prompt table.
 
-The data of the weighted tests is a synthetic fixture written here from a fixed seed (no real survey
+The data of the weighted tests is a synthetic fixture (``builders.weighted_frame``, a fixed seed; no real survey
 is weighted in the offline data): weights are made informative (answer 3 and women weigh more), so
 weighted and unweighted results must differ. No language model is called (scripted providers only).
 """
@@ -21,39 +21,9 @@ from pvsst.analysis.survey.data import load_data
 from pvsst.analysis.survey.scoring import read_prompts, read_responses
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.prereg import freeze, lock_path
-from survey_helpers import CCES, one_line_error, small_spec, write
-
-CODES = ("low", "mid", "high")
-
-
-def fixture_frame(n: int = 600, seed: int = 14) -> pd.DataFrame:
-    """Respondents of two waves; answer and weight depend on sex; weight also grows with the answer."""
-    rng = np.random.default_rng(seed)
-    female = rng.integers(0, 2, n)
-    answer = np.where(female == 1, rng.choice([1, 2, 3], n, p=[0.2, 0.3, 0.5]),
-                      rng.choice([1, 2, 3], n, p=[0.5, 0.3, 0.2]))
-    weight = np.round((0.5 + answer * 0.5) * np.where(female == 1, 2.0, 1.0) * rng.uniform(0.8, 1.2, n), 4)
-    return pd.DataFrame({"rid": np.arange(1000, 1000 + n), "year": rng.choice([2010, 2012], n),
-                         "age": rng.integers(18, 90, n), "female": female, "q": answer.astype(float),
-                         "wt": weight})
-
-
-def fixture_instrument(path, weight: str | None = "wt", filter_: str | None = "year == 2012") -> dict:
-    return {
-        "id": "weighted_fixture", "title": "Weighted fixture",
-        "data": {"path": str(path), "respondent_id": "rid", "weight": weight, "filter": filter_},
-        "questions": [{"id": "q", "wording": "How much?", "column": "q",
-                       "options": [{"code": c, "label": c.title(), "values": [i + 1]} for i, c in enumerate(CODES)]}],
-        "personas": {"source": "respondents", "n": None, "seed": 0, "id_prefix": "fx-",
-                     "attributes": {"age": {"column": "age"},
-                                    "sex": {"column": "female", "values": {"female": [1], "male": [0]}}}},
-        "model": "scripted/echo", "conditions": ["direct"], "controls": ["oracle", "marginal", "uniform"],
-        "grouping": [{"axis": "sex", "persona_column": "sex", "data_column": "female",
-                      "data_values": {"male": [0], "female": [1]}}],
-        "analysis": {"bootstrap_draws": 200, "min_group_n": 10},
-        "execution": {"chunk_size": 1000},
-        "seed": 3,
-    }
+from builders import WEIGHTED_CODES, small_instrument, weighted_frame, weighted_instrument
+from cli_checks import refused
+from survey_helpers import CCES, write
 
 
 def fidelity_value(table, model, metric, group="all", column="value", question="q"):
@@ -67,12 +37,12 @@ def fidelity_value(table, model, metric, group="all", column="value", question="
 def weighted_runs(tmp_path_factory):
     """The fixture as a local Parquet file, run and scored weighted and unweighted (2012 wave only)."""
     root = tmp_path_factory.mktemp("weighted")
-    frame = fixture_frame()
+    frame = weighted_frame()
     data = root / "fixture.parquet"
     frame.to_parquet(data)
     tables = {}
     for name, weight in (("weighted", "wt"), ("unweighted", None)):
-        path = write(root, fixture_instrument(data, weight), f"{name}.yaml")
+        path = write(root, weighted_instrument(data, weight), f"{name}.yaml")
         out = root / name
         assert main(["survey", "run", str(path), "--out", str(out)]) == 0
         assert main(["survey", "score", str(out)]) == 0
@@ -105,7 +75,7 @@ def test_weighted_human_shares_equal_a_direct_weighted_computation(weighted_runs
     # The marginal control draws from the weighted marginal (its answers, 2012 personas)...
     responses = read_responses(tables["weighted"][1])
     # (its draws do not depend on the data file's folder, test_controls_draw_the_same_answers_from_any_folder)
-    counts = responses[responses["provider"] == "scripted/marginal"]["answer"].value_counts().reindex(CODES, fill_value=0)
+    counts = responses[responses["provider"] == "scripted/marginal"]["answer"].value_counts().reindex(WEIGHTED_CODES, fill_value=0)
     assert counts.sum() == len(wave)
     assert (counts / counts.sum()).to_numpy() == pytest.approx(shares, abs=0.08)
     assert chisquare(counts.to_numpy(), shares * counts.sum()).pvalue > 1e-6
@@ -124,7 +94,7 @@ def test_controls_draw_the_same_answers_from_any_folder(weighted_runs, tmp_path)
     elsewhere = tmp_path / "another" / "folder"
     elsewhere.mkdir(parents=True)
     frame.to_parquet(elsewhere / "fixture.parquet")
-    path = write(elsewhere, fixture_instrument(elsewhere / "fixture.parquet"), "weighted.yaml")
+    path = write(elsewhere, weighted_instrument(elsewhere / "fixture.parquet"), "weighted.yaml")
     assert main(["survey", "run", str(path), "--out", str(elsewhere / "run")]) == 0
     here, there = read_responses(tables["weighted"][1]), read_responses(elsewhere / "run")
     for provider in ("scripted/marginal", "scripted/uniform", "scripted/oracle"):
@@ -157,7 +127,7 @@ def test_weighted_and_unweighted_results_differ_where_weights_are_informative(we
 
 
 def test_other_file_formats_read_the_same_values(tmp_path):
-    frame = fixture_frame(50)
+    frame = weighted_frame(50)
     frame.to_csv(tmp_path / "f.csv", index=False)
     frame.to_stata(tmp_path / "f.dta", write_index=False)
     import pyreadstat
@@ -174,17 +144,17 @@ def test_other_file_formats_read_the_same_values(tmp_path):
 
 def test_bad_local_data_exits_2(tmp_path, capsys):
     data = tmp_path / "fixture.parquet"
-    fixture_frame().to_parquet(data)
+    weighted_frame().to_parquet(data)
     cases = [({"path": str(tmp_path / "none.parquet")}, "no such file"),
              ({"filter": "year == 1999"}, "keeps no row"),
              ({"filter": "yeer == 2012"}, "data.filter"),
              ({"path": str(tmp_path / "f.xlsx")}, "data.format"),
              ({"source": "stevedata/gss_spending"}, "exactly one of")]
     for i, (change, fragment) in enumerate(cases):
-        spec = fixture_instrument(data)
+        spec = weighted_instrument(data)
         spec["data"].update(change)
         out = tmp_path / f"run{i}"
-        err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
+        err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
         assert fragment in err, err
         assert not out.exists()
 
@@ -192,10 +162,10 @@ def test_bad_local_data_exits_2(tmp_path, capsys):
 # -- preregistration ---------------------------------------------------------------------------
 
 def test_a_survey_run_is_preregistered(tmp_path, capsys):
-    spec = small_spec()
+    spec = small_instrument()
     path = write(tmp_path, spec, frozen=False)
     out = tmp_path / "run"
-    err = one_line_error(capsys, ["survey", "run", str(path), "--out", str(out), "--n", "4"])
+    err = refused(capsys, ["survey", "run", str(path), "--out", str(out), "--n", "4"])
     assert "not frozen" in err and not out.exists()
     assert main(["prereg", "freeze", str(path)]) == 0
     assert json.loads(lock_path(path).read_text())["spec"]["conditions"][0]["id"] == "direct"
@@ -208,7 +178,7 @@ def test_a_survey_run_is_preregistered(tmp_path, capsys):
     # A changed instrument is refused (one line naming what changed), or run with a recorded deviation.
     spec["sampling"]["temperature"] = 0.9
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    err = one_line_error(capsys, ["survey", "run", str(path), "--out", str(tmp_path / "changed")])
+    err = refused(capsys, ["survey", "run", str(path), "--out", str(tmp_path / "changed")])
     assert "hash mismatch" in err and "sampling.temperature: 0.7 -> 0.9" in err
     assert not (tmp_path / "changed").exists()
     assert main(["prereg", "verify", str(path)]) == 1
@@ -228,7 +198,7 @@ def test_a_survey_run_is_preregistered(tmp_path, capsys):
 # -- several models in one run -----------------------------------------------------------------
 
 def test_several_models_are_scored_side_by_side(tmp_path, capsys):
-    spec = small_spec(controls=["oracle", "uniform"])
+    spec = small_instrument(controls=["oracle", "uniform"])
     del spec["model"]
     spec["models"] = ["scripted/echo", "scripted/marginal"]
     path = write(tmp_path, spec)
@@ -256,14 +226,14 @@ def test_several_models_are_scored_side_by_side(tmp_path, capsys):
     assert manifest["models"] == ["scripted/echo", "scripted/uniform"]
     assert manifest["deviations"][0]["overrides"]["model"] == ["scripted/echo", "scripted/uniform"]
     spec["model"] = "scripted/echo"
-    err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, "both.yaml")), "--out", str(tmp_path / "b")])
+    err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, "both.yaml")), "--out", str(tmp_path / "b")])
     assert "models" in err and "not both" in err
 
 
 # -- prompts on record --------------------------------------------------------------------------
 
 def test_every_response_links_to_its_full_prompt(tmp_path, capsys):
-    path = write(tmp_path, small_spec(controls=["oracle"]))
+    path = write(tmp_path, small_instrument(controls=["oracle"]))
     out = tmp_path / "run"
     assert main(["survey", "run", str(path), "--out", str(out), "--n", "5"]) == 0
     capsys.readouterr()
@@ -350,17 +320,17 @@ def test_the_gss_instrument_mapping_is_the_gss_instance():
 
 def test_bad_respondent_mappings_exit_2(tmp_path, capsys):
     data = tmp_path / "fixture.parquet"
-    fixture_frame().to_parquet(data)
+    weighted_frame().to_parquet(data)
     cases = [({"sex": {"column": "female", "values": {"femme": [1], "male": [0]}}}, "not a persona sex"),
              ({"sex": {"column": "female", "values": {"female": [1]}}}, "values 0 of column 'female' map to no sex"),
              ({"age": {"column": "no_such"}}, "no column 'no_such'"),
              ({"age": {"column": "age", "values": {"old": [80]}}}, "is a number"),
              ({"shoe_size": {"column": "age"}}, "personas.attributes")]
     for i, (attributes, fragment) in enumerate(cases):
-        spec = fixture_instrument(data)
+        spec = weighted_instrument(data)
         spec["personas"]["attributes"] = attributes
         out = tmp_path / f"run{i}"
-        err = one_line_error(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
+        err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
         assert fragment in err, err
         assert not out.exists()
 

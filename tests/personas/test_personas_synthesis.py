@@ -1,4 +1,5 @@
-"""Raking, integerisation and the synthetic population (issue 4, acceptance 1-3 and 5)."""
+"""Raking, integerisation and the synthetic population: margins met, counts whole, the same seed the same
+people, and a population that matches the census tables it was raked to."""
 from __future__ import annotations
 
 import hashlib
@@ -16,6 +17,7 @@ from pvsst.core.errors import InputError
 from pvsst.personas.integerise import integerise
 from pvsst.personas.ipf import RakingMargin, rake
 from pvsst.personas.synthesis import synthesize
+from cli_checks import error_line
 from reference_paths import SHARED
 
 # The Census files as shipped in shared/ (when present beside the checkout) and as vendored in the package
@@ -99,7 +101,7 @@ def test_census_adult_totals_match_acs_lines():
     assert t.education_shares[4] == pytest.approx(23 / 99)
 
 
-# ---------------------------------------------------------------- acceptance
+# ---------------------------------------------------------------- the whole population
 
 @pytest.fixture(scope="module")
 def us_runs(tmp_path_factory):
@@ -187,8 +189,7 @@ def test_democrat_share_in_a_cell_matches_the_survey_estimate():
 # ---------------------------------------------------------------- bad input
 
 def _assert_one_line_error(capsys, *needles):
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1, err
+    err = error_line(capsys)
     for needle in needles:
         assert needle in err
 

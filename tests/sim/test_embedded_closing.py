@@ -1,9 +1,9 @@
-"""Issue 12, build 5 / acceptance 6: grammar-constrained decoding always closes.
+"""Grammar-constrained decoding always closes, so a small local model's reply is never cut inside a string.
 
 A schema with a free-text string (no ``maxLength``) and an enum, 20 different prompts through
 ``embedded/smollm2-135m`` at the default token limit (``LLMRequest.max_tokens``, 120, also the
-``pvsst llm complete`` default): every reply is complete JSON valid under the schema. Before the
-fix the reply ran out of tokens inside the string (``parse_error: no JSON value in the reply``).
+``pvsst llm complete`` default): every reply is complete JSON valid under the schema. Without a bound on
+the free string a reply can run out of tokens inside it (``parse_error: no JSON value in the reply``).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13: many model servers behind `execution.endpoints` (litellm's Router), structured output that
+"""Many model servers behind `execution.endpoints` (litellm's Router), structured output that
 fits the server, and runs whose calls failed that do not look like successes.
 
 The stub servers answer with the scripted null model behind HTTP (`gateway_stub.imitate_reply`): a
@@ -173,7 +173,8 @@ def test_two_trial_study_against_llama_cpp_server(tmp_path, capfd, setting):
 @pytest.mark.slow
 @pytest.mark.embedded
 def test_llama_cpp_server_and_two_stubs_behind_endpoints_one_stub_dies(tmp_path, capfd):
-    """Acceptance 3 with a real server among the three: each endpoint settles on its own mode."""
+    """Structured output that fits each server, with a real server among the three: each endpoint settles on
+    its own mode."""
     pytest.importorskip("uvicorn", reason="llama-cpp-python's server extra: pip install 'pvsst[dev]'")
     from served_study import LlamaServer
 

@@ -1,5 +1,5 @@
-"""Issue 3, acceptance 1 and 3: bit-for-bit reproducibility across processes, and an instrument that
-sees the effect it is built to measure."""
+"""Bit-for-bit reproducibility across processes (same spec and seed, same numbers), and an instrument
+that sees the effect it is built to measure."""
 from __future__ import annotations
 
 import subprocess

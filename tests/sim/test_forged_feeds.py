@@ -1,4 +1,4 @@
-"""Issue 11, acceptance 5: no post can forge a feed line under ``render: data``; the markup audit counts
+"""No post can forge a feed line under ``render: data``; the markup audit counts
 posts whose raw text held line breaks or feed-like markup, in both render modes."""
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from pvsst.experiments.cli import main
+from cli_checks import error_line
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 20},
                                            "score": {"type": "integer", "minimum": 1, "maximum": 5}},
@@ -22,13 +23,6 @@ def cache_env(tmp_path, monkeypatch):
 
 def complete(*extra: str) -> list[str]:
     return ["llm", "complete", "--model", "scripted/echo", "--prompt", "rate this idea", *extra]
-
-
-def one_error_line(capsys) -> str:
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1, err
-    assert err.startswith("pvsst: error: ")
-    return err
 
 
 def test_json_output_with_schema(tmp_path, cache_env, capsys):
@@ -75,7 +69,7 @@ def test_bad_input_exits_2_with_one_line(args, fragment, cache_env, capsys):
     base = ["llm", "complete", "--model", "scripted/echo", "--prompt", "x"]
     # Later options win in click, so the bad value replaces the default one.
     assert main(base + args) == 2
-    assert fragment in one_error_line(capsys)
+    assert fragment in error_line(capsys)
 
 
 @pytest.mark.parametrize("content, fragment", [
@@ -87,17 +81,17 @@ def test_invalid_schema_file_exits_2(tmp_path, cache_env, capsys, content, fragm
     schema_file = tmp_path / "bad.json"
     schema_file.write_text(content)
     assert main(complete("--schema", str(schema_file))) == 2
-    assert fragment in one_error_line(capsys)
+    assert fragment in error_line(capsys)
 
 
 def test_budget_exceeded_exits_3(cache_env, capsys):
     assert main(complete("--budget-tokens", "0")) == 3
-    assert "LLM budget exceeded: spent 0 tokens of a 0-token cap" in one_error_line(capsys)
+    assert "LLM budget exceeded: spent 0 tokens of a 0-token cap" in error_line(capsys)
 
 
 def test_replay_only_miss_exits_4(cache_env, capsys):
     assert main(complete("--replay-only")) == 4
-    line = one_error_line(capsys)
+    line = error_line(capsys)
     assert "replay-only" in line and "scripted/echo" in line
     # Once cached, the same replay-only call succeeds.
     assert main(complete()) == 0
@@ -135,7 +129,7 @@ def test_models_lists_providers(capsys, monkeypatch):
 
 
 def test_a_reply_cut_at_the_token_limit_is_truncated_and_names_the_flag(tmp_path, cache_env, capsys, monkeypatch):
-    """Issue 12, build 5: a reply the provider stopped at max_tokens has status `truncated`, and the
+    """A reply the provider stopped at max_tokens has status `truncated`, and the
     command names the limit and how to raise it."""
     from gateway_stub import StubServer, cut
 

