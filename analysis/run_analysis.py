@@ -21,6 +21,8 @@ parse_failures.csv          per arm: post and vote parse-failure rates (mean, ma
                             preregistered threshold) and the threshold
 belief_consistency.csv      per model x arm x consistency metric: mean over blocks with its
                             block-bootstrap interval, and the judge the post measure used
+stance_consistency.csv      per honest agent-round with a judged post: reported and judged stance,
+                            exact and side agreement, contradiction, signed gap (empty unjudged)
 judge_agreement.csv         per pair of stance judges that judged the run: raw and side agreement,
                             linear and quadratic weighted kappa
 judgments/                  kept as ``pvsst judge`` wrote it (the stance judgments and their provenance)
@@ -42,7 +44,8 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.consistency.judgments import JUDGMENTS_DIR, agreement_table, choose_judge, read_judgments
-from pvsst.analysis.consistency.run_summary import belief_consistency_table, require_contrast_metrics
+from pvsst.analysis.consistency.run_summary import (agent_round_table, belief_consistency_table,
+                                                   require_contrast_metrics)
 from pvsst.analysis.contrast_table import PairedContrastAnalysis, paired_contrast_table
 from pvsst.core.atomic import atomic_directory
 from pvsst.core.errors import InputError
@@ -60,7 +63,7 @@ ADVERSARY_ROLE = "adversary"
 HOMOPHILY_REPLICATES = 200
 ANALYSIS_FILES = ("trial_outcomes.csv", "per_round.csv", "contrasts.csv", "headline.csv", "homophily.csv",
                   "network_dynamics.csv", "excluded_blocks.csv", "parse_failures.csv", "belief_consistency.csv",
-                  "judge_agreement.csv")
+                  "stance_consistency.csv", "judge_agreement.csv")
 DYNAMICS_COLUMNS = ["trial_id", "analysis", "term", "coefficient", "std_error", "p_value", "n_observations",
                     "note"]
 
@@ -291,6 +294,7 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
                                 "parse_failures.csv": parse_failure_table(
                                     outcomes, plan.settings.parse_failure_threshold),
                                 "belief_consistency.csv": belief_consistency_table(outcomes, plan, judge),
+                                "stance_consistency.csv": agent_round_table(data, judgments.get(judge)),
                                 "judge_agreement.csv": agreement_table(judgments)})
     return RunAnalysis(out_dir, plan, outcomes, per_round, contrasts, headline, homophily)
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS, JUDGED_METRICS
-from pvsst.analysis.consistency.trials import SUMMARY_COLUMNS, consistency_by_arm
+from pvsst.analysis.consistency.trials import STANCE_COLUMNS, SUMMARY_COLUMNS, consistency_by_arm, stance_consistency
 from pvsst.analysis.plan import Contrast, RunPlan
 from pvsst.core.errors import InputError
 
@@ -38,6 +38,15 @@ def belief_consistency_table(outcomes: pd.DataFrame, plan: RunPlan, judge: str |
                                draws=settings.bootstrap_draws, seed=settings.bootstrap_seed, alpha=settings.alpha)
     table["judge"] = [judge or "" if metric in JUDGED_METRICS else "" for metric in table["metric"]]
     return table[columns]
+
+
+def agent_round_table(data, judged: pd.DataFrame | None) -> pd.DataFrame:
+    """Per honest agent-round with a judged post (:data:`~pvsst.analysis.consistency.trials.STANCE_COLUMNS`)
+    of a run (:class:`~pvsst.analysis.store.RunData`); no rows without judgments."""
+    if judged is None or data.posts.empty:
+        return pd.DataFrame(columns=list(STANCE_COLUMNS))
+    agents = data.agents if not data.agents.empty else None
+    return stance_consistency(data.posts, judged, agents)
 
 
 def require_contrast_metrics(outcomes: pd.DataFrame, contrasts: Sequence[Contrast], *, source: str) -> None:

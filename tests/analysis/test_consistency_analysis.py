@@ -53,6 +53,10 @@ def test_consistency_columns_summaries_and_contrasts(run, capsys):
         assert row["stance_judge"] == "lexicon" and row["n_judged_posts"] == 18
     # the lexicon judge reads the planted writer exactly, so a judged contradiction is a planted one
     assert 0 < outcomes["stance_contradiction_rate"].mean() < 0.5
+    rows = pd.read_csv(run / "analysis" / "stance_consistency.csv")
+    assert len(rows) == 72 and set(rows["trial_id"]) == set(outcomes.index)
+    per_trial = rows.groupby("trial_id")["contradiction"].mean()
+    assert per_trial.to_numpy() == pytest.approx(outcomes.loc[per_trial.index, "stance_contradiction_rate"].to_numpy())
     summary = pd.read_csv(run / "analysis" / "belief_consistency.csv")
     assert len(summary) == 2 * 8  # arms x metrics, one model
     likes = summary[(summary["condition"] == "likes") & (summary["metric"] == "stance_contradiction_rate")].iloc[0]
@@ -101,3 +105,4 @@ def test_the_vote_measure_needs_no_judge(tmp_path):
     assert set(summary["metric"]) == {"like_rate_same_side", "like_rate_other_side", "like_rate_chance",
                                       "same_side_like_gap"}
     assert pd.read_csv(run / "analysis" / "judge_agreement.csv").empty
+    assert pd.read_csv(run / "analysis" / "stance_consistency.csv").empty
