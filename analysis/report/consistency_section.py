@@ -9,11 +9,18 @@ Examples
 >>> text = consistency_markdown({"belief_consistency": summary, "judge_agreement": pd.DataFrame()})
 >>> "No stance judgments" in text, "0.6000 [0.5000, 0.7000]" in text
 (True, True)
+>>> agreement = pd.DataFrame({"first_judge": ["a", "a"], "second_judge": ["b", "c"], "n": 10,
+...                           "raw_agreement": [0.9, 0.4], "side_agreement": 1.0, "kappa_linear": [0.8, 0.1],
+...                           "kappa_quadratic": [0.9, 0.2]})
+>>> text = consistency_markdown({"belief_consistency": summary.assign(judge="b"), "judge_agreement": agreement})
+>>> text.splitlines()[-1]
+'Lowest agreement: a vs c, linear weighted kappa 0.1000, raw agreement 0.4000 on 10 posts.'
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from pvsst.analysis.report.markdown import fmt, fmt_ci, markdown_table
@@ -44,8 +51,12 @@ def consistency_markdown(tables: Mapping[str, pd.DataFrame]) -> str:
                                                                 summary["ci_high"])])
     lines += [markdown_table(shown[["model", "condition", "metric", "n_blocks", "estimate"]]), ""]
     if agreement is not None and len(agreement):
+        worst = agreement.loc[agreement["kappa_linear"].fillna(-np.inf).idxmin()]
         lines += ["Agreement of the stance judges on the posts both judged (raw: same label; side: same side; "
-                  "Cohen's weighted kappa, linear and quadratic):", "", markdown_table(agreement), ""]
+                  "Cohen's weighted kappa, linear and quadratic):", "", markdown_table(agreement), "",
+                  f"Lowest agreement: {worst['first_judge']} vs {worst['second_judge']}, linear weighted kappa "
+                  f"{fmt(float(worst['kappa_linear']))}, raw agreement {fmt(float(worst['raw_agreement']))} on "
+                  f"{int(worst['n'])} posts.", ""]
     elif judges:
         lines += ["Only one judge read the posts: no judge agreement to show (judge the run with a second "
                   "judge to see how far the first can be trusted).", ""]

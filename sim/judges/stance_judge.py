@@ -2,7 +2,9 @@
 
 A stance judge reads post texts written on one topic and returns, for each, one of the seven stance
 labels of :data:`pvsst.sim.stance.OPINION_CHOICES` (``strongly support`` = +3 ... ``strongly oppose`` = -3).
-Judges take a batch of posts so that a judge backed by a language model can send its calls together.
+Judges take a batch of posts so that a judge backed by a language model can send its calls together; a
+judge whose ``records_calls`` is true (:class:`pvsst.sim.judges.llm_judge.LLMJudge`) also receives each
+post's ``(trial_id, round, agent_id)`` as ``keys``, to tag its calls' provenance records.
 
 The judged-stance table has one row per judged post: ``trial_id, round, agent_id, judge, judged_label,
 judged_stance`` (the label's score on the -3..3 scale; both empty where a language-model judge's call
