@@ -51,7 +51,17 @@ def agent_round_table(data, judged: pd.DataFrame | None) -> pd.DataFrame:
 
 def require_contrast_metrics(outcomes: pd.DataFrame, contrasts: Sequence[Contrast], *, source: str) -> None:
     """Every metric a contrast names must have values; a ``stance_*`` metric of a run no judge read, or a
-    metric no trial has, is an :class:`InputError` naming ``analysis.contrasts.<name>.metrics``."""
+    metric no trial has, is an :class:`InputError` naming ``analysis.contrasts.<name>.metrics``.
+
+    Examples
+    --------
+    >>> outcomes = pd.DataFrame({"stance_contradiction_rate": [float("nan")]})
+    >>> require_contrast_metrics(outcomes, [Contrast("c", "likes", "control", metrics=["stance_contradiction_rate"])],
+    ...                          source="manifest.json")
+    Traceback (most recent call last):
+    ...
+    pvsst.core.errors.InputError: manifest.json: spec.analysis.contrasts.c.metrics[0]: 'stance_contradiction_rate' cannot be analysed (no stance judgments: run `pvsst judge RUN --judge NAME` first)
+    """
     for contrast in contrasts:
         for index, metric in enumerate(contrast.metrics):
             if metric in outcomes.columns and outcomes[metric].notna().any():

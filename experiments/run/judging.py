@@ -59,7 +59,13 @@ class JudgeRunResult:
 
 
 def run_topics(spec: dict | None) -> dict[str, Topic]:
-    """Topic id -> topic as the run's frozen spec defines it (``factors.topics``)."""
+    """Topic id -> topic as the run's frozen spec defines it (``factors.topics``).
+
+    Examples
+    --------
+    >>> run_topics({"factors": {"topics": [{"id": "t", "question": "Cats?"}]}})["t"].question
+    'Cats?'
+    """
     topics = {}
     for entry in ((spec or {}).get("factors") or {}).get("topics") or []:
         if isinstance(entry, dict) and {"id", "question"} <= set(entry):
@@ -69,7 +75,13 @@ def run_topics(spec: dict | None) -> dict[str, Topic]:
 
 
 def gateway_config(spec: dict | None) -> GatewayConfig:
-    """The gateway part of the run spec's ``execution`` section (defaults where it has none)."""
+    """The gateway part of the run spec's ``execution`` section (defaults where it has none).
+
+    Examples
+    --------
+    >>> gateway_config({"execution": {"max_concurrency": 1, "executor": "local"}}).max_concurrency
+    1
+    """
     execution = (spec or {}).get("execution") or {}
     return GatewayConfig.model_validate({k: v for k, v in execution.items() if k in GatewayConfig.model_fields})
 
