@@ -77,7 +77,8 @@ def paired_contrast_table(table: pd.DataFrame, contrasts: Sequence[Contrast], me
     Parameters
     ----------
     table : one row per trial with the ``block`` columns, ``condition`` and each metric.
-    contrasts, metrics : what to compare and on which outcome columns.
+    contrasts, metrics : what to compare and on which outcome columns (each contrast also on its own
+        ``metrics``, after these).
     block : the columns whose combination is a block (PV-SST: model, topic_id, seed).
     strata : columns constant within a block to report separately (besides ``overall``).
     draws, seed : bootstrap draws, and the seed of every fresh generator (bootstrap and Monte Carlo).
@@ -92,11 +93,12 @@ def paired_contrast_table(table: pd.DataFrame, contrasts: Sequence[Contrast], me
     """
     if not contrasts or not metrics:
         raise InputError(source, "contrasts" if not contrasts else "metrics", "nothing to analyse")
-    require_columns(table, [*block, condition, *strata, *metrics], source)
+    extra = [m for c in contrasts for m in c.metrics]
+    require_columns(table, list(dict.fromkeys([*block, condition, *strata, *metrics, *extra])), source)
     cells: list[tuple[str, str, str, str, np.ndarray]] = []
     excluded: list[pd.DataFrame] = []
     for contrast in contrasts:
-        for metric in metrics:
+        for metric in dict.fromkeys([*metrics, *contrast.metrics]):
             diffs = block_differences(table, contrast, metric, block=block, condition=condition,
                                       carry=strata, source=source)
             if diffs.differences.size == 0:

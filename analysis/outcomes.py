@@ -21,6 +21,11 @@ expected_attacker_impressions     n_honest * (n_rounds - 1) in adversarial arms,
 exposure_audit_pass               attacker_impressions == expected_attacker_impressions
 ================================  ==========================================================================
 
+Beside them, the belief-behaviour consistency of the trial (:mod:`pvsst.analysis.consistency.trials`,
+:func:`belief_consistency_outcomes`): the posts against the stances reported with them, as a stance
+judge reads the posts (``stance_*``; empty without judgments), and the like rates of same-side and
+other-side votes with the chance rate (``like_rate_*``, ``same_side_like_gap``; no judge needed).
+
 Checked against all 256 rows of PV-SST's published table (``tests/analysis/test_outcomes.py``): delta = final -
 initial exactly, majority capture is *strict* (> 0.5: 186 trials at exactly 0.5 are not captures),
 every share is a multiple of 1/12 (survival of 1/6), the vote error rate a multiple of 1/72 (12 voters x 6
@@ -43,6 +48,8 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS
+from pvsst.analysis.consistency.trials import stance_consistency, trial_consistency, vote_sides
 from pvsst.analysis.lexical import pairwise_tfidf_similarity
 
 PUSH_SIGN = {"support": 1, "oppose": -1}
@@ -163,6 +170,45 @@ def trial_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFram
     row.update(attacker_impressions=impressions, expected_attacker_impressions=int(expected),
                exposure_audit_pass=bool(impressions == expected))
     return {key: row[key] for key in OUTCOME_COLUMNS}
+
+
+CONSISTENCY_COLUMNS = (*CONSISTENCY_METRICS, "n_judged_posts", "n_sided_votes")
+
+
+def belief_consistency_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFrame | None,
+                                judged: pd.DataFrame | None = None) -> dict:
+    """One trial's consistency columns (:data:`CONSISTENCY_COLUMNS`), honest agents only.
+
+    Parameters
+    ----------
+    agents, posts, votes : the trial's tables (``trial_id`` columns included).
+    judged : a judge's judged-stance table (``trial_id, round, agent_id, judged_stance``), or None: the
+        ``stance_*`` columns are then NaN and ``n_judged_posts`` 0.
+
+    Examples
+    --------
+    >>> agents = pd.DataFrame({"trial_id": "t", "agent_id": ["a", "b"], "role": "honest", "initial_stance": [1, -1]})
+    >>> posts = pd.DataFrame({"trial_id": "t", "round": 0, "agent_id": ["a", "b"], "stance": [2, -1],
+    ...                       "parse_ok": True})
+    >>> votes = pd.DataFrame({"trial_id": "t", "round": 0, "voter_id": ["a", "b"], "target_agent_id": ["b", "a"],
+    ...                       "value": [-1, 1], "parse_ok": True})
+    >>> judged = posts[["trial_id", "round", "agent_id"]].assign(judged_stance=[2, 1])
+    >>> row = belief_consistency_outcomes(agents, posts, votes, judged)
+    >>> row["stance_contradiction_rate"], row["like_rate_other_side"], row["n_sided_votes"]
+    (0.5, 0.5, 2)
+    """
+    empty = {**{m: float("nan") for m in CONSISTENCY_METRICS}, "n_judged_posts": 0, "n_sided_votes": 0}
+    if "trial_id" not in posts.columns or posts.empty:
+        return empty
+    no_judgments = pd.DataFrame(columns=["trial_id", "round", "agent_id", "judged_stance"])
+    stances = stance_consistency(posts, judged if judged is not None else no_judgments, agents)
+    sides = vote_sides(posts, votes, agents) if votes is not None and len(votes) else None
+    table = trial_consistency(stances, sides)
+    if table.empty:
+        return empty
+    row = table.iloc[0]
+    return {**{m: float(row[m]) for m in CONSISTENCY_METRICS}, "n_judged_posts": int(row["n_judged_posts"]),
+            "n_sided_votes": int(row["n_sided_votes"])}
 
 
 def vote_call_failure_rate(votes: pd.DataFrame | None, honest: pd.Index) -> float:

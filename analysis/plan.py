@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS
 from pvsst.core.errors import InputError
 from pvsst.core.validation import (Identifier, NonEmptyText, Share, SpecFieldError, StrictModel,
                                  describe_validation_error, join_field, require_unique)
@@ -45,9 +46,10 @@ PVSST_PRIMARY_METRIC = "final_honest_pairwise_similarity"
 TRIAL_OUTCOME_METRICS = (
     "initial_alignment", "final_alignment", "delta_alignment", "final_pushed_side_share",
     "toward_push_share", "opposite_side_survival", "majority_capture", "final_honest_pairwise_similarity",
-    "parse_error_rate", "vote_parse_error_rate",
+    "parse_error_rate", "vote_parse_error_rate", *CONSISTENCY_METRICS,
 )
-"""Trial-outcome columns (PV-SST's names, docs/run-store.md) a spec may name as a metric."""
+"""Trial-outcome columns (PV-SST's names, docs/run-store.md, then the belief-behaviour consistency
+columns) a spec may name as a metric."""
 
 _CONTRAST_PATTERN = re.compile(r"^\s*([A-Za-z0-9_.:]+)\s*=\s*([A-Za-z0-9_.:]+)\s*-\s*([A-Za-z0-9_.:]+)\s*$")
 
@@ -73,7 +75,9 @@ class Contrast(StrictModel):
     """``name = treatment - control``: a paired difference between two arms, computed within each block.
 
     In a spec the name is the key of the ``contrasts`` mapping (``{NAME: {treatment: A, control: B}}``),
-    so it is not written inside the entry and not part of the entry's canonical form.
+    so it is not written inside the entry and not part of the entry's canonical form. ``metrics`` adds
+    metrics (trial-outcome columns, e.g. the belief-behaviour consistency ones) analysed for this
+    contrast only, after the plan's; left out of the canonical form while empty.
 
     >>> Contrast("engagement", "likes", "control")
     Contrast(name='engagement', treatment='likes', control='control')
@@ -84,11 +88,17 @@ class Contrast(StrictModel):
     name: Annotated[str, Field(min_length=1, exclude=True)]
     treatment: Identifier
     control: Identifier
+    metrics: list[str] = Field([], exclude_if=lambda value: not value, repr=False)
 
     def __init__(self, name: str | None = None, treatment: str | None = None, control: str | None = None,
                  /, **fields: Any):
         given = {"name": name, "treatment": treatment, "control": control}
         super().__init__(**{k: v for k, v in given.items() if v is not None}, **fields)
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, value: list[str]) -> list[str]:
+        return check_metric_names(value)
 
     @model_validator(mode="after")
     def _two_arms(self) -> Contrast:
@@ -193,6 +203,11 @@ class ConsistencyCriterion(StrictModel):
 class AnalysisPlan(StrictModel):
     """How the stored trials become statistics; ``metrics`` adds descriptive-only metrics to the outcomes.
 
+    ``stance_judge`` names the judge (``lexicon`` or a model string) whose judgments
+    (``pvsst judge RUN``) the post measure of belief-behaviour consistency uses; absent, the first
+    language-model judge that judged the run, else the lexicon judge. It is left out of the canonical
+    form while absent.
+
     Examples
     --------
     >>> plan = AnalysisPlan(contrasts={"likes_minus_control": {"treatment": "likes", "control": "control"}})
@@ -209,6 +224,7 @@ class AnalysisPlan(StrictModel):
     consistency: ConsistencyCriterion = ConsistencyCriterion()
     parse_failure_threshold: Share = 0.05
     multiplicity: Literal["fdr_bh", "fdr_by", "holm", "bonferroni", "none"] = "fdr_bh"
+    stance_judge: NonEmptyText | None = Field(None, exclude_if=lambda value: value is None)
 
     @field_validator("contrasts", mode="before")
     @classmethod

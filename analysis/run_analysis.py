@@ -19,10 +19,22 @@ network_dynamics.csv        per trial whose follow graph changed: selection (log
 excluded_blocks.csv         blocks left out of a contrast, with the reason
 parse_failures.csv          per arm: post and vote parse-failure rates (mean, max, trials above the
                             preregistered threshold) and the threshold
+belief_consistency.csv      per model x arm x consistency metric: mean over blocks with its
+                            block-bootstrap interval, and the judge the post measure used
+stance_consistency.csv      per honest agent-round with a judged post: reported and judged stance,
+                            exact and side agreement, contradiction, signed gap (empty unjudged)
+judge_agreement.csv         per pair of stance judges that judged the run: raw and side agreement,
+                            linear and quadratic weighted kappa
+judgments/                  kept as ``pvsst judge`` wrote it (the stance judgments and their provenance)
 ==========================  ========================================================================
+
+``trial_outcomes.csv`` carries the consistency columns of
+:func:`pvsst.analysis.outcomes.belief_consistency_outcomes` and ``stance_judge`` (the judge whose
+judgments the ``stance_*`` columns read; empty without judgments).
 """
 from __future__ import annotations
 
+import shutil
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,12 +43,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pvsst.analysis.consistency.judgments import JUDGMENTS_DIR, agreement_table, choose_judge, read_judgments
+from pvsst.analysis.consistency.run_summary import (agent_round_table, belief_consistency_table,
+                                                   require_contrast_metrics)
 from pvsst.analysis.contrast_table import PairedContrastAnalysis, paired_contrast_table
 from pvsst.core.atomic import atomic_directory
 from pvsst.core.errors import InputError
 from pvsst.analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
 from pvsst.analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
-from pvsst.analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, trial_outcomes
+from pvsst.analysis.outcomes import (CONSISTENCY_COLUMNS, OUTCOME_COLUMNS, belief_consistency_outcomes,
+                                     per_round_outcomes, trial_outcomes)
 from pvsst.analysis.paired import IncompleteBlocksWarning, require_arms
 from pvsst.analysis.plan import RunPlan, plan_from_spec
 from pvsst.analysis.preregistered_checks import (adjusted_p_values, consistency_check, mixed_model_contrast,
@@ -46,7 +62,8 @@ from pvsst.analysis.store import TRIAL_FACTOR_COLUMNS, RunData, load_run
 ADVERSARY_ROLE = "adversary"
 HOMOPHILY_REPLICATES = 200
 ANALYSIS_FILES = ("trial_outcomes.csv", "per_round.csv", "contrasts.csv", "headline.csv", "homophily.csv",
-                  "network_dynamics.csv", "excluded_blocks.csv", "parse_failures.csv")
+                  "network_dynamics.csv", "excluded_blocks.csv", "parse_failures.csv", "belief_consistency.csv",
+                  "stance_consistency.csv", "judge_agreement.csv")
 DYNAMICS_COLUMNS = ["trial_id", "analysis", "term", "coefficient", "std_error", "p_value", "n_observations",
                     "note"]
 
@@ -64,21 +81,25 @@ class RunAnalysis:
     homophily: pd.DataFrame
 
 
-def collect_trial_outcomes(data: RunData, progress: Callable[[], None] | None = None
+def collect_trial_outcomes(data: RunData, progress: Callable[[], None] | None = None,
+                           judged: pd.DataFrame | None = None, judge: str | None = None
                            ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(trial outcome table, per-round table) of every completed trial, recomputed from its tables.
 
-    A trial whose agents/posts tables are absent keeps the outcomes of its ``metrics.json``.
+    A trial whose agents/posts tables are absent keeps the outcomes of its ``metrics.json``. ``judged``
+    is the judged-stance table of ``judge`` (the post measure of belief-behaviour consistency).
     """
     _require_trials(data)
     grouped = {name: _by_trial(getattr(data, name)) for name in ("agents", "posts", "votes", "exposures")}
+    judged_by_trial = _by_trial(judged) if judged is not None else {}
     outcome_rows, round_frames = [], []
     for metrics in data.trials.to_dict("records"):
         trial_id = metrics["trial_id"]
         factors = {c: metrics[c] for c in TRIAL_FACTOR_COLUMNS if c in metrics}
         agents, posts = grouped["agents"].get(trial_id), grouped["posts"].get(trial_id)
         if agents is None or posts is None or posts.empty:
-            outcome_rows.append({**factors, **{c: metrics.get(c) for c in OUTCOME_COLUMNS}})
+            outcome_rows.append({**factors, **{c: metrics.get(c) for c in (*OUTCOME_COLUMNS, *CONSISTENCY_COLUMNS)},
+                                 "stance_judge": ""})
         else:
             push = metrics.get("push_direction")
             if push is None:
@@ -91,7 +112,9 @@ def collect_trial_outcomes(data: RunData, progress: Callable[[], None] | None = 
             outcomes = trial_outcomes(agents, posts, grouped["votes"].get(trial_id),
                                       grouped["exposures"].get(trial_id), push_direction=push,
                                       adversarial=adversarial, n_rounds=n_rounds, similarity_edge_cases=edge_cases)
-            outcome_rows.append({**factors, **outcomes})
+            consistency = belief_consistency_outcomes(agents, posts, grouped["votes"].get(trial_id),
+                                                      judged_by_trial.get(trial_id) if judge else None)
+            outcome_rows.append({**factors, **outcomes, **consistency, "stance_judge": judge or ""})
             round_frames.append(per_round_outcomes(agents, posts, push_direction=push,
                                                    similarity_edge_cases=edge_cases).assign(**factors))
         if progress is not None:
@@ -250,7 +273,12 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
     if "condition" in data.trials:
         for contrast in plan.contrasts:
             require_arms(data.trials["condition"], contrast, source=str(Path(run_dir) / "trials"))
-    outcomes, per_round = collect_trial_outcomes(data, progress)
+    out_dir = Path(run_dir) / "analysis"
+    judgments = {name: table for name, (table, _) in read_judgments(out_dir).items()}
+    judge = choose_judge(list(judgments), plan.settings.stance_judge,
+                         source=f"{Path(run_dir) / 'manifest.json'}: spec.analysis.stance_judge")
+    outcomes, per_round = collect_trial_outcomes(data, progress, judgments.get(judge), judge)
+    require_contrast_metrics(outcomes, plan.contrasts, source=str(Path(run_dir) / "manifest.json"))
     metrics = tuple(m for m in plan.metrics if m in outcomes.columns and outcomes[m].notna().any())
     strata = tuple(s for s in plan.strata if s in outcomes.columns)
     with warnings.catch_warnings():
@@ -259,13 +287,15 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
     headline = headline_table(contrasts, outcomes, plan)
     homophily = homophily_table(data, replicates=homophily_replicates, seed=plan.settings.bootstrap_seed)
     dynamics = network_dynamics_table(data)
-    out_dir = Path(run_dir) / "analysis"
     _write_atomically(out_dir, {"trial_outcomes.csv": outcomes, "per_round.csv": per_round,
                                 "contrasts.csv": contrasts.frame, "headline.csv": headline,
                                 "homophily.csv": homophily, "network_dynamics.csv": dynamics,
                                 "excluded_blocks.csv": contrasts.excluded_blocks,
                                 "parse_failures.csv": parse_failure_table(
-                                    outcomes, plan.settings.parse_failure_threshold)})
+                                    outcomes, plan.settings.parse_failure_threshold),
+                                "belief_consistency.csv": belief_consistency_table(outcomes, plan, judge),
+                                "stance_consistency.csv": agent_round_table(data, judgments.get(judge)),
+                                "judge_agreement.csv": agreement_table(judgments)})
     return RunAnalysis(out_dir, plan, outcomes, per_round, contrasts, headline, homophily)
 
 
@@ -275,7 +305,10 @@ def _require_trials(data: RunData) -> None:
 
 
 def _write_atomically(out_dir: Path, tables: dict[str, pd.DataFrame]) -> None:
+    """Replace ``out_dir`` by the tables, keeping the stance judgments ``pvsst judge`` wrote there."""
     with atomic_directory(out_dir) as staging:
+        if (out_dir / JUDGMENTS_DIR).is_dir():
+            shutil.copytree(out_dir / JUDGMENTS_DIR, staging / JUDGMENTS_DIR)
         for name, frame in tables.items():
             frame.to_csv(staging / name, index=False)
 

@@ -91,7 +91,8 @@ def compare_judges(first: pd.DataFrame, second: pd.DataFrame) -> JudgeAgreement:
     """:func:`judge_agreement` of two judged-stance tables, matched on ``trial_id, round, agent_id``.
 
     Each table has the post key and ``judged_stance`` (the judged-stance table of
-    ``pvsst.sim.judges.stance_judge``); posts judged by only one of them are left out.
+    ``pvsst.sim.judges.stance_judge``); posts judged by only one of them (or whose judge call failed,
+    an empty ``judged_stance``) are left out.
 
     Examples
     --------
@@ -105,6 +106,7 @@ def compare_judges(first: pd.DataFrame, second: pd.DataFrame) -> JudgeAgreement:
                 raise InputError(name, column, "missing column")
     both = first[[*POST_KEY, "judged_stance"]].merge(second[[*POST_KEY, "judged_stance"]], on=list(POST_KEY),
                                                      suffixes=("_first", "_second"), validate="one_to_one")
+    both = both.dropna(subset=["judged_stance_first", "judged_stance_second"])
     return judge_agreement(both["judged_stance_first"].to_numpy(), both["judged_stance_second"].to_numpy())
 
 

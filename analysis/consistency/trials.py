@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.block_tests import bootstrap_mean_ci_batch
+from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS
 from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED
 from pvsst.core.errors import InputError
 
@@ -56,10 +57,6 @@ STANCE_COLUMNS = ("trial_id", "round", "agent_id", "reported_stance", "judged_st
                   "side_agreement", "contradiction", "signed_gap")
 VOTE_SIDE_COLUMNS = ("trial_id", "round", "voter_id", "target_agent_id", "voter_stance", "author_stance",
                      "same_side", "liked")
-CONSISTENCY_METRICS = ("stance_exact_agreement", "stance_side_agreement", "stance_contradiction_rate",
-                       "stance_signed_gap", "like_rate_same_side", "like_rate_other_side", "like_rate_chance",
-                       "same_side_like_gap")
-"""The per-trial consistency columns (besides the counts ``n_judged_posts`` and ``n_sided_votes``)."""
 SUMMARY_COLUMNS = ("metric", "n_blocks", "mean", "ci_low", "ci_high", "bootstrap_draws", "bootstrap_seed", "alpha")
 
 
@@ -85,7 +82,8 @@ def stance_consistency(posts: pd.DataFrame, judged: pd.DataFrame, agents: pd.Dat
     Parameters
     ----------
     posts : ``trial_id, round, agent_id, stance, parse_ok`` (a run's posts).
-    judged : ``trial_id, round, agent_id, judged_stance`` (one judge's judged-stance table).
+    judged : ``trial_id, round, agent_id, judged_stance`` (one judge's judged-stance table; a post with
+        an empty ``judged_stance``, whose judge call failed, is left out).
     agents : ``trial_id, agent_id, role``; when given, only honest agents are kept.
 
     Returns
@@ -102,7 +100,8 @@ def stance_consistency(posts: pd.DataFrame, judged: pd.DataFrame, agents: pd.Dat
     _require(posts, [*POST_KEY, "stance", "parse_ok"], "posts")
     _require(judged, [*POST_KEY, "judged_stance"], "judged stances")
     parsed = posts.loc[posts["parse_ok"].astype(bool), [*POST_KEY, "stance"]]
-    both = _honest(parsed, agents, "agent_id").merge(judged[[*POST_KEY, "judged_stance"]], on=POST_KEY,
+    judged = judged.loc[judged["judged_stance"].notna(), [*POST_KEY, "judged_stance"]]
+    both = _honest(parsed, agents, "agent_id").merge(judged, on=POST_KEY,
                                                     how="inner", validate="one_to_one")
     r = both["stance"].to_numpy(int)
     j = both["judged_stance"].to_numpy(int)

@@ -26,6 +26,7 @@ from pvsst.analysis.figures.style import FIGURE_FORMATS, PaperFigure
 from pvsst.analysis.paired import IncompleteBlocksWarning
 from pvsst.analysis.plan import RunPlan, plan_from_spec
 from pvsst.analysis.report.audits import Audit, as_int_if_whole, run_audits
+from pvsst.analysis.report.consistency_section import consistency_markdown
 from pvsst.analysis.template_echo import read_templates
 from pvsst.analysis.report.figure_sets import FigurePlan, run_figures, table_figures
 from pvsst.analysis.report.html_page import markdown_to_html
@@ -38,7 +39,7 @@ from pvsst.analysis.store import load_run, load_trial_table
 
 REPORT_FORMATS = ("md", "html")
 ANALYSIS_TABLES = ("trial_outcomes", "per_round", "contrasts", "headline")
-OPTIONAL_TABLES = ("homophily", "excluded_blocks")
+OPTIONAL_TABLES = ("homophily", "excluded_blocks", "belief_consistency", "judge_agreement")
 SMALL_N_BLOCKS = 6  # below this the exact sign-flip test cannot reach p < 0.05
 
 
@@ -267,6 +268,7 @@ def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: s
               "### All contrasts and metrics (overall)", "", overall_contrasts_markdown(tables["contrasts"]), "",
               "Per-stratum rows (by model, by topic): `analysis/contrasts.csv`.", "",
               "### Figures", "", figure_markdown(figures, figure_formats), "",
+              "### Belief-behaviour consistency", "", consistency_markdown(tables), "",
               "## 3. Deviations from the preregistration", "",
               deviations_markdown(deviations, frozen_sha, current_sha), "", "## 4. Audits", ""]
     for audit in audits:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.analysis.figures.consistency import belief_consistency_figure
 from pvsst.analysis.figures.fidelity import distribution_by_group_figure, fidelity_by_question_figure
 from pvsst.analysis.figures.forest import contrast_forest_figure, contrasts_overview_figure
 from pvsst.analysis.figures.network import MAX_NETWORK_NODES, homophily_null_figure, network_figure
@@ -59,6 +60,10 @@ def run_figures(data: RunData, tables: dict[str, pd.DataFrame], pairs: Sequence[
     if "opposite_side_survival" in outcomes and outcomes["opposite_side_survival"].notna().any():
         yield FigurePlan("Stance", lambda: survival_by_arm_figure(outcomes, draws=draws, seed=seed),
                          "opposite-side survival")
+    consistency = tables.get("belief_consistency", pd.DataFrame())
+    if len(consistency):
+        yield FigurePlan("Belief-behaviour consistency", lambda: belief_consistency_figure(consistency),
+                         "belief-behaviour consistency")
     homophily = tables.get("homophily", pd.DataFrame())
     if len(homophily):
         yield FigurePlan("Homophily and networks", lambda: homophily_null_figure(homophily), "homophily")

@@ -254,6 +254,11 @@ class StudySpec(StrictModel):
                     raise SpecFieldError(f"analysis.contrasts.{name}.{arm}", f"arm {getattr(contrast, arm)!r} "
                                          f"is not among factors.conditions ({', '.join(conditions)})")
         self._check_hypotheses()
+        judge = self.analysis.stance_judge
+        if judge is not None and judge != "lexicon":
+            problem = _model_name_problem(judge)
+            if problem:
+                raise SpecFieldError("analysis.stance_judge", f"{problem} (a judge is `lexicon` or a model string)")
         self._check_push_direction()
         if self.protocol.initial_stances == "reference" and self.trial.n_agents % 6:
             raise SpecFieldError("trial.n_agents", f"protocol initial_stances 'reference' needs a multiple of 6 "

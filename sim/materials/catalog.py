@@ -72,3 +72,12 @@ MATERIAL_FILES: dict[str, str] = {
     ACCOUNTS_FILE: "account id formats: honest, single_source, distributed_sources",
 }
 """Every file a materials directory must hold, with what it holds; all of them are hashed into the lock."""
+
+JUDGE_TEMPLATES: dict[str, TemplateFile] = {
+    "judge_system": TemplateFile("system message of a stance-judge request"),
+    "judge": TemplateFile("user message of a stance-judge request: the topic, one post, the seven stance labels",
+                          required=("question", "post"), optional=("choices",)),
+}
+"""The stance judge's templates (``<kind>.txt``): shipped with pvsst's materials; a study's materials
+directory may hold its own pair (both files), used by ``pvsst judge`` instead."""
+JUDGE_FILES: dict[str, str] = {f"{kind}.txt": spec.description for kind, spec in JUDGE_TEMPLATES.items()}

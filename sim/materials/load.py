@@ -30,7 +30,8 @@ import pandas as pd
 import yaml
 
 from pvsst.core.errors import InputError
-from pvsst.sim.materials.catalog import ACCOUNT_ROLES, ACCOUNTS_FILE, MATERIAL_FILES, PERSONA_FILES, TEMPLATES
+from pvsst.sim.materials.catalog import (ACCOUNT_ROLES, ACCOUNTS_FILE, MATERIAL_FILES, PERSONA_FILES, TEMPLATES,
+                                        TemplateFile)
 from pvsst.sim.materials.template import MaterialTemplate, TemplateSyntaxError
 
 
@@ -90,7 +91,7 @@ def load_materials(directory: str | Path | None = None) -> Materials:
 
 @lru_cache(maxsize=16)
 def _load(path: Path, hashes: tuple) -> Materials:
-    templates = {kind: _template(path / f"{kind}.txt", kind) for kind in TEMPLATES}
+    templates = {kind: read_template(path / f"{kind}.txt", TEMPLATES[kind]) for kind in TEMPLATES}
     for table in PERSONA_FILES:
         _check_personas(path / PERSONA_FILES[table])
     return Materials(path, templates, _accounts(path / ACCOUNTS_FILE))
@@ -123,12 +124,13 @@ def copy_materials(target: str | Path, source: str | Path | None = None) -> list
     return [Path(shutil.copy2(source / name, target / name)) for name in sorted(MATERIAL_FILES)]
 
 
-def _template(path: Path, kind: str) -> MaterialTemplate:
+def read_template(path: Path, spec: TemplateFile) -> MaterialTemplate:
+    """The template file ``path``, checked against the placeholders ``spec`` requires and allows; every
+    problem is an :class:`InputError` naming the file."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise InputError(str(path), "template", f"not UTF-8 text ({err.reason} at byte {err.start})") from None
-    spec = TEMPLATES[kind]
     try:
         template = MaterialTemplate.parse(text, allowed=spec.allowed)
     except TemplateSyntaxError as err:

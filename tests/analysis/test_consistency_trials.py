@@ -9,7 +9,10 @@ block-bootstrap interval's lower bound (alpha 0.05, 2,000 draws) of the contradi
 tolerance. Planted 20%: flagged in at least 9 of 10 studies; 0%: in at most 2 of 20.
 
 End to end: trials run with ``scripted/planted_contradiction`` (20%), ``scripted/planted_same_side_votes``
-(margin 0.2) and ``scripted/planted_trial_null``, posts judged by the lexicon judge.
+(margin 0.2) and ``scripted/planted_trial_null``, posts judged by the lexicon judge; and the same
+detection claim through the engine and a language-model judge path: 10 planted and 20 null studies of
+4 trials x 72 posts, read by a scripted judge that flips the side of 10% of posts (detected in 10 of 10,
+flagged in 1 of 20 when measured).
 """
 from __future__ import annotations
 
@@ -128,3 +131,53 @@ def test_planted_providers_end_to_end():
     assert votes.loc["same_side_like_gap", "mean"] == pytest.approx(0.20, abs=0.1)
     assert null.loc["same_side_like_gap", "mean"] == pytest.approx(0.0, abs=0.1)
     assert votes.loc["like_rate_chance", "mean"] == pytest.approx(0.5, abs=0.06)
+
+
+def planted_study_summary(model: str, study: int, gateway) -> pd.Series:
+    """One study of 4 trials (likes arm, 12 agents x 6 rounds, trial seeds 1000 * study + 1..4) of
+    ``model``, its posts read by ``scripted/noisy_judge`` (the lexicon's reading with the side flipped for
+    10% of posts, through the gateway), summarised over its 4 blocks."""
+    from pvsst.sim.judges.llm_judge import LLMJudge
+    from pvsst.sim.judges.stance_judge import judged_stances
+    from pvsst.sim.topics import get_topic
+    from pvsst.sim.trial.run import run_trial
+    from pvsst.sim.trial.settings import TrialSetup
+
+    judge = LLMJudge("scripted/noisy_judge", gateway, seed=study)
+    per_trial, trials = [], []
+    for seed in range(1000 * study + 1, 1000 * study + 5):
+        setup = TrialSetup(trial_id=f"{model}-{seed}", model_name=model, topic=get_topic("ai_labels"),
+                           condition="likes", seed=seed)
+        result = run_trial(setup, gateway)
+        judged = judged_stances(judge, result.posts, setup.topic)
+        per_trial.append(trial_consistency(stance_consistency(result.posts, judged, result.agents)))
+        trials.append({"trial_id": setup.trial_id, "model": model, "condition": "likes", "topic_id": "ai_labels",
+                       "seed": seed})
+    summary = consistency_by_arm(pd.concat(per_trial, ignore_index=True), pd.DataFrame(trials),
+                                 metrics=["stance_contradiction_rate"], draws=2000)
+    assert summary.iloc[0]["n_blocks"] == 4
+    return summary.iloc[0]
+
+
+@pytest.mark.slow
+def test_planted_providers_through_a_model_judge_detect_twenty_percent_not_zero():
+    """The planted-effect providers end to end, with a judge that errs: 10 studies of
+    ``scripted/planted_contradiction`` (contradiction rate 0.20) and 20 of ``scripted/planted_trial_null``
+    (0), each 4 trials x 72 posts = 288 posts, judged by ``scripted/noisy_judge`` (side error 0.10, the
+    tolerance). A study flags contradiction when its block-bootstrap lower bound (alpha 0.05, 2,000 draws)
+    exceeds 0.10. Planted: flagged in at least 9 of 10 studies; null: in at most 2 of 20."""
+    from judge_helpers import register_test_judges
+    from pvsst.sim.llm.gateway import Gateway
+
+    register_test_judges()
+    with Gateway() as gateway:
+        planted = [planted_study_summary("scripted/planted_contradiction", s, gateway) for s in range(10)]
+        null = [planted_study_summary("scripted/planted_trial_null", 100 + s, gateway) for s in range(20)]
+    detected = sum(row["ci_low"] > JUDGE_ERROR for row in planted)
+    false_alarms = sum(row["ci_low"] > JUDGE_ERROR for row in null)
+    print(f"planted providers: contradiction 20% detected in {detected}/10 studies; 0% flagged in {false_alarms}/20")
+    assert detected >= 9
+    assert false_alarms <= 2
+    # observed rate: 0.2 * 0.9 + 0.8 * 0.1 = 0.26 planted, 0.10 at the null
+    assert np.mean([row["mean"] for row in planted]) == pytest.approx(0.26, abs=0.03)
+    assert np.mean([row["mean"] for row in null]) == pytest.approx(0.10, abs=0.03)

@@ -12,12 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.consistency.judge_agreement import STANCE_SCALE, compare_judges, judge_agreement
+from pvsst.analysis.consistency.judge_agreement import compare_judges, judge_agreement
 from pvsst.core.errors import InputError
 from pvsst.sim.judges.lexicon import LexiconJudge
 from pvsst.sim.judges.stance_judge import StanceJudge, judged_stances
 from pvsst.sim.stance import LABEL_TO_STANCE, STANCE_LABELS
 from pvsst.sim.topics import get_topic
+from judge_helpers import independent_kappa
 
 TRUE = np.repeat(np.arange(3, -4, -1), 20)  # 140 posts
 POSTS = pd.DataFrame({"trial_id": "t", "round": 0, "agent_id": [f"a{i:03d}" for i in range(140)],
@@ -47,18 +48,6 @@ class _MaybeJudge:
 
     def judge(self, texts, topic):
         return ["maybe"] * len(texts)
-
-
-def independent_kappa(a: np.ndarray, b: np.ndarray, power: int) -> float:
-    """Cohen's weighted kappa from the confusion matrix: 1 - sum(w O) / sum(w E), w = |i - j|^power."""
-    position = {s: i for i, s in enumerate(STANCE_SCALE)}
-    observed = np.zeros((7, 7))
-    np.add.at(observed, ([position[x] for x in a], [position[y] for y in b]), 1.0)
-    observed /= observed.sum()
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
-    i, j = np.indices((7, 7))
-    weights = np.abs(i - j) ** power
-    return 1.0 - (weights * observed).sum() / (weights * expected).sum()
 
 
 def test_two_scripted_judges_give_the_kappa_of_the_formula():

@@ -27,6 +27,7 @@ import pytest
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.sim.topics import builtin_topics
+from judge_helpers import register_test_judges
 from spec_coverage import (GATEWAY_CHANGES, RequestRecorder, analysis_fingerprint, leaf_paths, store_fingerprint,
                            with_patch, write_spec)
 
@@ -170,6 +171,10 @@ ALTERNATIVES: dict[str, Alt] = {
     "analysis.contrasts{}.treatment": Alt({"analysis.contrasts{pdi}.treatment": "likes"}, "analysis"),
     "analysis.contrasts{}.control": Alt({"analysis.contrasts{organic}.control": "distributed_sources"}, "analysis"),
     "analysis.metrics": Alt({"analysis.metrics": ["majority_capture"]}, "analysis"),
+    "analysis.contrasts{}.metrics": Alt({"analysis.contrasts{pdi}.metrics": ["like_rate_chance"]}, "analysis"),
+    # Every analysed run is judged by `lexicon` and `scripted/shifted_judge` (StudyRuns.analysed); without
+    # the field the post measure reads the model judge, with it the lexicon judge.
+    "analysis.stance_judge": Alt({"analysis.stance_judge": "lexicon"}, "analysis"),
     "analysis.bootstrap_draws": Alt({"analysis.bootstrap_draws": 1}, "analysis"),
     "analysis.bootstrap_seed": Alt({"analysis.bootstrap_seed": 1}, "analysis", {"analysis.bootstrap_draws": 3}),
     "analysis.randomization.method": Alt({"analysis.randomization.method": "monte_carlo"}, "analysis"),
@@ -309,6 +314,9 @@ class StudyRuns:
                 assert main(["run", str(spec), "--out", str(copy), "--deviation", "spec coverage: same trials, "
                              "changed analysis"]) == 0
                 run = copy
+            if not (run / "analysis" / "judgments").is_dir():
+                for judge in ("lexicon", "scripted/shifted_judge"):
+                    assert main(["judge", str(run), "--judge", judge]) == 0
             assert main(["analyze", str(run), "--homophily-replicates", "2"]) == 0
             self.memo[key] = analysis_fingerprint(run)
         return self.memo[key]
@@ -336,6 +344,7 @@ def study_runs(tmp_path_factory):
 
     register_scripted_provider("stopwords", "spec_coverage:StopwordProvider")
     register_scripted_provider("novotes", "spec_coverage:NoVoteProvider")
+    register_test_judges()
     monkeypatch = pytest.MonkeyPatch()
     try:
         yield StudyRuns(tmp_path_factory.mktemp("coverage"), RequestRecorder(monkeypatch))

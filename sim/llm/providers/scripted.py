@@ -27,6 +27,7 @@ SCRIPTED_PROVIDERS: dict[str, str] = {
     "planted_contradiction": "pvsst.sim.llm.providers.planted:PlantedContradiction",
     "planted_same_side_votes": "pvsst.sim.llm.providers.planted:PlantedSameSideVotes",
     "planted_trial_null": "pvsst.sim.llm.providers.planted:NullTrialAgent",
+    "lexicon_judge": "pvsst.sim.llm.providers.judge_scripted:LexiconJudgeProvider",
 }
 
 

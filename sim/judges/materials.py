@@ -1,0 +1,74 @@
+"""The stance judge's wording: two templates, ``judge_system.txt`` and ``judge.txt``, read and hashed.
+
+pvsst ships its own pair beside its other study materials (``sim/materials/pvsst``); a study's materials
+directory may hold its own pair (both files, or neither), which then replaces pvsst's. The templates use
+the syntax of every materials template (:mod:`pvsst.sim.materials.template`): ``judge.txt`` must insert
+``$question`` (the topic) and ``$post`` (the post text, byte for byte) and may insert ``$choices`` (the
+seven stance labels, quoted, strongest support first). A judge's provenance records the sha256 of both
+files, so a reader can tell which wording produced a judgment.
+
+Examples
+--------
+>>> m = load_judge_materials()
+>>> m.source, sorted(m.hashes)
+('pvsst', ['judge.txt', 'judge_system.txt'])
+>>> print(m.messages("Should cats vote?", "cats vote, I say yes")[1]["content"].splitlines()[1])
+POST: cats vote, I say yes
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pvsst.core.errors import InputError
+from pvsst.sim.materials.catalog import JUDGE_FILES, JUDGE_TEMPLATES
+from pvsst.sim.materials.load import default_materials_dir, read_template
+from pvsst.sim.materials.template import MaterialTemplate
+from pvsst.sim.prompts.templates import opinion_choices_text
+
+
+@dataclass(frozen=True)
+class JudgeMaterials:
+    """The judge's two templates, where they came from (``pvsst`` or a directory) and their sha256."""
+
+    directory: Path
+    source: str
+    templates: dict[str, MaterialTemplate]
+    hashes: dict[str, str]
+
+    def messages(self, question: str, post: str) -> tuple[dict[str, str], ...]:
+        """The system and user messages that ask for the stance of ``post`` on ``question``."""
+        fields = {"question": question, "post": post, "choices": opinion_choices_text()}
+        return ({"role": "system", "content": self.templates["judge_system"].substitute(fields)},
+                {"role": "user", "content": self.templates["judge"].substitute(fields)})
+
+
+def load_judge_materials(directory: str | Path | None = None) -> JudgeMaterials:
+    """The judge templates of ``directory`` when it holds them, else pvsst's (``None``: pvsst's).
+
+    A directory holding only one of the two files, an unreadable file, a template with a placeholder it
+    may not use or without ``$question`` / ``$post`` is an :class:`InputError` naming the file.
+    """
+    shipped = default_materials_dir()
+    path = Path(directory) if directory is not None else shipped
+    if directory is not None and not path.is_dir():
+        raise InputError(str(path), "judge materials", "not a directory")
+    present = [name for name in sorted(JUDGE_FILES) if (path / name).is_file()]
+    if present and len(present) < len(JUDGE_FILES):
+        missing = sorted(set(JUDGE_FILES) - set(present))[0]
+        raise InputError(str(path / missing), "judge materials",
+                         f"missing ({JUDGE_FILES[missing]}); give both judge templates or neither")
+    if not present:
+        path = shipped
+    source = "pvsst" if path.resolve() == shipped.resolve() else str(path.resolve())
+    templates, hashes = {}, {}
+    for kind, spec in JUDGE_TEMPLATES.items():
+        file = path / f"{kind}.txt"
+        try:
+            raw = file.read_bytes()
+        except OSError as err:
+            raise InputError(str(file), "judge materials", f"cannot read ({err.strerror or err})") from None
+        template = read_template(file, spec)
+        templates[kind], hashes[file.name] = template, hashlib.sha256(raw).hexdigest()
+    return JudgeMaterials(path.resolve(), source, templates, hashes)
