@@ -117,7 +117,7 @@ def unit_answers(persona_cells, distributions: pd.DataFrame, seed: int, label: s
         raise InputError("answers", "probabilities", "every cell's distribution must sum to 1")
     index = distributions.index.astype(str).get_indexer(pd.Index(np.asarray(persona_cells, dtype=str)))
     if (index < 0).any():
-        missing = np.asarray(persona_cells, dtype=str)[int(np.argmax(index < 0))]
+        missing = str(np.asarray(persona_cells, dtype=str)[int(np.argmax(index < 0))])
         raise InputError("answers", "cell_id", f"cell {missing!r} has personas but no distribution")
     cumulative = np.cumsum(probabilities, axis=1)
     cumulative[:, -1] = np.inf  # rounding can leave the last sum just under 1
