@@ -170,9 +170,9 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
     """Every request of a unit (persona x question x sample, in that order) with the option codes in
     the order its prompt lists them.
 
-    ``sample``: ``samples_per_persona`` (a cell run: ``cells.k``) requests per persona x question. ``logprobs``: one request that
-    scores the reply codes (``option_scoring``) at temperature 0 (a served model's answer path; the
-    scores are the model's own probabilities). ``verbalized``: one request for a probability per code,
+    ``sample``: ``samples_per_persona`` (a cell run: ``cells.k``) requests per persona x question.
+    ``logprobs``: one request that scores the reply codes (``option_scoring``) at temperature 0 (a
+    served model's answer path; the scores are the model's own probabilities). ``verbalized``: one request for a probability per code,
     with room for the JSON (``max_tokens`` at least 24 + 12 per code).
     """
     condition = condition_by_id(spec, unit.condition)
