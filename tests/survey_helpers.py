@@ -37,3 +37,22 @@ def scripted_survey_run(directory: Path, *, model: str = "scripted/imitate", n: 
     out = directory / "run"
     assert main(["survey", "run", str(path), "--out", str(out), "--n", str(n), "--personas", "respondents"]) == 0
     return out
+
+
+CELL_ATTRIBUTES = ["sex", "race_ethnicity", "education", "party"]
+
+
+def cell_spec(model: str = "scripted/prompt_logprobs", n: int = 2000, questions: int = 2, **changes) -> dict:
+    """The CCES racial-attitudes instrument answered cell by cell: census personas (``n``, seed 3, US),
+    cells of sex x race / ethnicity x education x party (the CCES grouping axes read from them),
+    ``model`` under ``persona_profile_logprobs``, no controls, the state as the survey's geography."""
+    spec = yaml.safe_load(open(CCES))
+    spec["questions"] = spec["questions"][:questions]
+    spec.update(model=model, conditions=["persona_profile_logprobs"], controls=[],
+                personas={"source": "census", "n": n, "seed": 3, "geography": "US"},
+                cells={"attributes": list(CELL_ATTRIBUTES), "card_style": "cell_v1"})
+    spec["data"]["geography"] = "state"
+    spec["analysis"]["bootstrap_draws"] = 50
+    spec["execution"]["chunk_size"] = 1000
+    spec.update(changes)
+    return spec

@@ -13,6 +13,12 @@
   in proportion to weight, a donor answers like a draw from the weighted population of its cell, so
   the oracle reproduces the weighted shares wherever weights vary inside cells.
 
+With the instrument's ``cells`` section the personas asked are the population's cells
+(:func:`pvsst.experiments.survey.cell_population.asked_cells`: one row per cell, ``persona_id`` = ``cell_id``,
+every card column the cell card, ``weight`` the cell's population), and :func:`asked_tables` also
+returns the cell counts per geography (``RUN/cells.parquet``). With ``data.geography`` the real answers
+carry the respondent's state as a postal code in a ``geography`` column.
+
 Examples
 --------
 >>> from pvsst.experiments.survey.spec import load_survey, with_overrides
@@ -30,6 +36,7 @@ import pandas as pd
 from pvsst.analysis.survey.data import GROUP_PREFIX, AnswerColumn, GroupColumn, canonical_value, human_answers, load_data
 from pvsst.core.errors import InputError
 from pvsst.core.validation import first_duplicate
+from pvsst.experiments.survey.cell_population import CELL_CARD, GEOGRAPHY, asked_cells, geography_codes
 from pvsst.experiments.survey.spec import SurveySpec
 
 REFERENCE_PREFIX = "reference:"
@@ -53,9 +60,16 @@ def survey_data(spec: SurveySpec) -> pd.DataFrame:
 def human_table(spec: SurveySpec, frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """The real answers (see :func:`pvsst.analysis.survey.data.human_answers`)."""
     frame = survey_data(spec) if frame is None else frame
-    return human_answers(spec.data.label, spec.data.respondent_id, answer_columns(spec), group_columns(spec),
-                         spec.data.weight, frame=frame, strata_column=spec.data.strata,
-                         cluster_column=spec.data.cluster)
+    human = human_answers(spec.data.label, spec.data.respondent_id, answer_columns(spec), group_columns(spec),
+                          spec.data.weight, frame=frame, strata_column=spec.data.strata,
+                          cluster_column=spec.data.cluster)
+    if spec.data.geography is not None:
+        column = spec.data.geography
+        if column not in frame.columns:
+            raise InputError(spec.data.label, "data.geography", f"no column {column!r} in {spec.data.label} "
+                             f"(columns: {', '.join(map(str, frame.columns[:40]))})")
+        human[GEOGRAPHY] = pd.Series(geography_codes(frame[column], spec.data.label, column), dtype="string")
+    return human
 
 
 def _base_personas(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
@@ -133,17 +147,26 @@ def _donors(spec: SurveySpec, frame: pd.DataFrame, human: pd.DataFrame, index: i
 
 def persona_table(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
     """The personas of the run (see the module docstring); cards are in ``card_<style>`` columns."""
+    return asked_tables(spec, human)[0]
+
+
+def asked_tables(spec: SurveySpec, human: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The personas asked and, in a cell run, the cell counts per geography (else ``None``)."""
     from pvsst.personas.cards import personas_for_simulation
 
     frame = _base_personas(spec, human)
     duplicate = first_duplicate(frame["persona_id"].tolist())
     if duplicate:
         raise InputError("personas", "persona_id", f"persona ids must be unique ({duplicate[1]!r} is listed twice)")
+    counts = None
+    if spec.cells is not None:
+        frame, counts = asked_cells(frame, spec.cells.attributes, spec.cells.card_version)
     _persona_levels(spec, frame)
     for style in sorted({c.persona_card for c in spec.conditions if c.persona_card}):
-        frame[f"card_{style}"] = personas_for_simulation(frame, card_style=style)["card"].to_numpy()
+        frame[f"card_{style}"] = (frame[CELL_CARD] if counts is not None
+                                  else personas_for_simulation(frame, card_style=style)["card"]).to_numpy()
     for index, question in enumerate(spec.questions):
         frame[REFERENCE_PREFIX + question.id] = (frame["reference_respondent_id"] if "reference_respondent_id" in frame
                                                  else _donors(spec, frame, human, index))
     frame["persona_id"] = frame["persona_id"].astype(str)
-    return frame
+    return frame, counts

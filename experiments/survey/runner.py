@@ -9,6 +9,7 @@ writer) writes them atomically (temp dir, rename, DONE last)::
     RUN/scoring.json           what ``pvsst.analysis.survey.scoring`` needs to score the run
     RUN/manifest.json          versions, runs, unit statuses (pvsst.experiments.run.manifest.RunManifest)
     RUN/human.parquet          the real answers, coded; RUN/personas.parquet  the personas asked
+    RUN/cells.parquet          a cell run's cells and their population per geography
     RUN/cache.sqlite           the response cache (resumes replay finished calls)
     RUN/units/<unit_id>/responses.parquet llm_calls.parquet prompts.parquet DONE
 
@@ -52,7 +53,8 @@ from pvsst.experiments.run.executors import GatewaySettings, make_executor, work
 from pvsst.experiments.run.manifest import RunManifest, environment, utc_now
 from pvsst.experiments.run.run_guard import guarded_run, preparing, remove_staging, resume_command
 from pvsst.experiments.run.runner import RunSummary
-from pvsst.experiments.survey.personas import REFERENCE_PREFIX, answer_columns, human_table, persona_table
+from pvsst.experiments.survey.cell_population import CELLS_FILE
+from pvsst.experiments.survey.personas import REFERENCE_PREFIX, answer_columns, asked_tables, human_table
 from pvsst.experiments.survey.prompts import (answer_schema, option_order, question_prompt, survey_request_seed,
                                         system_prompt)
 from pvsst.experiments.survey.spec import (ConditionSpec, SurveySpec, canonical_survey, load_survey, survey_from_canonical,
@@ -168,16 +170,16 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
     """Every request of a unit (persona x question x sample, in that order) with the option codes in
     the order its prompt lists them.
 
-    ``sample``: ``samples_per_persona`` requests per persona x question. ``logprobs``: one request that
-    scores the reply codes (``option_scoring``) at temperature 0 (a served model's answer path; the
-    scores are the model's own probabilities). ``verbalized``: one request for a probability per code,
+    ``sample``: ``samples_per_persona`` (a cell run: ``cells.k``) requests per persona x question.
+    ``logprobs``: one request that scores the reply codes (``option_scoring``) at temperature 0 (a
+    served model's answer path; the scores are the model's own probabilities). ``verbalized``: one request for a probability per code,
     with room for the JSON (``max_tokens`` at least 24 + 12 per code).
     """
     condition = condition_by_id(spec, unit.condition)
     scripted = unit.provider.startswith("scripted/")
     temperature = condition.temperature if condition.temperature is not None else spec.sampling.temperature
     method = condition.elicitation
-    samples = spec.sampling.samples_per_persona if method == "sample" else 1
+    samples = spec.draws_per_persona if method == "sample" else 1
     by_id = personas.set_index("persona_id")
     values = {a.question: a.values for a in answer_columns(spec)}
     system = {"role": "system", "content": system_prompt(spec, condition)}
@@ -281,9 +283,11 @@ def prepare_run(spec: SurveySpec, run_dir: Path) -> pd.DataFrame:
                              f"(stored {str(stored.get('sha256'))[:12]}, now {digest[:12]}); use a new --out")
         return pd.read_parquet(run_dir / "personas.parquet")
     human = human_table(spec)  # validates the instrument against the data before anything is written
-    personas = persona_table(spec, human)
+    personas, cells = asked_tables(spec, human)
     run_dir.mkdir(parents=True, exist_ok=True)
     _atomic_parquet(human, run_dir / "human.parquet")
+    if cells is not None:  # a cell run: the population's cells and their counts per geography
+        _atomic_parquet(cells, run_dir / CELLS_FILE)
     _atomic_parquet(personas, run_dir / "personas.parquet")
     write_json(run_dir / SCORING_FILE, scoring_config(spec))
     write_json(survey_path, {"sha256": digest, "spec": canonical_survey(spec)})

@@ -30,6 +30,7 @@ from pvsst.core.validation import describe_validation_error
 from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
 from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from pvsst.experiments.spec.yaml_file import read_yaml_mapping
+from pvsst.experiments.survey.cells_section import CellsSpec, check_cells
 from pvsst.sim.llm.types import canonical_json
 
 Code = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)]
@@ -104,6 +105,8 @@ class DataSpec(StrictModel):
     then ``filter`` keeps the rows a pandas query selects (e.g. ``year == 2012``). ``value_labels``
     reads Stata / SPSS value labels instead of their numeric codes. ``strata`` and ``cluster`` name
     the design's stratum and cluster (PSU) columns: intervals then resample clusters within strata.
+    ``geography`` names the respondent's state column (postal codes or state names): the real survey
+    by state, against which a cell run's state estimates are scored.
     """
 
     source: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.]+/[A-Za-z0-9_.\-]+$")] | None = None
@@ -117,6 +120,7 @@ class DataSpec(StrictModel):
     # Survey design: every bootstrap resamples whole clusters (PSUs) with replacement within strata.
     strata: NonEmptyText | None = None
     cluster: NonEmptyText | None = None
+    geography: NonEmptyText | None = None
     citation: str = ""
 
     @model_validator(mode="after")
@@ -236,6 +240,8 @@ class SurveySpec(StrictModel):
     questions: list[QuestionSpec] = Field(min_length=1)
     non_substantive: NonSubstantiveSpec = NonSubstantiveSpec()
     personas: PersonaSourceSpec = PersonaSourceSpec()
+    # Answer the population through its cells (one prompt per cell) instead of persona by persona.
+    cells: CellsSpec | None = None
     model: NonEmptyText = "embedded/smollm2-135m"
     # Several models in one run, each under every condition (instead of ``model``).
     models: list[NonEmptyText] | None = Field(default=None, min_length=1)
@@ -283,6 +289,9 @@ class SurveySpec(StrictModel):
                 if self.non_substantive.code in question.codes:
                     raise SpecFieldError(f"questions[{i}].options", "an option code equals the non-substantive "
                                          f"code {self.non_substantive.code!r}")
+        if self.cells is not None:
+            check_cells(self.cells, self.personas.source, set(self.personas.attributes),
+                        [g.persona_column for g in self.grouping], self.sampling.samples_per_persona)
         self.execution.check_survey()
         self.execution.check_models(self.asked_models, where="models")
         return self
@@ -291,6 +300,12 @@ class SurveySpec(StrictModel):
     def asked_models(self) -> tuple[str, ...]:
         """The models asked in this run (``models``, or the one ``model``)."""
         return tuple(self.models) if self.models is not None else (self.model,)
+
+    @property
+    def draws_per_persona(self) -> int:
+        """Sampled answers per asked persona x question: ``cells.k`` in a cell run, else
+        ``sampling.samples_per_persona``."""
+        return self.cells.k if self.cells is not None else self.sampling.samples_per_persona
 
     def reply_codes(self, question: QuestionSpec) -> tuple[str, ...]:
         """The codes a reply may use: the options, plus the non-substantive code when offered."""
@@ -358,6 +373,7 @@ _LATER_DEFAULTS: dict[tuple[str, ...], object] = {
     ("data", "format"): None, ("data", "value_labels"): False, ("data", "derive"): {}, ("data", "filter"): None,
     ("personas", "attributes"): {}, ("personas", "id_prefix"): None, ("data", "strata"): None,
     ("data", "cluster"): None, ("analysis", "parse_failure_threshold"): 0.05,
+    ("cells",): None, ("data", "geography"): None,
     **{("execution", key): default for key, default in STUDY_ONLY_DEFAULTS.items()},
 }
 

@@ -40,6 +40,7 @@ SINGLE_VALUED = {
     "prompt_version": "Literal['v1']: only the v1 survey templates ship",
     "execution.executor": "an instrument's units run on the local executor only (another is rejected)",
     "execution.ray_address": "only with executor 'ray', which instruments reject",
+    "cells.card_style": "only the cell_v1 card template ships (another version is rejected)",
 }
 NOT_COMPARED_FILES = {"survey.json", "cache.sqlite"}  # the instrument's own copy; the response cache
 
@@ -59,6 +60,7 @@ def _base() -> dict:
 BASE = _base()
 OFFERED = {"non_substantive.policy": "offered"}
 CENSUS = {"personas.source": "census"}
+CELLS = {"cells": {"attributes": ["party", "sex"]}}  # the base's grouping axes read from the cells
 Q0 = "questions[0]"
 
 
@@ -96,6 +98,9 @@ ALTERNATIVES: dict[str, Alt] = {
     "data.source": Alt(_cces(), "store"),
     "data.respondent_id": Alt({"data.respondent_id": "rownames"}, "store"),
     "data.weight": Alt({"data.weight": "rownames"}, "analysis"),
+    "data.geography": Alt({"data.geography": "state"}, "store", _cces()),
+    "cells.attributes": Alt({"cells.attributes": ["party", "sex", "age_band"]}, "store", CELLS),
+    "cells.k": Alt({"cells.k": 2}, "requests", CELLS),
     "data.strata": Alt({"data.strata": "sex"}, "analysis"),
     "data.cluster": Alt({"data.cluster": "xnorcsiz"}, "analysis"),
     "preamble": Alt({"preamble": "Please answer as yourself."}, "requests"),
