@@ -115,7 +115,8 @@ def write_cell_run(directory: Path, cells, population: pd.DataFrame | None = Non
     cell_rows[["cell_id", *cells, "geography", "population"]].to_parquet(run / "cells.parquet")
     personas = table.cells.drop(columns="count").rename(columns={"cell_id": "persona_id"})
     personas["persona_id"] = personas["persona_id"].astype(str)
-    personas["group:sex"] = personas["sex"].astype(str) if "sex" in cells else None
+    if "sex" in cells:  # the grouping axis; a cell table without the attribute has no group column
+        personas["group:sex"] = personas["sex"].astype(str)
     personas.to_parquet(run / "personas.parquet")
     answers = planted_answers(people, cells, table, shrink)
     ids = table.cells["cell_id"].astype(str).to_numpy()

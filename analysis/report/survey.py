@@ -269,7 +269,7 @@ def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: p
               "### Per group: sizes and signed gaps", "", markdown_table(tables.group_frame(fidelity)), "",
               "gap = the group's mean answer position (0-1) minus the population's; model sources only.", "",
               "### Between-group variance (eta^2)", "", markdown_table(tables.eta_frame(fidelity)), "",
-              "### SimBench", "", simbench_markdown(fidelity), "",
+              "### SimBench", "", simbench_markdown(fidelity, threshold), "",
               "### Dropped groups and axes", "",
               markdown_table(dropped) if len(dropped) else "None: every group has at least min_group_n members.", "",
               "### Figures", "", figure_markdown(figures, figure_formats), "",

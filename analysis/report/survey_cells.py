@@ -24,7 +24,7 @@ import pandas as pd
 from pvsst.analysis.figures.states import group_errors_figure, state_scatter_figure, state_tile_map_figure
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, markdown_table
-from pvsst.analysis.report.survey_tables import estimate, number
+from pvsst.analysis.report.survey_tables import degraded_sources, estimate, number
 from pvsst.analysis.survey.cell_run import ESTIMATES_FILE, read_cell_population
 from pvsst.analysis.survey.cell_states import NOTES_FILE, YARDSTICKS, cell_analysis, write_cell_analysis
 from pvsst.analysis.survey.state_scores import CELL_ORACLE, NATIONAL_MARGINAL
@@ -216,20 +216,28 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
     return "\n".join(lines)
 
 
-def simbench_markdown(fidelity: pd.DataFrame) -> str:
-    """Per source: pooled, median and mean SimBench over the questions (the data set), with intervals."""
+def simbench_markdown(fidelity: pd.DataFrame, threshold: float) -> str:
+    """Per source: pooled, median and mean SimBench over the questions (the data set), with intervals;
+    a source degraded by failed calls (above ``threshold``) shows its status instead of numbers."""
     wanted = ("pooled_simbench", "median_simbench", "mean_simbench")
     rows = fidelity[fidelity["metric"].isin(wanted) & (fidelity["group"].astype(str) == "all")]
     if rows.empty:
         return "No SimBench rows in `analysis/fidelity.csv` (scored before SimBench was added: rescore the run)."
     keys = [k for k in ("provider", "condition", "elicitation") if k in rows]
+    degraded = degraded_sources(fidelity, threshold)
     out = []
     for key, part in rows.groupby(keys, sort=False):
-        row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(keys, key))
+        row["status"] = degraded.get(key, "ok")
         by = part.set_index("metric")
         for metric in wanted:
-            if metric in by.index:
-                r = by.loc[metric]
+            r = by.loc[metric] if metric in by.index else None
+            if key in degraded:
+                row[metric.replace("_", " ")] = "not reported (degraded)"
+            elif r is None or pd.isna(r["value"]):
+                row[metric.replace("_", " ")] = "n/a (no answers)"
+            else:
                 row[metric.replace("_", " ")] = estimate(r["value"], r["ci_low"], r["ci_high"])
         out.append(row)
     per_question = fidelity[(fidelity["metric"] == "simbench") & (fidelity["group"].astype(str) == "all")]
@@ -239,6 +247,5 @@ def simbench_markdown(fidelity: pd.DataFrame) -> str:
             "sum_q TVu_q); median over questions; the mean is shown for comparison with SimBench's tables but "
             "is unstable where a question's human answers are near uniform. Per question (`simbench` rows of "
             f"`analysis/fidelity.csv`): {len(per_question)} row(s), range "
-            f"{number(np.nanmin(per_question['value'])) if len(per_question) else 'n/a'} to "
-            f"{number(np.nanmax(per_question['value'])) if len(per_question) else 'n/a'}."]
+            f"{number(per_question['value'].min())} to {number(per_question['value'].max())}."]
     return "\n".join(text)

@@ -22,8 +22,10 @@ population), ``axis=level`` (one group: sizes, distribution metrics, signed gaps
 (between-group measures eta2_human, eta2_model, delta_eta2, and ``groups_kept``).
 ``kl_noise_floor`` / ``js_noise_floor`` compare the human distribution with resamples of the human
 answers as large as the model's: what a perfect simulator scores from sampling noise alone (for a
-distribution method a one-sided band from 0). ``mean_<metric>`` rows (question
-``ALL_QUESTIONS``) hold means over the questions. Intervals are percentile intervals extended to
+distribution method a one-sided band from 0). ``simbench`` (whole population and
+every group) is the SimBench score of :func:`pvsst.analysis.simbench.simbench_score`. ``mean_<metric>`` rows (question
+``ALL_QUESTIONS``) hold means over the questions, beside ``median_simbench`` and ``pooled_simbench`` (the
+questions' total variations summed before the ratio: the data set's score). Intervals are percentile intervals extended to
 the metric's bound where the observed value lies beyond them
 (:func:`pvsst.analysis.fidelity.bounded_interval`).
 

@@ -155,3 +155,52 @@ def _set_geography(run, column):
     stored = json.loads((run / "survey.json").read_text())
     stored["spec"]["data"]["geography"] = column
     (run / "survey.json").write_text(json.dumps(stored))
+
+
+def test_the_survey_report_of_a_cell_run_shows_the_state_figures_and_simbench(census_run):
+    assert main(["survey", "report", str(census_run), "--figures", "png"]) == 0
+    report = census_run / "report"
+    markdown = (report / "report.md").read_text()
+    for name in ("state_map_votetrump", "state_error_map_votetrump", "state_scatter_votetrump", "state_map_whiteadv",
+                 "group_errors"):
+        assert f"(figures/{name}.png)" in markdown and (report / "figures" / f"{name}.png").stat().st_size > 5000
+    fidelity = _read(census_run, "fidelity.csv")
+    pooled = fidelity[(fidelity["metric"] == "pooled_simbench") & (fidelity["elicitation"] == "logprobs")].iloc[0]
+    assert "### SimBench" in markdown and f"{pooled['value']:.4g} [" in markdown
+    assert "votetrump  | cell_oracle" in markdown and "trump: 0 (constant by construction)" in markdown
+    assert "the cell oracle moves states by a median of" in markdown
+    assert "state pairs cannot be told apart by the survey's own bootstrap" in markdown
+    html = (report / "report.html").read_text()
+    assert "state_scatter_votetrump" in html and "Composition effect" in html
+
+
+def test_the_state_scatter_puts_the_oracle_beside_the_model_on_the_identity_line(census_run):
+    from pvsst.analysis.figures.states import state_scatter_figure
+
+    scores = _read(census_run, "state_scores.csv")
+    figure = state_scatter_figure(scores[scores["question"] == "votetrump"], "trump")
+    try:
+        assert set(figure.data["source"]) == {MODEL, SAMPLED, CELL_ORACLE}
+        assert len(figure.data) == 3 * 51
+        gids = {line.get_gid() for line in figure.axes[0].lines}
+        assert "identity" in gids
+    finally:
+        figure.close()
+
+
+def test_cells_with_survey_drawn_attributes_explain_what_that_implies():
+    from pvsst.analysis.report.survey_cells import implication_markdown
+
+    text = implication_markdown(("age_band", "sex", "party", "region"))
+    assert "`party`" in text and "within-cell distribution" in text and "not independent of the survey" in text
+    assert implication_markdown(("age_band", "sex", "region")) == ""
+
+
+def test_a_grouping_axis_the_cells_do_not_define_drops_its_groups_with_a_note(tmp_path, voters):
+    run = write_cell_run(tmp_path, ["state", "race_ethnicity"], population=voters.head(5000))
+    assert main(["survey", "score", str(run)]) == 0
+    fidelity = _read(run, "fidelity.csv")
+    kept = fidelity[(fidelity["metric"] == "groups_kept") & (fidelity["group"] == "sex")]
+    assert (kept["value"] == 0).all() and kept["note"].str.startswith("axis dropped").all()
+    whole = fidelity[(fidelity["metric"] == "simbench") & (fidelity["group"] == "all")]
+    assert len(whole) == 2 and whole["value"].notna().all()
