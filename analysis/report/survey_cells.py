@@ -154,6 +154,37 @@ def _composition_markdown(analysis: CellAnalysis) -> str:
     return bullet_list(lines)
 
 
+def state_table(analysis: CellAnalysis, question: str) -> pd.DataFrame:
+    """Per state, for the question's first option: the survey's share with its interval, the cell oracle's
+    share and how far it moves the state (the composition effect with national cells), whether that move
+    leaves the survey's interval, how many other states the survey cannot tell it apart from, and the
+    first model source's share."""
+    scores = analysis.scores[analysis.scores["question"] == question]
+    option = scores["option"].iloc[0]
+    scores = scores[scores["option"] == option]
+    pairs = analysis.pairs[(analysis.pairs["question"] == question) & (analysis.pairs["option"] == option)]
+    undecided = pairs[~pairs["distinguishable"].astype(bool)]
+    twins = pd.concat([undecided["state_a"], undecided["state_b"]]).value_counts()
+    real = scores.drop_duplicates("state").set_index("state")
+    oracle = scores[scores["source"] == CELL_ORACLE].set_index("state")
+    models = _model_sources(analysis.scores)
+    model = scores[scores["source"] == models[0]].set_index("state") if models else None
+    rows = []
+    for state, r in real.iterrows():
+        row = {"state": state, "respondents": int(r["respondents"]),
+               f"survey '{option}'": estimate(r["real"], r["survey_ci_low"], r["survey_ci_high"])}
+        if state in oracle.index:
+            o = oracle.loc[state]
+            row.update({"cell oracle": number(o["simulated"]), "move": f"{o['error']:+.3f}",
+                        "outside survey CI": "yes" if not r["survey_ci_low"] <= o["simulated"] <= r["survey_ci_high"]
+                        else "no"})
+        row["states not told apart"] = int(twins.get(state, 0))
+        if model is not None and state in model.index:
+            row[models[0]] = number(model.loc[state, "simulated"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def _noise_markdown(analysis: CellAnalysis) -> str:
     pairs = analysis.pairs
     lines = []
@@ -210,6 +241,12 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
               "is the best any simulator on these cells can do.", "",
               "### Composition effect", "", _composition_markdown(analysis), "",
               "### The survey's own noise", "", _noise_markdown(analysis), ""]
+    for question in dict.fromkeys(analysis.scores["question"].astype(str)):
+        lines += [f"### Every state: `{question}`", "", markdown_table(state_table(analysis, question)), "",
+                  "move: the cell oracle's share minus the survey's raw share (with national cells, the composition "
+                  "effect); outside survey CI: whether the oracle leaves the survey's own 95% bootstrap interval; "
+                  "states not told apart: other states whose difference from this one the survey's bootstrap "
+                  "interval does not exclude 0 (pairs in `analysis/state_pairs.csv`).", ""]
     if analysis.notes:
         lines += [bullet_list([f"note: {n}" for n in analysis.notes]), ""]
     lines += ["### State figures", "", figure_text, ""]

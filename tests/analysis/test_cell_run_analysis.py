@@ -170,6 +170,7 @@ def test_the_survey_report_of_a_cell_run_shows_the_state_figures_and_simbench(ce
     assert "votetrump  | cell_oracle" in markdown and "trump: 0 (constant by construction)" in markdown
     assert "the cell oracle moves states by a median of" in markdown
     assert "state pairs cannot be told apart by the survey's own bootstrap" in markdown
+    assert "### Every state: `votetrump`" in markdown and "states not told apart" in markdown
     html = (report / "report.html").read_text()
     assert "state_scatter_votetrump" in html and "Composition effect" in html
 
@@ -204,3 +205,17 @@ def test_a_grouping_axis_the_cells_do_not_define_drops_its_groups_with_a_note(tm
     assert (kept["value"] == 0).all() and kept["note"].str.startswith("axis dropped").all()
     whole = fidelity[(fidelity["metric"] == "simbench") & (fidelity["group"] == "all")]
     assert len(whole) == 2 and whole["value"].notna().all()
+
+
+def test_the_per_state_table_shows_each_states_move_and_the_states_the_survey_cannot_separate(census_run):
+    from pvsst.analysis.report.survey_cells import read_cell_analysis, state_table
+
+    analysis = read_cell_analysis(census_run, {})
+    table = state_table(analysis, "votetrump").set_index("state")
+    assert len(table) == 51
+    oracle = analysis.scores[(analysis.scores["source"] == CELL_ORACLE) & (analysis.scores["question"] == "votetrump")
+                             & (analysis.scores["option"] == "trump")].set_index("state")
+    assert table.loc["DC", "move"] == f"{oracle.loc['DC', 'error']:+.3f}"
+    # Wyoming's few respondents leave it indistinguishable from more states than California's many
+    assert table.loc["WY", "states not told apart"] > table.loc["CA", "states not told apart"]
+    assert set(table["outside survey CI"]) <= {"yes", "no"} and (table["outside survey CI"] == "yes").any()
