@@ -143,10 +143,18 @@ def _composition_markdown(analysis: CellAnalysis) -> str:
     if oracle.empty:
         return "No cell oracle (see the notes)."
     lines = []
+    geography = analysis.estimates[analysis.estimates["level"] == "geography"].drop_duplicates("domain")
+    population = geography.set_index("domain")["population"]
     for question, part in oracle.groupby("question", sort=False):
         option = part["option"].iloc[0]
         rows = part[part["option"] == option].assign(move=lambda f: f["error"].abs())
         top = rows.sort_values("move", ascending=False).head(5)
+        weights = rows["state"].map(population).to_numpy(float)
+        lines.append(f"`{question}`, share of `{option}` in the nation: the survey's raw share "
+                     f"{number(np.average(rows['real'], weights=rows['respondents']))} (respondents as sampled), the "
+                     f"cell oracle's {number(np.average(rows['simulated'], weights=weights))} (the same cells' "
+                     "answers weighted by the population's counts, over the cells with a respondent): the gap is "
+                     "the difference between the survey sample's make-up and the population's.")
         lines.append(f"`{question}`, share of `{option}`: the cell oracle moves states by a median of "
                      f"{number(rows['move'].median())} (max {number(rows['move'].max())}) from the survey's raw "
                      f"state shares; largest: " + ", ".join(f"{r.state} {r.error:+.3f}" for r in top.itertuples())
@@ -158,7 +166,7 @@ def state_table(analysis: CellAnalysis, question: str) -> pd.DataFrame:
     """Per state, for the question's first option: the survey's share with its interval, the cell oracle's
     share and how far it moves the state (the composition effect with national cells), whether that move
     leaves the survey's interval, how many other states the survey cannot tell it apart from, and the
-    first model source's share."""
+    first model source's share (column ``model``)."""
     scores = analysis.scores[analysis.scores["question"] == question]
     option = scores["option"].iloc[0]
     scores = scores[scores["option"] == option]
@@ -180,7 +188,7 @@ def state_table(analysis: CellAnalysis, question: str) -> pd.DataFrame:
                         else "no"})
         row["states not told apart"] = int(twins.get(state, 0))
         if model is not None and state in model.index:
-            row[models[0]] = number(model.loc[state, "simulated"])
+            row["model"] = number(model.loc[state, "simulated"])
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -243,7 +251,7 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
               "### The survey's own noise", "", _noise_markdown(analysis), ""]
     for question in dict.fromkeys(analysis.scores["question"].astype(str)):
         lines += [f"### Every state: `{question}`", "", markdown_table(state_table(analysis, question)), "",
-                  "move: the cell oracle's share minus the survey's raw share (with national cells, the composition "
+                  f"model: `{(_model_sources(analysis.scores) or ['none'])[0]}`; move: the cell oracle's share minus the survey's raw share (with national cells, the composition "
                   "effect); outside survey CI: whether the oracle leaves the survey's own 95% bootstrap interval; "
                   "states not told apart: other states whose difference from this one the survey's bootstrap "
                   "interval does not exclude 0 (pairs in `analysis/state_pairs.csv`).", ""]
