@@ -19,7 +19,7 @@ cell's ``k`` draws (sampled answers) or marked ``exact`` (distributions).
 
 A cell whose every call failed has no answer: it is left out of that source's estimates and
 ``coverage`` (the answered share of the domain's population) says how much of the domain the
-estimate stands for (1 when every cell answered).
+estimate stands for (1 when every cell answered); a domain none of whose cells answered has no row.
 
 Examples
 --------

@@ -75,7 +75,10 @@ def score(
     cells = None
     if is_cell_run(run_dir):  # computed before anything is written: bad input leaves no file behind
         spec = json.loads((run_dir / "survey.json").read_text(encoding="utf-8")).get("spec") or {}
-        cells = cell_analysis(read_scored_run(run_dir), run_dir, spec)
+        run = read_scored_run(run_dir)
+        if draws is not None:  # the estimates' bootstrap follows --draws like the fidelity table's
+            run.config["settings"] = {**run.config["settings"], "bootstrap_draws": int(draws)}
+        cells = cell_analysis(run, run_dir, spec)
     path = write_fidelity(table, run_dir)
     summary = question_summary(table)
     view = Table(title=f"Distributional fidelity (KL with smoothing; noise = 95% band of a perfect simulator) -> {path}")
