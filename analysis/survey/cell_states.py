@@ -137,6 +137,10 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
         real = state_shares(answered, question, codes, weight="weight")
         simulated = _matrices(estimates, question, codes, sources)
         states = [s for s in real.index if all(s in table.index for table in simulated.values())]
+        if not states:
+            notes.append(f"{question}: no state of the survey has a population estimate (a national-only "
+                         "population?): no state scores")
+            continue
         if len(states) < len(real.index):
             notes.append(f"{question}: {len(real.index) - len(states)} state(s) with respondents but no population "
                          "estimate left out")
@@ -177,11 +181,13 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
         correlations.append(correlation)
         pairs.append(pair_table.assign(question=question))
         groups.append(_group_scores(answered, question, codes, estimates, sources, groups_of(population)))
-    return StateComparison(pd.concat(scores, ignore_index=True)[list(STATE_SCORE_COLUMNS)],
-                           pd.concat(correlations, ignore_index=True)[list(CORRELATION_COLUMNS)],
-                           pd.concat(pairs, ignore_index=True)[list(PAIR_COLUMNS)],
-                           pd.concat(groups, ignore_index=True)[list(GROUP_SCORE_COLUMNS)] if groups else
-                           pd.DataFrame(columns=GROUP_SCORE_COLUMNS), notes)
+    return StateComparison(_stack(scores, STATE_SCORE_COLUMNS), _stack(correlations, CORRELATION_COLUMNS),
+                           _stack(pairs, PAIR_COLUMNS), _stack(groups, GROUP_SCORE_COLUMNS), notes)
+
+
+def _stack(frames: list[pd.DataFrame], columns) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True)[list(columns)] if frames else pd.DataFrame(columns=list(columns))
 
 
 def _matrices(estimates: pd.DataFrame, question: str, codes, sources, group: str | None = None) -> dict:

@@ -219,3 +219,19 @@ def test_the_per_state_table_shows_each_states_move_and_the_states_the_survey_ca
     # Wyoming's few respondents leave it indistinguishable from more states than California's many
     assert table.loc["WY", "states not told apart"] > table.loc["CA", "states not told apart"]
     assert set(table["outside survey CI"]) <= {"yes", "no"} and (table["outside survey CI"] == "yes").any()
+
+
+def test_a_national_only_population_gets_national_and_group_estimates_and_a_note(tmp_path, capsys):
+    run = write_cell_run(tmp_path, ["sex", "race_ethnicity"], population=census_population(2000))
+    cells = pd.read_parquet(run / "cells.parquet")
+    national = cells.groupby(["cell_id", "sex", "race_ethnicity"], as_index=False)["population"].sum()
+    national.assign(geography="US")[list(cells.columns)].to_parquet(run / "cells.parquet")
+    assert main(["survey", "score", str(run)]) == 0
+    assert "votetrump: no state of the survey has a population estimate" in capsys.readouterr().out
+    estimates = _read(run, "estimates.csv")
+    assert set(estimates["level"]) == {"national", "geography", "group"}
+    assert set(estimates.loc[estimates["level"] == "geography", "domain"]) == {"US"}
+    assert _read(run, "state_scores.csv").empty
+    assert main(["survey", "report", str(run), "--figures", "png"]) == 0
+    markdown = (run / "report" / "report.md").read_text()
+    assert "## Population estimates and states" in markdown and "### States against the survey" not in markdown
