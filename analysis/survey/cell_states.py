@@ -13,7 +13,9 @@ way against the survey's group shares.
 
 The respondents are read from the instrument's data (``data`` loading recipe) and put into the persona
 vocabulary with the instrument's ``personas.attributes`` (:func:`pvsst.personas.respondents.matched_personas`),
-so their cells are the population's; their answers and weights are ``RUN/human.parquet``'s.
+so their cells are the population's; a cell attribute the mapping leaves out is read from a grouping axis
+whose ``persona_column`` it is when that axis keeps the persona's own values (no ``persona_values``);
+their answers and weights are ``RUN/human.parquet``'s.
 
 Tables (written by ``pvsst survey score`` to ``RUN/analysis/``): ``state_scores.csv``,
 ``state_correlations.csv``, ``state_pairs.csv``, ``group_scores.csv`` (columns in
@@ -34,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.survey.cell_run import KEYS, CellPopulation, groups_of
-from pvsst.analysis.survey.data import load_data
+from pvsst.analysis.survey.data import GROUP_PREFIX, load_data
 from pvsst.analysis.survey.geography import indistinguishable_states, state_bootstrap, state_noise, state_shares
 from pvsst.analysis.survey.shares import source_label
 from pvsst.analysis.survey.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle, estimate_matrix,
@@ -102,7 +104,14 @@ def survey_respondents(spec: dict, human: pd.DataFrame) -> pd.DataFrame:
         raise InputError(label, "data.geography", f"{', '.join(map(repr, unknown[:5]))} not a U.S. state code or name")
     people["state"] = codes
     people["respondent_id"] = canonical_values(frame[data["respondent_id"]])
-    answers = human.drop(columns=[c for c in human.columns if c.startswith("group:")])
+    answers = human.drop(columns=[c for c in human.columns if c.startswith(GROUP_PREFIX)])
+    # An attribute the mapping leaves out but a grouping axis reads from the data as the persona's own
+    # values (no persona_values coarsening) takes the respondents' group levels.
+    for axis in spec.get("grouping") or []:
+        column, name = axis.get("persona_column"), GROUP_PREFIX + str(axis.get("axis"))
+        unmapped = column not in people or people[column].isna().all()
+        if column and unmapped and not axis.get("persona_values") and name in human:
+            answers[column] = human[name].astype(object).where(human[name].notna(), None)
     merged = people.drop(columns=[c for c in answers.columns if c in people.columns and c != "respondent_id"])
     return merged.merge(answers, on="respondent_id", how="inner", validate="one_to_one")
 
@@ -147,10 +156,10 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
         real = real.loc[states]
         coverage = pd.Series(np.nan, index=real.index)
         tables = dict(simulated)
-        missing = [a for a in population.attributes if a not in answered.columns]
+        missing = [a for a in population.attributes if a not in answered.columns or answered[a].isna().all()]
         if missing:
             notes.append(f"{question}: no cell oracle: the respondents have no {', '.join(missing)} (map it in "
-                         "personas.attributes)")
+                         "personas.attributes, or read it with a grouping axis that keeps the persona's values)")
         else:
             known = answered.dropna(subset=list(population.attributes))
             if len(known) < len(answered):

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cell_run_fixture import census_population, respondents, write_cell_run
+from cell_run_fixture import ATTRIBUTES, census_population, respondents, write_cell_run
 from pvsst.analysis.survey.cell_states import CONSTANT_NOTE
 from pvsst.analysis.survey.geography import state_shares
 from pvsst.analysis.survey.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
@@ -235,3 +235,20 @@ def test_a_national_only_population_gets_national_and_group_estimates_and_a_note
     assert main(["survey", "report", str(run), "--figures", "png"]) == 0
     markdown = (run / "report" / "report.md").read_text()
     assert "## Population estimates and states" in markdown and "### States against the survey" not in markdown
+
+
+def test_the_oracle_reads_a_cell_attribute_from_a_grouping_axis_or_says_why_it_cannot(tmp_path, capsys, voters):
+    """Without sex in personas.attributes the sex grouping axis (data values to persona values) supplies it;
+    race, mapped nowhere, leaves the oracle out with a note naming it."""
+    mapping = {k: v for k, v in ATTRIBUTES.items() if k != "sex"}
+    run = write_cell_run(tmp_path / "a", ["state", "sex"], population=voters, attributes=mapping)
+    assert main(["survey", "score", str(run)]) == 0
+    scores = _read(run, "state_scores.csv")
+    oracle = scores[(scores["source"] == CELL_ORACLE) & (scores["question"] == "votetrump")]
+    assert len(oracle) == 51 * 2 and oracle["abs_error"].max() < 1e-12
+    mapping = {k: v for k, v in ATTRIBUTES.items() if k != "race_ethnicity"}
+    run = write_cell_run(tmp_path / "b", ["state", "race_ethnicity"], population=voters.head(4000), attributes=mapping)
+    capsys.readouterr()
+    assert main(["survey", "score", str(run)]) == 0
+    assert "votetrump: no cell oracle: the respondents have no race_ethnicity" in capsys.readouterr().out
+    assert CELL_ORACLE not in set(_read(run, "state_scores.csv")["source"])
