@@ -213,8 +213,8 @@ def implication_markdown(attributes) -> str:
     if not drawn:
         return ""
     return ("**Cells with survey-drawn attributes.** The census carries no " + ", ".join(f"`{a}`" for a in drawn)
-            + ": each census persona draws them from CCES respondents of its demographic cell (age, sex, race / "
-            "ethnicity, education, region). So the population's counts in these cells are the census "
+            + ": each census persona draws them from CCES respondents of its demographic cell (age group, sex, race / "
+            "ethnicity, college degree, Census region; pvsst.personas.survey_attributes). So the population's counts in these cells are the census "
             "demographics times the *survey's own* within-cell distribution of these attributes: a state's party "
             "or ideology mix differs from the nation's only through its demographics, never through its own "
             "political make-up. The cell oracle and the model are scored against CCES answers of respondents "
