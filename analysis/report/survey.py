@@ -35,6 +35,8 @@ from pvsst.analysis.report import survey_tables as tables
 from pvsst.analysis.report.build import REPORT_FORMATS, ReportResult, draw_figures, figure_markdown, write_report
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, markdown_table
+from pvsst.analysis.report.survey_cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
+from pvsst.analysis.survey.cell_run import is_cell_run
 from pvsst.analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.core.errors import InputError
@@ -68,6 +70,10 @@ METRIC_DEFINITIONS = (
                                           "the population's, for the survey and the model; delta_gap = model - "
                                           "human (eta^2 is unsigned: a reversed gap can leave delta eta^2 at 0)."),
     ("delta_eta2", "eta2_model - eta2_human: > 0 exaggerates group differences, < 0 erases them."),
+    ("simbench", "SimBench score (Hu et al. 2025, arXiv 2510.17516): 100 (1 - TV(q, p) / TV(u, p)), TV(a, b) = "
+                 "1/2 sum_k |a_k - b_k|, u uniform over the K options: 0 = no closer than uniform, 100 = perfect, "
+                 "< 0 farther than uniform; undefined when p is uniform. mean_simbench / median_simbench over "
+                 "the questions; pooled_simbench = 100 (1 - sum_q TV(q_q, p_q) / sum_q TV(u, p_q))."),
     ("ci_low / ci_high", "percentile bootstrap interval (analysis.ci_level) over bootstrap_draws resamples of "
                          "respondents and of personas (a persona with all its samples is one unit; whole clusters "
                          "within strata where data.strata / data.cluster are set), seeded by "
@@ -230,8 +236,9 @@ def header_markdown(run_dir: Path, spec: Mapping, manifest: Mapping) -> str:
 
 
 def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: pd.DataFrame,
-                    figures: Sequence, notes: Sequence[str], figure_formats: Sequence[str]) -> str:
-    """The whole survey report as Markdown."""
+                    figures: Sequence, notes: Sequence[str], figure_formats: Sequence[str],
+                    cells_text: str = "") -> str:
+    """The whole survey report as Markdown (``cells_text``: a cell run's estimates and states section)."""
     threshold = float(((spec.get("analysis") or {}).get("parse_failure_threshold"))
                       or ScoringSettings.parse_failure_threshold)
     summary = summary_table(fidelity, threshold)
@@ -262,9 +269,11 @@ def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: p
               "### Per group: sizes and signed gaps", "", markdown_table(tables.group_frame(fidelity)), "",
               "gap = the group's mean answer position (0-1) minus the population's; model sources only.", "",
               "### Between-group variance (eta^2)", "", markdown_table(tables.eta_frame(fidelity)), "",
+              "### SimBench", "", simbench_markdown(fidelity, threshold), "",
               "### Dropped groups and axes", "",
               markdown_table(dropped) if len(dropped) else "None: every group has at least min_group_n members.", "",
               "### Figures", "", figure_markdown(figures, figure_formats), "",
+              *([cells_text, ""] if cells_text else []),
               "## 4. Metric definitions", "",
               markdown_table(pd.DataFrame([{"name": n, "definition": d} for n, d in METRIC_DEFINITIONS])), "",
               "## 5. Audits", "", audit_markdown(run_dir, manifest, "scores read the complete units only (DONE)"), "",
@@ -297,10 +306,18 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
     if fidelity.empty:
         raise InputError(run_dir / "analysis" / "fidelity.csv", "rows", "no fidelity rows to report")
     shares = labelled_shares(answer_shares(run_dir), spec)
-    figures, notes = draw_figures(survey_figures(shares, fidelity), step)
+    plans, cells_text = survey_figures(shares, fidelity), ""
+    if is_cell_run(run_dir):
+        step("post-stratified estimates")
+        cells = read_cell_analysis(run_dir, spec)
+        labels = {(q, o): lab for q, o, lab in shares[["question", "option", "label"]].drop_duplicates().itertuples(
+            index=False)}
+        plans += cell_figures(cells, labels)
+        cells_text = cell_markdown(cells, "State figures (tile maps, scatter, group errors): under Figures above.")
+    figures, notes = draw_figures(plans, step)
     if computed:
         notes.insert(0, f"`{run_dir / 'analysis' / 'fidelity.csv'}` was missing, so this report scored the run first")
-    markdown = survey_markdown(run_dir, spec, manifest, fidelity, figures, notes, figure_formats)
+    markdown = survey_markdown(run_dir, spec, manifest, fidelity, figures, notes, figure_formats, cells_text)
     step("writing")
     files = write_report(run_dir / "report", markdown, figures, formats, figure_formats,
                          title=f"pvsst survey report: {spec.get('title') or run_dir.name}",

@@ -22,8 +22,10 @@ population), ``axis=level`` (one group: sizes, distribution metrics, signed gaps
 (between-group measures eta2_human, eta2_model, delta_eta2, and ``groups_kept``).
 ``kl_noise_floor`` / ``js_noise_floor`` compare the human distribution with resamples of the human
 answers as large as the model's: what a perfect simulator scores from sampling noise alone (for a
-distribution method a one-sided band from 0). ``mean_<metric>`` rows (question
-``ALL_QUESTIONS``) hold means over the questions. Intervals are percentile intervals extended to
+distribution method a one-sided band from 0). ``simbench`` (whole population and
+every group) is the SimBench score of :func:`pvsst.analysis.simbench.simbench_score`. ``mean_<metric>`` rows (question
+``ALL_QUESTIONS``) hold means over the questions, beside ``median_simbench`` and ``pooled_simbench`` (the
+questions' total variations summed before the ratio: the data set's score). Intervals are percentile intervals extended to
 the metric's bound where the observed value lies beyond them
 (:func:`pvsst.analysis.fidelity.bounded_interval`).
 
@@ -54,6 +56,7 @@ from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
 from pvsst.analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, bounded_interval, distribution_metrics,
                                eta_squared, js_distance, kl_divergence, no_variance, percentile_interval)
+from pvsst.analysis.simbench import simbench_score, total_variation
 from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, SCORING_FILE, QuestionScale, ScoredRun,  # noqa: F401
                                    UnitAnswers, failed_calls, human_units, model_units, read_prompts,
                                    read_responses, read_scored_run, substantive_distributions)
@@ -79,6 +82,7 @@ BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "kl_human_model": (0.0, None), "kl_model_human": (0.0, None), "js_distance": (0.0, 1.0),
     "representativeness_w1": (0.0, 1.0), "entropy_norm_human": (0.0, 1.0), "entropy_norm_model": (0.0, 1.0),
     "entropy_deviation": (0.0, 1.0), "eta2_human": (0.0, 1.0), "eta2_model": (0.0, 1.0), "share": (0.0, 1.0),
+    "simbench": (None, 100.0), "pooled_simbench": (None, 100.0), "median_simbench": (None, 100.0),
 }
 NO_VARIANCE_NOTE = "no answer variance (one answer for everyone): eta^2 is 0 by definition"
 
@@ -149,6 +153,18 @@ def _noise_floor(scale: QuestionScale, human: UnitAnswers, n_m: int, model_weigh
     return rows
 
 
+def with_simbench(metrics: dict[str, np.ndarray], human: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
+    """``metrics`` plus ``simbench`` (:func:`pvsst.analysis.simbench.simbench_score`) of ``model`` against
+    ``human`` ((..., K) counts or shares, e.g. bootstrap draws).
+
+    Examples
+    --------
+    >>> with_simbench({}, np.array([7.0, 3.0]), np.array([6.0, 4.0]))["simbench"].round(6).tolist()
+    50.0
+    """
+    return {**metrics, "simbench": simbench_score(model, human)}
+
+
 def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
                    settings: ScoringSettings = ScoringSettings(), question_index: int = 0,
                    human_memo: dict | None = None, distribution: bool = False,
@@ -181,9 +197,12 @@ def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
 
     h_all = cached("all", lambda: bootstrap_tables(human.counts, np.zeros(n_h, np.int64), 1, h_index)[:, 0])
     m_all = bootstrap_tables(model.counts, np.zeros(n_m, np.int64), 1, m_index)[:, 0]
-    overall = distribution_metrics(h_all, m_all, ordinal=ordinal, smoothing=settings.smoothing)
+    overall = with_simbench(distribution_metrics(h_all, m_all, ordinal=ordinal, smoothing=settings.smoothing),
+                            h_all, m_all)
     if keep is not None:
         keep.update(overall)
+        keep.update(total_variation=total_variation(m_all, h_all),
+                    total_variation_uniform=total_variation(np.ones_like(h_all), h_all))
     rows = _rows(scale.question, "all", overall, level)
     rows += _noise_floor(scale, human, n_m, model.weighted, h_all[0], settings, floor_seed, distribution)
 
@@ -207,8 +226,10 @@ def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
                      _row(scale.question, group, "n_model", m_units[g], note=note)]
             if g not in kept:
                 continue
-            rows += _rows(scale.question, group, distribution_metrics(h_tab[:, g], m_tab[:, g], ordinal=ordinal,
-                                                                      smoothing=settings.smoothing), level)
+            rows += _rows(scale.question, group,
+                          with_simbench(distribution_metrics(h_tab[:, g], m_tab[:, g], ordinal=ordinal,
+                                                             smoothing=settings.smoothing), h_tab[:, g], m_tab[:, g]),
+                          level)
             if ordinal:  # signed gap: the group's mean position minus the population's, on each side
                 gap_h = _mean_position(h_tab[:, g]) - _mean_position(h_all)
                 gap_m = _mean_position(m_tab[:, g]) - _mean_position(m_all)
@@ -241,7 +262,8 @@ def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFr
     axes = list(config["axes"])
     rows: list[dict] = []
     humans = [human_units(human, scale, axes) for scale in scales]
-    summary_metrics = ("js_distance", "kl_human_model", "representativeness_w1", "entropy_deviation")
+    summary_metrics = ("js_distance", "kl_human_model", "representativeness_w1", "entropy_deviation", "simbench",
+                       "total_variation", "total_variation_uniform")
     memos: list[dict] = [{} for _ in scales]
     for (provider, condition, method), part in responses.groupby(["provider", "condition", "elicitation"],
                                                                  sort=False):
@@ -283,8 +305,11 @@ def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFr
 def _question_means(kept: dict[str, list], level: float) -> list[dict]:
     """``mean_<metric>`` rows (question ``ALL_QUESTIONS``): the mean over the questions, its interval
     from the mean of each bootstrap draw over the questions (each question's draws are independent,
-    so the interval ignores the correlation between questions answered by the same people)."""
+    so the interval ignores the correlation between questions answered by the same people); and the
+    data set's SimBench summaries: ``median_simbench`` (median over the questions) and
+    ``pooled_simbench`` = 100 (1 - sum_q TV(model, human) / sum_q TV(uniform, human))."""
     rows = []
+    tv = {name: kept.pop(name, None) for name in ("total_variation", "total_variation_uniform")}
     for metric, draws in kept.items():
         if any(d is None for d in draws):
             note = "not every question has an answer: no mean"
@@ -292,6 +317,15 @@ def _question_means(kept: dict[str, list], level: float) -> list[dict]:
             continue
         rows += _rows(ALL_QUESTIONS, "all", {f"mean_{metric}": np.mean(draws, axis=0)}, level)
         rows[-1]["note"] = f"mean over {len(draws)} question(s)"
+    scores, (model, uniform) = kept.get("simbench"), tv.values()
+    if scores and model and not any(d is None for d in scores + model + uniform):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pooled = 100.0 * (1.0 - np.sum(model, axis=0) / np.sum(uniform, axis=0))
+        summaries = {"median_simbench": np.median(scores, axis=0), "pooled_simbench": pooled}
+        rows += _rows(ALL_QUESTIONS, "all", summaries, level,
+                      {"median_simbench": f"median over {len(scores)} question(s)",
+                       "pooled_simbench": f"100 (1 - sum TV(model, human) / sum TV(uniform, human)) over "
+                                          f"{len(scores)} question(s)"})
     return rows
 
 
@@ -315,5 +349,5 @@ def question_summary(table: pd.DataFrame) -> pd.DataFrame:
     delta = delta.groupby(keys, sort=False)["value"].mean().rename("mean_abs_delta_eta2")
     summary = overall.join(noise).join(delta)
     wanted = ["n_model", "parse_failure_rate", "kl_human_model", "kl_noise_high", "js_distance",
-              "representativeness_w1", "entropy_deviation", "mean_abs_delta_eta2"]
+              "representativeness_w1", "entropy_deviation", "simbench", "mean_abs_delta_eta2"]
     return summary[[c for c in wanted if c in summary.columns]].reset_index()

