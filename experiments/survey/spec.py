@@ -28,6 +28,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pvsst.core.errors import InputError
 from pvsst.core.validation import describe_validation_error
 from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
+from pvsst.experiments.survey.audit_spec import AuditSpec
 from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from pvsst.experiments.spec.yaml_file import read_yaml_mapping
 from pvsst.sim.llm.types import canonical_json
@@ -246,6 +247,8 @@ class SurveySpec(StrictModel):
     sampling: SamplingSpec = SamplingSpec()
     grouping: list[GroupingAxisSpec] = Field(default_factory=list)
     analysis: SurveyAnalysisSpec = SurveyAnalysisSpec()
+    # A counterfactual persona audit: the personas asked are matched sets (pvsst.experiments.survey.audit_spec).
+    audit: AuditSpec | None = None
     execution: Execution = Execution()
     seed: int = 0
     prompt_version: Literal["v1"] = "v1"
@@ -283,6 +286,9 @@ class SurveySpec(StrictModel):
                 if self.non_substantive.code in question.codes:
                     raise SpecFieldError(f"questions[{i}].options", "an option code equals the non-substantive "
                                          f"code {self.non_substantive.code!r}")
+        if self.audit is not None and self.personas.n is not None and self.personas.n < self.audit.matched_sets:
+            raise SpecFieldError("audit.matched_sets", f"{self.audit.matched_sets} matched sets need at least as "
+                                 f"many base personas; personas.n is {self.personas.n}")
         self.execution.check_survey()
         self.execution.check_models(self.asked_models, where="models")
         return self
@@ -357,7 +363,7 @@ _LATER_DEFAULTS: dict[tuple[str, ...], object] = {
     ("sampling", "option_order"): "as_asked", ("models",): None, ("data", "path"): None,
     ("data", "format"): None, ("data", "value_labels"): False, ("data", "derive"): {}, ("data", "filter"): None,
     ("personas", "attributes"): {}, ("personas", "id_prefix"): None, ("data", "strata"): None,
-    ("data", "cluster"): None, ("analysis", "parse_failure_threshold"): 0.05,
+    ("data", "cluster"): None, ("analysis", "parse_failure_threshold"): 0.05, ("audit",): None,
     **{("execution", key): default for key, default in STUDY_ONLY_DEFAULTS.items()},
 }
 
