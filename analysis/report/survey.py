@@ -35,6 +35,7 @@ from pvsst.analysis.report import survey_tables as tables
 from pvsst.analysis.report.build import REPORT_FORMATS, ReportResult, draw_figures, figure_markdown, write_report
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, markdown_table
+from pvsst.analysis.report.survey_audit import audit_figure_plans, audit_sections, read_audit_tables
 from pvsst.analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.core.errors import InputError
@@ -230,8 +231,9 @@ def header_markdown(run_dir: Path, spec: Mapping, manifest: Mapping) -> str:
 
 
 def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: pd.DataFrame,
-                    figures: Sequence, notes: Sequence[str], figure_formats: Sequence[str]) -> str:
-    """The whole survey report as Markdown."""
+                    figures: Sequence, notes: Sequence[str], figure_formats: Sequence[str],
+                    audit_markdown_text: str = "") -> str:
+    """The whole survey report as Markdown (``audit_markdown_text``: the audit and consistency sections)."""
     threshold = float(((spec.get("analysis") or {}).get("parse_failure_threshold"))
                       or ScoringSettings.parse_failure_threshold)
     summary = summary_table(fidelity, threshold)
@@ -264,6 +266,7 @@ def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: p
               "### Between-group variance (eta^2)", "", markdown_table(tables.eta_frame(fidelity)), "",
               "### Dropped groups and axes", "",
               markdown_table(dropped) if len(dropped) else "None: every group has at least min_group_n members.", "",
+              audit_markdown_text,
               "### Figures", "", figure_markdown(figures, figure_formats), "",
               "## 4. Metric definitions", "",
               markdown_table(pd.DataFrame([{"name": n, "definition": d} for n, d in METRIC_DEFINITIONS])), "",
@@ -297,10 +300,12 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
     if fidelity.empty:
         raise InputError(run_dir / "analysis" / "fidelity.csv", "rows", "no fidelity rows to report")
     shares = labelled_shares(answer_shares(run_dir), spec)
-    figures, notes = draw_figures(survey_figures(shares, fidelity), step)
+    audits = read_audit_tables(run_dir, draws)
+    figures, notes = draw_figures([*survey_figures(shares, fidelity), *audit_figure_plans(audits)], step)
     if computed:
         notes.insert(0, f"`{run_dir / 'analysis' / 'fidelity.csv'}` was missing, so this report scored the run first")
-    markdown = survey_markdown(run_dir, spec, manifest, fidelity, figures, notes, figure_formats)
+    markdown = survey_markdown(run_dir, spec, manifest, fidelity, figures, notes, figure_formats,
+                               audit_sections(audits))
     step("writing")
     files = write_report(run_dir / "report", markdown, figures, formats, figure_formats,
                          title=f"pvsst survey report: {spec.get('title') or run_dir.name}",

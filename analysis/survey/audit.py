@@ -2,7 +2,7 @@
 
 The personas of such a run are matched sets (``audit_role = audit``: one member per level combination
 of the varied attributes, ``set_id`` the base persona, ``group`` the combination) and, with
-``audit.arity_null``, the arity-matched null (``audit_role = null``: as many copies of each base
+``audit.arity_null``, the arity-matched null (``audit_role = arity_null``: as many copies of each base
 persona as there are groups, nothing changed but the request seed, ``group`` = ``seed0``, ...). For
 every model (or control) x condition the members' answers go to
 :func:`pvsst.analysis.counterfactual.audit.counterfactual_audit`, the null's answers beside them, and
@@ -19,7 +19,7 @@ Writes three tables to ``RUN/analysis/``:
   (``null_``), the excess spread over the null with its interval, the arity-null p, its adjustment and
   ``exceeds_null``; ``note`` says why a source has no audit (e.g. fewer than 2 complete sets).
 - ``audit_shares.csv``: model x condition x question x group x option: the share and its gap against
-  the other groups, with intervals (``audit_role`` = ``audit`` or ``null``).
+  the other groups, with intervals (``audit_role`` = ``audit`` or ``arity_null``).
 - ``audit_groups.csv``: model x condition x question x group: the mean score gap against the rest of
   the set, the paired signed-rank p and its Benjamini-Hochberg adjustment across questions x groups.
 
@@ -123,7 +123,7 @@ def score_audit(run_dir: str | Path, draws: int | None = None) -> SurveyAudit | 
     questions, shares, groups = [], [], []
     for source, part in run.responses.groupby(["provider", "condition", "elicitation"], sort=False):
         answers = member_answers(part, personas, codes)
-        observed, null = answers[answers["audit_role"] == "audit"], answers[answers["audit_role"] == "null"]
+        observed, null = answers[answers["audit_role"] == "audit"], answers[answers["audit_role"] == "arity_null"]
         try:
             result = counterfactual_audit(observed, codes, null_answers=null if len(null) else None, **options)
             floor = counterfactual_audit(null, codes, **options) if len(null) else None
@@ -134,8 +134,8 @@ def score_audit(run_dir: str | Path, draws: int | None = None) -> SurveyAudit | 
         shares += [_label(result.shares, source, "audit")]
         groups += [_label(result.groups, source, "audit")]
         if floor is not None:
-            shares.append(_label(floor.shares, source, "null"))
-            groups.append(_label(floor.groups, source, "null"))
+            shares.append(_label(floor.shares, source, "arity_null"))
+            groups.append(_label(floor.groups, source, "arity_null"))
     if not questions:
         raise InputError(run_dir, "units", "no responses to audit")
     return SurveyAudit(pd.concat(questions, ignore_index=True),

@@ -9,7 +9,7 @@ there are groups, nothing changed but the request seed (``request_key`` = the co
 arity-matched null (:func:`pvsst.personas.matched_sets.seed_groups`).
 
 Columns added: ``set_id`` (the base persona id), ``group`` (the level combination, e.g.
-``black/female``; ``seed0``, ``seed1``, ... in the null), ``audit_role`` (``audit`` or ``null``),
+``black/female``; ``seed0``, ``seed1``, ... in the null), ``audit_role`` (``audit`` or ``arity_null``),
 ``replicate`` (the null copy's number; -1 in the audit) and ``request_key`` (the id request seeds and
 the shuffled option order derive from). Attributes derived from a varied one are derived again
 (``party`` and ``posting_style`` from ``party_id``; ``posting_style`` from ``ideology`` and
@@ -23,7 +23,7 @@ Examples
 >>> frame = audit_population(audit, base)
 >>> frame[["persona_id", "group", "audit_role", "request_key"]].values.tolist()[:4]
 [['p1~female', 'female', 'audit', 'p1'], ['p1~male', 'male', 'audit', 'p1'], ['p2~female', 'female', 'audit', 'p2'], ['p2~male', 'male', 'audit', 'p2']]
->>> frame[frame["audit_role"] == "null"][["persona_id", "sex", "request_key"]].values.tolist()[:2]
+>>> frame[frame["audit_role"] == "arity_null"][["persona_id", "sex", "request_key"]].values.tolist()[:2]
 [['p1~seed0', 'male', 'p1~seed0'], ['p1~seed1', 'male', 'p1~seed1']]
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pvsst.personas.survey_attributes import posting_style_of
 from pvsst.personas.vocabulary import COLLEGE_DEGREE_LEVELS, party_of
 
 AUDIT_COLUMNS = ("set_id", "group", "audit_role", "replicate", "request_key")
-AUDIT_ROLE, NULL_ROLE = "audit", "null"
+AUDIT_ROLE, NULL_ROLE = "audit", "arity_null"
 
 
 def _derive_again(frame: pd.DataFrame, varied: set[str]) -> None:

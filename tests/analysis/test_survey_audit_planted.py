@@ -79,7 +79,7 @@ def test_six_group_spread_exceeds_two_runs_but_not_the_arity_matched_null(tmp_pa
     vary = {"race_ethnicity": ["black", "white", "hispanic"], "sex": ["female", "male"]}
     run = run_and_score(tmp_path, audit_spec(model=NULL, sets=1200, vary=vary), "arity")
     answers = model_answers(run, NULL)
-    observed, floor = answers[answers["audit_role"] == "audit"], answers[answers["audit_role"] == "null"]
+    observed, floor = answers[answers["audit_role"] == "audit"], answers[answers["audit_role"] == "arity_null"]
     exceeds_two_runs, flagged = 0, 0
     for obs, null in zip(blocks(observed, 20, 60), blocks(floor, 20, 60)):
         wide = null.pivot(index="set_id", columns="group", values="answer")

@@ -64,7 +64,7 @@ def test_matched_sets_share_request_seeds_and_the_null_does_not(tmp_path):
     spec = write(tmp_path, audit_spec(sets=3, model="scripted/uniform", questions=2), frozen=False)
     survey = load_survey(spec)
     personas = persona_table(survey, human_table(survey))
-    audit, null = personas[personas["audit_role"] == "audit"], personas[personas["audit_role"] == "null"]
+    audit, null = personas[personas["audit_role"] == "audit"], personas[personas["audit_role"] == "arity_null"]
     assert len(audit) == len(null) == 12 and set(audit["group"]) == {"black/female", "black/male", "white/female",
                                                                       "white/male"}
     # every attribute but the varied ones is equal within a set
@@ -76,4 +76,4 @@ def test_matched_sets_share_request_seeds_and_the_null_does_not(tmp_path):
     seeds = pd.DataFrame([{"persona_id": r.agent_id, "question": r.phase, "seed": r.seed}
                           for r, _ in unit_requests(survey, unit, personas)]).merge(personas, on="persona_id")
     per_set = seeds.groupby(["audit_role", "set_id", "question"])["seed"].nunique()
-    assert (per_set["audit"] == 1).all() and (per_set["null"] == 4).all()
+    assert (per_set["audit"] == 1).all() and (per_set["arity_null"] == 4).all()
