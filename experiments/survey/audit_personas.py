@@ -1,7 +1,8 @@
 """The personas of a counterfactual audit run: matched sets over the varied attributes, plus the null.
 
-From the instrument's persona source (census or respondent-matched personas) the first
-``audit.matched_sets`` personas are the base personas. Each is copied once per level combination of
+From the instrument's persona source (census or respondent-matched personas) ``audit.matched_sets``
+personas are the base personas: all of them when the source gives exactly as many, else a sample
+without replacement drawn with the persona seed (kept in source order). Each is copied once per level combination of
 ``audit.vary`` (:func:`pvsst.personas.matched_sets.counterfactual_personas`): every other attribute
 is kept, and the copies share the base persona's request seed (``request_key`` = the base id), so only
 the varied attributes differ. With ``audit.arity_null`` each base persona is also copied as many times as
@@ -20,14 +21,17 @@ Examples
 >>> from pvsst.experiments.survey.audit_spec import AuditSpec
 >>> base = pd.DataFrame({"persona_id": ["p1", "p2", "p3"], "sex": ["male", "female", "male"], "age": [30, 40, 50]})
 >>> audit = AuditSpec.model_validate({"vary": {"sex": ["female", "male"]}, "matched_sets": 2})
->>> frame = audit_population(audit, base)
->>> frame[["persona_id", "group", "audit_role", "request_key"]].values.tolist()[:4]
-[['p1~female', 'female', 'audit', 'p1'], ['p1~male', 'male', 'audit', 'p1'], ['p2~female', 'female', 'audit', 'p2'], ['p2~male', 'male', 'audit', 'p2']]
+>>> frame = audit_population(audit, base, seed=0)
+>>> sorted(frame["set_id"].unique())
+['p2', 'p3']
+>>> frame[["persona_id", "group", "audit_role", "request_key"]].values.tolist()[:2]
+[['p2~female', 'female', 'audit', 'p2'], ['p2~male', 'male', 'audit', 'p2']]
 >>> frame[frame["audit_role"] == "arity_null"][["persona_id", "sex", "request_key"]].values.tolist()[:2]
-[['p1~seed0', 'male', 'p1~seed0'], ['p1~seed1', 'male', 'p1~seed1']]
+[['p2~seed0', 'female', 'p2~seed0'], ['p2~seed1', 'female', 'p2~seed1']]
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
@@ -49,8 +53,9 @@ def _derive_again(frame: pd.DataFrame, varied: set[str]) -> None:
                                                   college)
 
 
-def audit_population(audit: AuditSpec, base: pd.DataFrame, source: str = "audit") -> pd.DataFrame:
-    """The matched sets and the arity-matched null of the first ``audit.matched_sets`` base personas."""
+def audit_population(audit: AuditSpec, base: pd.DataFrame, seed: int = 0, source: str = "audit") -> pd.DataFrame:
+    """The matched sets and the arity-matched null of ``audit.matched_sets`` base personas (a sample
+    drawn with ``seed`` when ``base`` has more)."""
     if len(base) < audit.matched_sets:
         raise InputError(source, "matched_sets", f"{audit.matched_sets} matched sets need as many base personas; "
                          f"the persona source gives {len(base)}")
@@ -58,7 +63,10 @@ def audit_population(audit: AuditSpec, base: pd.DataFrame, source: str = "audit"
         if attribute not in base.columns:
             raise InputError(source, f"vary.{attribute}", f"the personas have no column {attribute!r} "
                              "(respondent-matched personas: map it in personas.attributes)")
-    base = base.iloc[:audit.matched_sets].reset_index(drop=True)
+    if len(base) > audit.matched_sets:  # a seeded sample, not the first rows (a data file may be sorted)
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
+        base = base.iloc[np.sort(rng.choice(len(base), size=audit.matched_sets, replace=False))]
+    base = base.reset_index(drop=True)
     plain = base.copy()
     for attribute in audit.vary:  # categorical columns would refuse a level not among their categories
         plain[attribute] = plain[attribute].astype(object)

@@ -1,7 +1,7 @@
 """The ``audit`` section of a survey instrument: a counterfactual persona audit of the answers.
 
 When an instrument has an ``audit`` section, the personas asked are matched sets: ``matched_sets``
-base personas, each copied once per combination of the levels of the varied attribute(s) (``vary``),
+base personas (of the persona source's ``personas.n``), each copied once per combination of the levels of the varied attribute(s) (``vary``),
 every other attribute and the request seed equal, so a difference within a set can only come from the
 varied attributes. With ``arity_null: true`` (the default) each base persona is also asked as many times as
 there are groups with nothing changed but the request seed: the arity-matched null, the noise floor a
