@@ -37,6 +37,7 @@ from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, markdown_table
 from pvsst.analysis.report.survey_cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
 from pvsst.analysis.survey.cell_run import is_cell_run
+from pvsst.analysis.report.survey_audit import audit_figure_plans, audit_sections, read_audit_tables
 from pvsst.analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.core.errors import InputError
@@ -237,8 +238,9 @@ def header_markdown(run_dir: Path, spec: Mapping, manifest: Mapping) -> str:
 
 def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: pd.DataFrame,
                     figures: Sequence, notes: Sequence[str], figure_formats: Sequence[str],
-                    cells_text: str = "") -> str:
-    """The whole survey report as Markdown (``cells_text``: a cell run's estimates and states section)."""
+                    cells_text: str = "", audit_markdown_text: str = "") -> str:
+    """The whole survey report as Markdown (``cells_text``: a cell run's estimates and states section;
+    ``audit_markdown_text``: the audit and consistency sections)."""
     threshold = float(((spec.get("analysis") or {}).get("parse_failure_threshold"))
                       or ScoringSettings.parse_failure_threshold)
     summary = summary_table(fidelity, threshold)
@@ -272,6 +274,7 @@ def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: p
               "### SimBench", "", simbench_markdown(fidelity, threshold), "",
               "### Dropped groups and axes", "",
               markdown_table(dropped) if len(dropped) else "None: every group has at least min_group_n members.", "",
+              audit_markdown_text,
               "### Figures", "", figure_markdown(figures, figure_formats), "",
               *([cells_text, ""] if cells_text else []),
               "## 4. Metric definitions", "",
@@ -306,7 +309,8 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
     if fidelity.empty:
         raise InputError(run_dir / "analysis" / "fidelity.csv", "rows", "no fidelity rows to report")
     shares = labelled_shares(answer_shares(run_dir), spec)
-    plans, cells_text = survey_figures(shares, fidelity), ""
+    audits = read_audit_tables(run_dir, draws)
+    plans, cells_text = [*survey_figures(shares, fidelity), *audit_figure_plans(audits)], ""
     if is_cell_run(run_dir):
         step("post-stratified estimates")
         cells = read_cell_analysis(run_dir, spec)
@@ -317,7 +321,8 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
     figures, notes = draw_figures(plans, step)
     if computed:
         notes.insert(0, f"`{run_dir / 'analysis' / 'fidelity.csv'}` was missing, so this report scored the run first")
-    markdown = survey_markdown(run_dir, spec, manifest, fidelity, figures, notes, figure_formats, cells_text)
+    markdown = survey_markdown(run_dir, spec, manifest, fidelity, figures, notes, figure_formats, cells_text,
+                               audit_sections(audits))
     step("writing")
     files = write_report(run_dir / "report", markdown, figures, formats, figure_formats,
                          title=f"pvsst survey report: {spec.get('title') or run_dir.name}",

@@ -63,7 +63,10 @@ def score(
 
     A cell run (RUN/cells.parquet) also gets analysis/estimates.csv (post-stratified national, state and
     group shares) and, when the instrument sets data.geography, state_scores.csv, state_correlations.csv,
-    state_pairs.csv and group_scores.csv (against the real survey, beside the yardsticks)."""
+    state_pairs.csv and group_scores.csv (against the real survey, beside the yardsticks).
+    With an audit section, also the counterfactual audit (RUN/analysis/audit.csv, audit_shares.csv,
+    audit_groups.csv); where a stated (verbalized) condition pairs with an enacted one, the
+    stated-vs-enacted consistency (RUN/analysis/consistency.csv, consistency_personas.csv)."""
     import json
 
     from pvsst.analysis.survey.cell_run import is_cell_run
@@ -97,6 +100,39 @@ def score(
         for note in cells[1]:
             console.print(f"[yellow]note:[/] {note}")
         console.print("wrote " + ", ".join(str(p) for p in written))
+
+    _audit_and_consistency(run_dir, draws)
+
+
+def _audit_and_consistency(run_dir: Path, draws: Optional[int]) -> None:
+    from pvsst.analysis.survey.audit import score_audit, write_audit
+    from pvsst.analysis.survey.consistency import score_consistency, write_consistency
+
+    audit = score_audit(run_dir, draws=draws)
+    if audit is not None:
+        paths = write_audit(audit, run_dir)
+        view = Table(title=f"Counterfactual audit (BH-adjusted p; flagged / exceeds the arity-matched null) -> {paths[0]}")
+        columns = [c for c in ("model", "condition", "question", "n_sets", "flip_rate", "share_spread",
+                               "null_share_spread", "omnibus_p_bh", "flagged", "arity_p_bh", "exceeds_null")
+                   if c in audit.questions]
+        for column in columns:
+            view.add_column(column, justify="left" if column in ("model", "condition", "question") else "right",
+                            no_wrap=column in ("model", "condition", "question"))
+        for row in audit.questions[columns].itertuples(index=False):
+            view.add_row(*[v if isinstance(v, str) else str(v) if isinstance(v, (bool, int)) or v != v
+                           else _cell(float(v)) for v in row])
+        Console(width=200).print(view)
+    consistency = score_consistency(run_dir, draws=draws)
+    if consistency is not None:
+        paths = write_consistency(consistency, run_dir)
+        overall = consistency.summary[consistency.summary["question"] == "all"]
+        view = Table(title=f"Stated vs enacted answers (total-variation distance, all questions) -> {paths[0]}")
+        for column in ("model", "stated", "enacted", "metric", "value", "ci_low", "ci_high"):
+            view.add_column(column, justify="left" if column in ("model", "stated", "enacted", "metric") else "right")
+        for row in overall.itertuples(index=False):
+            view.add_row(row.model, row.stated, row.enacted, row.metric, _cell(row.value), _cell(row.ci_low),
+                         _cell(row.ci_high))
+        Console(width=200).print(view)
 
 
 @survey_app.command("report")

@@ -155,6 +155,10 @@ def asked_tables(spec: SurveySpec, human: pd.DataFrame) -> tuple[pd.DataFrame, p
     from pvsst.personas.cards import personas_for_simulation
 
     frame = _base_personas(spec, human)
+    if spec.audit is not None:  # matched sets and the arity-matched null, built from the base personas
+        from pvsst.experiments.survey.audit_personas import audit_population
+
+        frame = audit_population(spec.audit, frame, seed=spec.personas.seed)
     duplicate = first_duplicate(frame["persona_id"].tolist())
     if duplicate:
         raise InputError("personas", "persona_id", f"persona ids must be unique ({duplicate[1]!r} is listed twice)")

@@ -189,13 +189,15 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
     for persona_id in unit.persona_ids:
         row = by_id.loc[persona_id]
         card = row[f"card_{condition.persona_card}"] if condition.persona_card else None
+        # an audit's matched sets share their base persona's request seeds (pvsst.experiments.survey.audit_personas)
+        seed_key = str(row["request_key"]) if "request_key" in row.index else persona_id
         for question in spec.questions:
             reference = None
             if scripted:
                 reference = reference_line(spec.data.label, spec.data.respondent_id,
                                            str(row[REFERENCE_PREFIX + question.id]), question.column,
                                            values[question.id], spec.data.weight, recipe)
-            order = option_order(spec, question, persona_id)
+            order = option_order(spec, question, seed_key)
             user = {"role": "user", "content": question_prompt(spec, question, condition, card, reference, order)}
             codes = spec.reply_codes(question)
             shape = {"schema": answer_schema(codes), "temperature": temperature, "max_tokens": spec.sampling.max_tokens}
@@ -206,7 +208,7 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
             for sample in range(samples):
                 requests.append((LLMRequest(
                     model_name=unit.provider, messages=(system, user), **shape,
-                    seed=survey_request_seed(spec.seed, unit.condition, persona_id, question.id, sample),
+                    seed=survey_request_seed(spec.seed, unit.condition, seed_key, question.id, sample),
                     trial_id=unit.unit_id, round=sample, agent_id=persona_id, phase=question.id), order))
     return requests
 

