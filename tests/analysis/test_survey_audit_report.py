@@ -16,13 +16,13 @@ import pytest
 
 from pvsst.analysis.report.survey import build_survey_report
 from audit_helpers import audit_spec, read_analysis, run_and_score
-from survey_helpers import small_spec
+from builders import small_instrument
 
 pytestmark = pytest.mark.slow
 
 
 def test_stated_and_enacted_answers_are_compared_per_persona_and_in_the_population(tmp_path):
-    spec = small_spec(model="scripted/planted_answer_null", conditions=["persona_profile", "persona_profile_verbalized"],
+    spec = small_instrument(model="scripted/planted_answer_null", conditions=["persona_profile", "persona_profile_verbalized"],
                       controls=["uniform"])
     spec["personas"].update(n=40)
     spec["execution"]["chunk_size"] = 40

@@ -10,7 +10,9 @@ from pvsst.experiments.survey.runner import plan_units, unit_requests
 from pvsst.experiments.survey.spec import load_survey, survey_sha256
 from pvsst.experiments.survey.personas import human_table, persona_table
 from audit_helpers import GSS_AUDIT, audit_spec
-from survey_helpers import GSS, one_line_error, write
+from builders import GSS
+from cli_checks import refused
+from survey_helpers import write
 
 BAD = [
     ({"vary": {"shoe_size": ["big", "small"]}}, "audit.vary.shoe_size", "not a persona attribute"),
@@ -33,7 +35,7 @@ def test_bad_audit_settings_exit_2_naming_the_file_and_field(tmp_path, capsys, c
     spec["audit"].update(change)
     path = write(tmp_path, spec, frozen=False)
     out = tmp_path / "run"
-    err = one_line_error(capsys, ["survey", "run", str(path), "--out", str(out), "--deviation", "test"])
+    err = refused(capsys, ["survey", "run", str(path), "--out", str(out), "--deviation", "test"])
     assert str(path) in err and field in err and problem in err, err
     assert not out.exists()
 

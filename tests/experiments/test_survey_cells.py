@@ -16,7 +16,8 @@ from pvsst.experiments.survey.cell_population import asked_cells, unit_answers
 from pvsst.experiments.spec.prereg import lock_path
 from pvsst.personas.synthesis import synthesize
 from pvsst.sim.llm.providers.registry import register_scripted_provider
-from survey_helpers import CCES, cell_spec, one_line_error, write
+from cli_checks import refused
+from survey_helpers import CCES, cell_spec, write
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -51,11 +52,11 @@ MALFORMED = [
 def test_malformed_cell_definitions_exit_2_with_one_line_and_write_nothing(tmp_path, capsys, change, message):
     spec = cell_spec(**change)
     path = write(tmp_path, spec, frozen=False)
-    err = one_line_error(capsys, ["prereg", "freeze", str(path)])
+    err = refused(capsys, ["prereg", "freeze", str(path)])
     assert err.startswith(f"pvsst: error: {path}: {message}"), err
     assert not lock_path(path).exists()
     out = tmp_path / "run"
-    err = one_line_error(capsys, ["survey", "run", str(path), "--out", str(out), "--deviation", "test"])
+    err = refused(capsys, ["survey", "run", str(path), "--out", str(out), "--deviation", "test"])
     assert err.startswith(f"pvsst: error: {path}: {message}"), err
     assert not out.exists()
 
@@ -65,10 +66,10 @@ def test_a_geography_column_the_data_lacks_exits_2_and_writes_nothing(tmp_path, 
     spec["data"]["geography"] = "statex"
     path = write(tmp_path, spec, frozen=False)
     expected = "pvsst: error: stevedata/TV16: data.geography: no column 'statex' in stevedata/TV16 (columns: "
-    assert one_line_error(capsys, ["prereg", "freeze", str(path)]).startswith(expected)
+    assert refused(capsys, ["prereg", "freeze", str(path)]).startswith(expected)
     assert not lock_path(path).exists()
     out = tmp_path / "run"
-    err = one_line_error(capsys, ["survey", "run", str(path), "--out", str(out), "--deviation", "test"])
+    err = refused(capsys, ["survey", "run", str(path), "--out", str(out), "--deviation", "test"])
     assert err.startswith(expected) and not out.exists()
 
 
