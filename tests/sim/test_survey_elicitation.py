@@ -17,7 +17,7 @@ from scipy.spatial.distance import jensenshannon
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.prereg import freeze
-from pvsst.experiments.survey.runner import reply_answer
+from pvsst.experiments.survey.elicitation import reply_answer
 from pvsst.experiments.survey.spec import canonical_survey, load_survey
 from gateway_stub import StubServer, raw
 from pvsst.sim.llm.gateway import Gateway
