@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pvsst.core.errors import InputError
 from pvsst.experiments.run.manifest import utc_now
-from pvsst.experiments.spec.prereg import Lock, compare, read_lock
+from pvsst.experiments.spec.prereg import Lock, changed_fields, compare, read_lock
 from pvsst.experiments.spec.study import canonical_sha256
 
 
@@ -51,18 +51,22 @@ def check_frozen(canonical: dict, spec_path: Path, deviation: str | None, materi
                                   "changed_materials": check.changed_materials, "at": utc_now()}, lock
 
 
-def override_record(given: dict, changed: list[str], frozen_sha256: str, current_sha256: str) -> dict | None:
-    """The deviation record of command-line overrides (``given``: option -> value) that changed ``changed``
-    fields of the input; ``None`` when none was given or nothing changed.
+def override_record(given: dict, before: dict, after: dict, frozen_sha256: str, current_sha256: str,
+                    prefix: str = "") -> dict | None:
+    """The deviation record of command-line overrides (``given``: option -> value) that turned the input
+    (or its section ``prefix``) from ``before`` into ``after`` (JSON forms); ``None`` when none was given
+    or nothing changed.
 
     Examples
     --------
-    >>> override_record({"n": 20}, ["personas.n"], "ab", "cd")["overrides"]
-    {'n': 20}
-    >>> override_record({"n": None}, [], "ab", "ab") is None
+    >>> record = override_record({"n": 20}, {"personas": {"n": 10}}, {"personas": {"n": 20}}, "ab", "cd")
+    >>> record["overrides"], record["changed_fields"]
+    ({'n': 20}, ['personas.n: 10 -> 20'])
+    >>> override_record({"n": None}, {}, {}, "ab", "ab") is None
     True
     """
     given = {name: value for name, value in given.items() if value is not None}
+    changed = changed_fields(before, after, prefix)
     if not given or not changed:
         return None
     return {"text": "command-line overrides", "overrides": given, "changed_fields": changed,

@@ -22,7 +22,6 @@ from pvsst.experiments.run.frozen import check_frozen, override_record
 from pvsst.experiments.spec.design import Design, expand
 from pvsst.experiments.spec.execution import Execution
 from pvsst.experiments.spec.materials import spec_materials_dir
-from pvsst.experiments.spec.prereg import changed_fields
 from pvsst.experiments.spec.study import StudySpec, canonical_spec, load_spec
 from pvsst.sim.materials import materials_hashes
 
@@ -54,11 +53,11 @@ def open_study(spec_path: str | Path, deviation: str | None, overrides: dict | N
     spec = load_spec(spec_path)
     canonical = canonical_spec(spec)
     materials_dir = spec_materials_dir(spec, spec_path.parent)
-    digest, record, lock = check_frozen(canonical, spec_path, deviation, materials_dir,
-                                        materials_hashes(materials_dir))
+    hashes = materials_hashes(materials_dir)
     execution = spec.execution.with_options("command line", **(overrides or {}))
-    changed = changed_fields(spec.execution.model_dump(mode="json"), execution.model_dump(mode="json"), "execution")
-    override = override_record(overrides or {}, changed, digest, digest)
+    digest, record, lock = check_frozen(canonical, spec_path, deviation, materials_dir, hashes)
+    override = override_record(overrides or {}, spec.execution.model_dump(mode="json"),
+                               execution.model_dump(mode="json"), digest, digest, "execution")
     return StudyInput(spec_path, deviation, {k: v for k, v in (overrides or {}).items() if v is not None},
                       spec, canonical, digest, lock.spec_sha256 if lock else None,
                       lock.frozen_at if lock else None, [r for r in (record, override) if r is not None],

@@ -53,7 +53,6 @@ from pvsst.experiments.run.run_guard import gateway_options, preparing, resume_c
 from pvsst.experiments.run.store import write_table
 from pvsst.experiments.run.summary import DEGRADED, RunSummary
 from pvsst.experiments.run.worker_gateway import GatewaySettings
-from pvsst.experiments.spec.prereg import changed_fields
 from pvsst.experiments.survey.checks import check_data, check_runnable, data_record, data_sha256
 from pvsst.experiments.survey.personas import human_table, persona_table
 from pvsst.experiments.survey.spec import SurveySpec, canonical_survey, load_survey, survey_sha256, with_overrides
@@ -203,7 +202,7 @@ def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviat
     if record is not None and changed is not None:
         record.update(changed)
     records = [record or changed] if (record or changed) is not None else []
-    override = override_record({**options, **gateway}, changed_fields(canonical_survey(file_spec), canonical_survey(spec)),
+    override = override_record({**options, **gateway}, canonical_survey(file_spec), canonical_survey(spec),
                                survey_sha256(file_spec), survey_sha256(spec))
     return records + ([override] if override else []), lock, data
 
