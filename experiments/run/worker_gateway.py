@@ -43,11 +43,13 @@ class GatewaySettings:
             ResponseCache(self.cache_path).close()
 
     def open_cache(self):
-        """This worker's cache: the SQLite file, or a client of the driver's cache server."""
+        """This worker's cache: the SQLite file, a client of the driver's cache server, or none (no path)."""
         if self.cache_server is not None:
             from pvsst.experiments.run.ray_cache import RemoteCache
 
             return RemoteCache(self.cache_server)
+        if self.cache_path is None:
+            return None
         from pvsst.sim.llm.cache import ResponseCache
 
         return ResponseCache(self.cache_path)
