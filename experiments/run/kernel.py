@@ -28,7 +28,7 @@ Examples
 >>> manifest = RunManifest.create(run)
 >>> job = RunJob(run_dir=run, manifest=manifest, section="units", what="demo", label="demo",
 ...              unit_ids=["u1", "u2"], work=echo_unit, prepare=lambda job: lambda pending, summary, each, gateway: pending,
-...              gateway=GatewaySettings(cache_path=None), summary=RunSummary(total=2), resume="rerun",
+...              gateway=GatewaySettings(cache_path=None), summary=RunSummary(total=2), command=["demo"],
 ...              threshold=0.05, progress=False)
 >>> run_units(job).line()
 '2 trials: 2 done, 0 failed, 0 skipped; 2 calls, 0 cache hits, $0.0000'
@@ -49,7 +49,7 @@ from pvsst.core.run_layout import CACHE, is_complete
 from pvsst.experiments.run.call_health import degraded_line, model_calls_summary
 from pvsst.experiments.run.executors import InlineExecutor, make_executor
 from pvsst.experiments.run.manifest import RunManifest, environment, utc_now
-from pvsst.experiments.run.run_guard import guarded_run, remove_staging
+from pvsst.experiments.run.run_guard import guarded_run, remove_staging, resume_command
 from pvsst.experiments.run.store import write_table_directory
 from pvsst.experiments.run.summary import DEGRADED, EXIT_FAILED, RunSummary, unit_status
 from pvsst.experiments.run.worker_gateway import GatewaySettings
@@ -100,11 +100,12 @@ class RunJob:
     prepare: Callable[["RunJob"], Payloads]
     gateway: GatewaySettings
     summary: RunSummary
-    resume: str
+    command: list                   # the command's words that run it again (without --out, --deviation)
     threshold: float
     executor: str = "local"
     workers: int = 1
     ray_address: str | None = None
+    deviation: str | None = None    # the --deviation text given (a resumed run is given it again)
     session: dict = field(default_factory=dict)
     stream: Callable[[Any], Iterable[list[UnitResult]]] | None = None
     resume_payload: Callable[[Any, list], Any] | None = None
@@ -122,8 +123,9 @@ def echo_unit(unit_id: str) -> list[UnitResult]:
 def run_units(job: RunJob) -> RunSummary:
     """Run (or resume) the units of ``job`` into its run directory; return the tallied summary."""
     job.manifest.start_run(**job.session, replay_only=job.gateway.replay_only, versions=environment())
+    resume = resume_command(job.command, job.run_dir, job.deviation)
     with guarded_run(job.manifest, what=job.what, unit=job.summary.unit, total=len(job.unit_ids),
-                     resume=job.resume, cache_path=job.run_dir / CACHE,
+                     resume=resume, cache_path=job.run_dir / CACHE,
                      finished=lambda: sum(is_complete(job.run_dir / job.section / u) for u in job.unit_ids)):
         payloads = job.prepare(job)
         job.run_dir.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ from pvsst.core.validation import describe_validation_error
 from pvsst.experiments.run.blocks import lost_block, remaining_block, run_block, run_block_trials
 from pvsst.experiments.run.kernel import RunJob
 from pvsst.experiments.run.manifest import RunManifest
-from pvsst.experiments.run.run_guard import gateway_options, resume_command
+from pvsst.experiments.run.run_guard import gateway_options
 from pvsst.experiments.run.study_files import prepare_inputs
 from pvsst.experiments.run.study_input import StudyInput
 from pvsst.experiments.run.summary import RunSummary
@@ -64,8 +64,7 @@ def study_job(study: StudyInput, run_dir: Path, *, executor: str | None,
     return RunJob(run_dir=run_dir, manifest=manifest, section=TRIALS, what=f"study {spec.id}", label=spec.id,
                   unit_ids=[p.trial_id for p in study.design.trials], work=run_block, prepare=prepare,
                   gateway=gateway, summary=RunSummary(total=len(study.design.trials)),
-                  resume=resume_command(["run", study.path, *gateway_options(study.overrides)], run_dir,
-                                        study.deviation),
+                  command=["run", study.path, *gateway_options(study.overrides)], deviation=study.deviation,
                   threshold=spec.analysis.parse_failure_threshold, executor=kind, workers=n_workers,
                   ray_address=ray_address or execution.ray_address, progress=progress,
                   session={"executor": kind, "workers": n_workers, "budget_usd": cap_usd},

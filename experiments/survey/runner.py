@@ -95,9 +95,8 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     if workers is not None and workers < 1:
         raise InputError("--workers", str(workers), "must be >= 1")
     deviations, lock, data = _deviations(spec_path, file_spec, spec, deviation, options, gateway or {})
-    resume = resume_command(["survey", "run", spec_path, *_option_words(options), *gateway_options(gateway or {})],
-                            run_dir, deviation)
-    with preparing(run_dir, resume):
+    command = ["survey", "run", spec_path, *_option_words(options), *gateway_options(gateway or {})]
+    with preparing(run_dir, resume_command(command, run_dir, deviation)):
         if not (run_dir / SURVEY).is_file():
             human = human_table(spec)  # validates the instrument against the data before anything is written
             write_inputs(spec, run_dir, human, persona_table(spec, human))
@@ -109,7 +108,7 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
                     models=list(spec.asked_models), data_sha256=data_sha256(spec), data=data)
     manifest.add_deviations(deviations, same=_same)
     return run_units(survey_job(spec, run_dir, manifest, units, asked, workers=workers,
-                                replay_only=replay_only, resume=resume, progress=progress))
+                                replay_only=replay_only, command=command, deviation=deviation, progress=progress))
 
 
 def open_survey(spec_path: Path, options: dict, gateway: dict) -> tuple[SurveySpec, SurveySpec]:
@@ -131,7 +130,7 @@ def _option_words(options: dict) -> list:
 
 
 def survey_job(spec: SurveySpec, run_dir: Path, manifest: RunManifest, units: list[SurveyUnit],
-               asked: pd.DataFrame, *, workers: int | None, replay_only: bool, resume: str,
+               asked: pd.DataFrame, *, workers: int | None, replay_only: bool, command: list, deviation: str | None,
                progress: bool) -> RunJob:
     """The run kernel's job for the survey's units (one payload per unit)."""
     n_workers = workers or spec.execution.workers
@@ -153,7 +152,7 @@ def survey_job(spec: SurveySpec, run_dir: Path, manifest: RunManifest, units: li
                               config=spec.execution.gateway_config(), max_attempts=spec.sampling.max_attempts)
     return RunJob(run_dir=run_dir, manifest=manifest, section=UNITS, what=f"survey {spec.id}", label=spec.id,
                   unit_ids=[u.unit_id for u in units], work=run_units_of, prepare=lambda job: payloads,
-                  gateway=gateway, summary=SurveyRunSummary(total=len(units)), resume=resume,
+                  gateway=gateway, summary=SurveyRunSummary(total=len(units)), command=command, deviation=deviation,
                   threshold=threshold, workers=n_workers, session={"workers": n_workers}, finish=finish,
                   progress=progress)
 

@@ -72,7 +72,7 @@ def job(run_dir: Path, unit_ids=tuple(SCRIPT), work=fake_work) -> RunJob:
     return RunJob(run_dir=run_dir, manifest=manifest, section="units", what="demo run", label="demo",
                   unit_ids=list(unit_ids), work=work, prepare=lambda job: lambda pending, summary, each, gw: list(pending),
                   gateway=GatewaySettings(cache_path=None), summary=RunSummary(total=len(unit_ids)),
-                  resume="pvsst demo", threshold=0.05, progress=False)
+                  command=["demo"], threshold=0.05, progress=False)
 
 
 def test_units_run_and_their_statuses_summary_and_exit_code(tmp_path, fake):
