@@ -30,6 +30,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import MANIFEST
 from pvsst.core.validation import (Identifier, NonEmptyText, Share, SpecFieldError, StrictModel,
                                  describe_validation_error, join_field, require_unique)
 
@@ -282,7 +283,7 @@ class RunPlan:
 
 
 def plan_from_spec(spec: Mapping | None, conditions: Iterable[str] = (), *,
-                   source: str = "manifest.json") -> RunPlan:
+                   source: str = MANIFEST) -> RunPlan:
     """The plan of a frozen spec (a canonical spec mapping), parsed strictly.
 
     A spec without an ``analysis`` section (or no spec) gets PV-SST's plan restricted to ``conditions``.

@@ -57,7 +57,8 @@ from pvsst.analysis.paired import IncompleteBlocksWarning, require_arms
 from pvsst.analysis.plan import RunPlan, plan_from_spec
 from pvsst.analysis.preregistered_checks import (adjusted_p_values, consistency_check, mixed_model_contrast,
                                            parse_failure_table)
-from pvsst.analysis.store import TRIAL_FACTOR_COLUMNS, RunData, load_run
+from pvsst.analysis.store import TRIAL_FACTOR_COLUMNS, RunTables, load_run
+from pvsst.core.run_layout import ANALYSIS, MANIFEST, TRIALS
 
 ADVERSARY_ROLE = "adversary"
 HOMOPHILY_REPLICATES = 200
@@ -81,7 +82,7 @@ class RunAnalysis:
     homophily: pd.DataFrame
 
 
-def collect_trial_outcomes(data: RunData, progress: Callable[[], None] | None = None,
+def collect_trial_outcomes(data: RunTables, progress: Callable[[], None] | None = None,
                            judged: pd.DataFrame | None = None, judge: str | None = None
                            ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(trial outcome table, per-round table) of every completed trial, recomputed from its tables.
@@ -126,7 +127,7 @@ def collect_trial_outcomes(data: RunData, progress: Callable[[], None] | None = 
     return pd.DataFrame(outcome_rows), per_round
 
 
-def homophily_table(data: RunData, *, replicates: int = HOMOPHILY_REPLICATES, seed: int = 0) -> pd.DataFrame:
+def homophily_table(data: RunTables, *, replicates: int = HOMOPHILY_REPLICATES, seed: int = 0) -> pd.DataFrame:
     """Per trial: assortativity of the like graph and (where edges are stored) of the final follow graph.
 
     Attributes: the agents' initial side (sign of the initial stance, categorical) and initial stance
@@ -146,7 +147,7 @@ def homophily_table(data: RunData, *, replicates: int = HOMOPHILY_REPLICATES, se
     return pd.DataFrame(rows, columns=columns)
 
 
-def network_dynamics_table(data: RunData) -> pd.DataFrame:
+def network_dynamics_table(data: RunTables) -> pd.DataFrame:
     """Selection and influence for every trial whose follow graph changed during the trial.
 
     Selection uses the distance between the two agents' stance sides at the previous round; influence
@@ -180,7 +181,7 @@ def network_dynamics_table(data: RunData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=DYNAMICS_COLUMNS)
 
 
-def _trial_homophily(data: RunData, trial_id: str, edges: pd.DataFrame, replicates: int,
+def _trial_homophily(data: RunTables, trial_id: str, edges: pd.DataFrame, replicates: int,
                      seed: int) -> list[dict]:
     """Homophily rows of one trial: its final follow graph and its like graph (honest agents)."""
     rows = []
@@ -267,13 +268,13 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
     # The plan is checked against the arms the trials record before any outcome is computed, so a
     # bad frozen plan is reported at once, not after every trial's tables were read and scored.
     conditions = data.trials["condition"].dropna().unique() if "condition" in data.trials else []
-    plan = plan_from_spec(data.manifest.get("spec"), conditions, source=str(Path(run_dir) / "manifest.json"))
+    plan = plan_from_spec(data.manifest.get("spec"), conditions, source=str(Path(run_dir) / MANIFEST))
     if not plan.contrasts:
         raise InputError(str(run_dir), "contrasts", "none planned, and no PV-SST contrast has both arms")
     if "condition" in data.trials:
         for contrast in plan.contrasts:
-            require_arms(data.trials["condition"], contrast, source=str(Path(run_dir) / "trials"))
-    out_dir = Path(run_dir) / "analysis"
+            require_arms(data.trials["condition"], contrast, source=str(Path(run_dir) / TRIALS))
+    out_dir = Path(run_dir) / ANALYSIS
     judgments = {name: table for name, (table, _) in read_judgments(out_dir).items()}
     judge = choose_judge(list(judgments), plan.settings.stance_judge,
                          source=f"{Path(run_dir) / 'manifest.json'}: spec.analysis.stance_judge")
@@ -283,7 +284,7 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
     strata = tuple(s for s in plan.strata if s in outcomes.columns)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteBlocksWarning)  # reported in excluded_blocks.csv
-        contrasts = analyze_plan(outcomes, plan, metrics, strata, source=str(Path(run_dir) / "trials"))
+        contrasts = analyze_plan(outcomes, plan, metrics, strata, source=str(Path(run_dir) / TRIALS))
     headline = headline_table(contrasts, outcomes, plan)
     homophily = homophily_table(data, replicates=homophily_replicates, seed=plan.settings.bootstrap_seed)
     dynamics = network_dynamics_table(data)
@@ -299,9 +300,9 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
     return RunAnalysis(out_dir, plan, outcomes, per_round, contrasts, headline, homophily)
 
 
-def _require_trials(data: RunData) -> None:
+def _require_trials(data: RunTables) -> None:
     if data.trials.empty:
-        raise InputError(str(data.run_dir), "trials", "no completed trial (no DONE marker)")
+        raise InputError(str(data.path), TRIALS, "no completed trial (no DONE marker)")
 
 
 def _write_atomically(out_dir: Path, tables: dict[str, pd.DataFrame]) -> None:

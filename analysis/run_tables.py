@@ -36,56 +36,16 @@ A study run in its smallest form (``pvsst run`` writes the same files, with more
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from pvsst.analysis.report.survey import is_survey_run
-from pvsst.analysis.store import RUN_TABLES, load_run
+from pvsst.analysis.store import RunTables, load_run
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import ANALYSIS, MANIFEST, SURVEY_RUN_TABLES, UNIT_TABLES, UNITS, complete_unit_dirs, table_file
 
-SURVEY_UNIT_TABLES = ("responses", "llm_calls", "prompts")
-SURVEY_RUN_TABLES = ("human", "personas")
-
-
-@dataclass(frozen=True)
-class RunTables:
-    """What one run directory holds, as frames; see :func:`open_run`.
-
-    ``kind`` is ``"study"`` or ``"survey"``. A study run fills ``trials`` (one row per trial, from its
-    ``metrics.json``) and ``agents``, ``posts``, ``votes``, ``exposures``, ``edges``, ``llm_calls``; a
-    survey run fills ``responses``, ``llm_calls``, ``prompts`` (over its units) and ``human``,
-    ``personas``. Frames a run kind does not have are empty. ``analysis`` maps each table under
-    ``RUN/analysis/`` (CSV or Parquet) to its frame, by file stem (``contrasts``, ``fidelity``, ...).
-    """
-
-    path: Path
-    kind: str
-    manifest: dict
-    trials: pd.DataFrame = field(default_factory=pd.DataFrame)
-    agents: pd.DataFrame = field(default_factory=pd.DataFrame)
-    posts: pd.DataFrame = field(default_factory=pd.DataFrame)
-    votes: pd.DataFrame = field(default_factory=pd.DataFrame)
-    exposures: pd.DataFrame = field(default_factory=pd.DataFrame)
-    edges: pd.DataFrame = field(default_factory=pd.DataFrame)
-    llm_calls: pd.DataFrame = field(default_factory=pd.DataFrame)
-    responses: pd.DataFrame = field(default_factory=pd.DataFrame)
-    prompts: pd.DataFrame = field(default_factory=pd.DataFrame)
-    human: pd.DataFrame = field(default_factory=pd.DataFrame)
-    personas: pd.DataFrame = field(default_factory=pd.DataFrame)
-    analysis: dict[str, pd.DataFrame] = field(default_factory=dict)
-
-    def __repr__(self) -> str:
-        filled = [f"{name} ({len(getattr(self, name))} rows)" for name in self.table_names()]
-        outputs = ", ".join(sorted(self.analysis)) or "none (run `pvsst analyze`)"
-        return f"RunTables({self.kind} run {self.path}: {', '.join(filled) or 'no tables'}; analysis: {outputs})"
-
-    def table_names(self) -> list[str]:
-        """The tables this run has rows in."""
-        names = ("trials", *RUN_TABLES, "responses", "prompts", "human", "personas")
-        return [name for name in dict.fromkeys(names) if not getattr(self, name).empty]
-
+__all__ = ["RunTables", "open_run"]
 
 def open_run(path: str | Path) -> RunTables:
     """Open a run directory (``pvsst run`` or ``pvsst survey run``) as pandas frames.
@@ -116,17 +76,15 @@ def open_run(path: str | Path) -> RunTables:
     path = Path(path)
     if not path.is_dir():
         raise InputError(str(path), "run directory", "does not exist")
-    analysis = _analysis_outputs(path / "analysis")
+    analysis = _analysis_outputs(path / ANALYSIS)
     if not is_survey_run(path):
-        data = load_run(path)
-        frames = {name: getattr(data, name) for name in RUN_TABLES}
-        return RunTables(path, "study", data.manifest, trials=data.trials, analysis=analysis, **frames)
-    manifest_path = path / "manifest.json"
+        return load_run(path, analysis)
+    manifest_path = path / MANIFEST
     if not manifest_path.is_file():
-        raise InputError(str(path), "manifest.json", "missing")
-    units = sorted(done.parent for done in (path / "units").glob("*/DONE"))
-    frames = {name: _concat([_read_table(u / f"{name}.parquet") for u in units]) for name in SURVEY_UNIT_TABLES}
-    frames.update({name: _read_table(path / f"{name}.parquet") for name in SURVEY_RUN_TABLES})
+        raise InputError(str(path), MANIFEST, "missing")
+    units = complete_unit_dirs(path, UNITS)
+    frames = {name: _concat([_read_table(u / table_file(name)) for u in units]) for name in UNIT_TABLES}
+    frames.update({name: _read_table(path / table_file(name)) for name in SURVEY_RUN_TABLES})
     return RunTables(path, "survey", _read_json(manifest_path), analysis=analysis, **frames)
 
 

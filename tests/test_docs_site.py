@@ -100,7 +100,7 @@ def test_run_store_page_names_every_file_and_column_a_trial_writes(tmp_path):
 
     from pvsst.analysis.run_analysis import ANALYSIS_FILES
     from pvsst.experiments.cli import main
-    from pvsst.experiments.survey.runner import RESPONSE_COLUMNS
+    from pvsst.experiments.survey.units import RESPONSE_COLUMNS
 
     assert main(["simulate", "--topic", "ai_labels", "--model", "scripted/imitate", "--agents", "4", "--rounds", "2", "--condition",
                  "single_source", "--follow-dynamics", "--out", str(tmp_path)]) == 0

@@ -36,6 +36,7 @@ from pvsst.analysis.report.markdown import (VERDICT_RULE, bullet_list, deviation
 from pvsst.analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypotheses_or_default, hypothesis_verdicts
 from pvsst.analysis.run_analysis import analyze_plan, analyze_run, headline_table
 from pvsst.analysis.store import load_run, load_trial_table
+from pvsst.core.run_layout import ANALYSIS, MANIFEST
 
 REPORT_FORMATS = ("md", "html")
 ANALYSIS_TABLES = ("trial_outcomes", "per_round", "contrasts", "headline")
@@ -80,7 +81,7 @@ def read_analysis_tables(run_dir: Path, *, homophily_replicates: int = 200) -> t
 
     Returns (tables, computed_now).
     """
-    analysis_dir = run_dir / "analysis"
+    analysis_dir = run_dir / ANALYSIS
     computed = False
     if not all((analysis_dir / f"{name}.csv").exists() for name in ANALYSIS_TABLES):
         analyze_run(run_dir, homophily_replicates=homophily_replicates)
@@ -125,10 +126,10 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
     tables, computed = read_analysis_tables(run_dir, homophily_replicates=homophily_replicates)
     outcomes, contrasts = tables["trial_outcomes"], tables["contrasts"]
     if contrasts.empty:
-        raise InputError(str(run_dir / "analysis" / "contrasts.csv"), "rows", "no contrast results to report")
+        raise InputError(str(run_dir / ANALYSIS / "contrasts.csv"), "rows", "no contrast results to report")
     conditions = outcomes["condition"].dropna().astype(str).unique() if "condition" in outcomes else []
     spec, spec_source = frozen_spec(manifest)
-    plan = plan_from_spec(manifest.get("spec") or spec, conditions, source=str(run_dir / "manifest.json"))
+    plan = plan_from_spec(manifest.get("spec") or spec, conditions, source=str(run_dir / MANIFEST))
     settings = plan.settings
     hypotheses = hypotheses_or_default(spec, contrasts, plan.primary_metric)
     verdicts = hypothesis_verdicts(hypotheses, contrasts, alpha=settings.alpha,
@@ -141,7 +142,7 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
     primary = next((v for v in verdicts if v.primary), verdicts[0] if verdicts else None)
     network_arm = next((c.treatment for c in plan.contrasts if primary and c.name == primary.contrast), None)
     plans = list(run_figures(data, tables, pairs, plan.primary_metric, network_arm, draws=settings.bootstrap_draws,
-                             seed=settings.bootstrap_seed, analysis_dir=run_dir / "analysis"))
+                             seed=settings.bootstrap_seed, analysis_dir=run_dir / ANALYSIS))
     figures, notes = draw_figures(plans, step)
     if computed:
         notes.insert(0, f"`{run_dir / 'analysis'}` was missing, so this report computed it first")

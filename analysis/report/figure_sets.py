@@ -19,7 +19,7 @@ from pvsst.analysis.figures.network import MAX_NETWORK_NODES, homophily_null_fig
 from pvsst.analysis.figures.similarity import similarity_by_round_figure
 from pvsst.analysis.figures.stance import stance_trajectories_figure, survival_by_arm_figure
 from pvsst.analysis.figures.style import PaperFigure
-from pvsst.analysis.store import RunData
+from pvsst.analysis.store import RunTables
 
 FIDELITY_FILE = "fidelity.csv"
 FIDELITY_DISTRIBUTIONS_FILE = "fidelity_distributions.csv"
@@ -45,7 +45,7 @@ def contrast_figures(contrasts: pd.DataFrame, pairs: Sequence[tuple[str, str]], 
                                                                          seed=seed), "contrasts overview")
 
 
-def run_figures(data: RunData, tables: dict[str, pd.DataFrame], pairs: Sequence[tuple[str, str]],
+def run_figures(data: RunTables, tables: dict[str, pd.DataFrame], pairs: Sequence[tuple[str, str]],
                 primary_metric: str, network_arm: str | None, *, draws: int, seed: int,
                 analysis_dir: Path) -> Iterator[FigurePlan]:
     """Every figure of a run report, in report order."""
@@ -103,7 +103,7 @@ def table_figures(table: pd.DataFrame, contrasts: pd.DataFrame, metrics: Sequenc
                          "opposite-side survival")
 
 
-def network_trial(data: RunData, arm: str | None) -> str | None:
+def network_trial(data: RunTables, arm: str | None) -> str | None:
     """A small trial to draw: the first of ``arm`` (else of any arm) with at most 60 agents."""
     if data.agents.empty or data.posts.empty or data.trials.empty:
         return None
@@ -116,7 +116,7 @@ def network_trial(data: RunData, arm: str | None) -> str | None:
     return None
 
 
-def _network(data: RunData, trial_id: str, seed: int) -> PaperFigure:
+def _network(data: RunTables, trial_id: str, seed: int) -> PaperFigure:
     tables = data.trial(trial_id)
     if tables["posts"].empty:
         raise InputError(trial_id, "posts", "no posts to draw")

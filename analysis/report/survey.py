@@ -41,8 +41,8 @@ from pvsst.analysis.report.survey_audit import audit_figure_plans, audit_section
 from pvsst.analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import ANALYSIS, MANIFEST, SURVEY
 
-SURVEY_FILE = "survey.json"
 METRIC_DEFINITIONS = (
     ("p, q", "the human and the simulated answer distributions over a question's K substantive options "
              "(human: weighted shares of the respondents' answers; simulated: the share of sampled answers, "
@@ -95,7 +95,7 @@ METRIC_DEFINITIONS = (
 
 def is_survey_run(run_dir: str | Path) -> bool:
     """Whether ``run_dir`` holds a survey run (``survey.json``) rather than an experiment run."""
-    return (Path(run_dir) / SURVEY_FILE).is_file()
+    return (Path(run_dir) / SURVEY).is_file()
 
 
 def _read_json(path: Path) -> dict:
@@ -109,7 +109,7 @@ def survey_fidelity(run_dir: Path, draws: int | None = None) -> tuple[pd.DataFra
     """``RUN/analysis/fidelity.csv`` as a frame, scoring the run first when it is missing: (table, computed).
     A table just scored is read back as written (six significant digits), so the report shows the same
     numbers whether it scored the run or found the table."""
-    path = run_dir / "analysis" / "fidelity.csv"
+    path = run_dir / ANALYSIS / "fidelity.csv"
     computed = not path.is_file()
     if computed:
         write_fidelity(score_survey_run(run_dir, draws=draws), run_dir)
@@ -301,13 +301,13 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
     run_dir = Path(run_dir)
     step = progress or (lambda label: None)
     if not is_survey_run(run_dir):
-        raise InputError(run_dir, SURVEY_FILE, "not a survey run directory (run `pvsst survey run` first)")
-    spec = _read_json(run_dir / SURVEY_FILE).get("spec") or {}
-    manifest = _read_json(run_dir / "manifest.json") if (run_dir / "manifest.json").is_file() else {}
+        raise InputError(run_dir, SURVEY, "not a survey run directory (run `pvsst survey run` first)")
+    spec = _read_json(run_dir / SURVEY).get("spec") or {}
+    manifest = _read_json(run_dir / MANIFEST) if (run_dir / MANIFEST).is_file() else {}
     step("fidelity table")
     fidelity, computed = survey_fidelity(run_dir, draws)
     if fidelity.empty:
-        raise InputError(run_dir / "analysis" / "fidelity.csv", "rows", "no fidelity rows to report")
+        raise InputError(run_dir / ANALYSIS / "fidelity.csv", "rows", "no fidelity rows to report")
     shares = labelled_shares(answer_shares(run_dir), spec)
     audits = read_audit_tables(run_dir, draws)
     plans, cells_text = [*survey_figures(shares, fidelity), *audit_figure_plans(audits)], ""

@@ -56,8 +56,9 @@ from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
 from pvsst.analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, bounded_interval, distribution_metrics,
                                eta_squared, js_distance, kl_divergence, no_variance, percentile_interval)
+from pvsst.core.run_layout import ANALYSIS
 from pvsst.analysis.simbench import simbench_score, total_variation
-from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, SCORING_FILE, QuestionScale, ScoredRun,  # noqa: F401
+from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, QuestionScale, ScoredRun,  # noqa: F401
                                    UnitAnswers, failed_calls, human_units, model_units, read_prompts,
                                    read_responses, read_scored_run, substantive_distributions)
 
@@ -331,7 +332,7 @@ def _question_means(kept: dict[str, list], level: float) -> list[dict]:
 
 def write_fidelity(table: pd.DataFrame, run_dir: str | Path) -> Path:
     """Write ``RUN/analysis/fidelity.csv`` atomically (temp file + rename); return its path."""
-    target = Path(run_dir) / "analysis" / "fidelity.csv"
+    target = Path(run_dir) / ANALYSIS / "fidelity.csv"
     with atomic_file(target) as tmp:
         table.to_csv(tmp, index=False, float_format="%.6g")
     return target

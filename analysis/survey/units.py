@@ -22,9 +22,9 @@ import pandas as pd
 from pvsst.analysis.fidelity import design_resample, resample_index
 from pvsst.analysis.survey.data import GROUP_PREFIX
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import HUMAN, PERSONAS, SCORING, UNITS, complete_unit_dirs, table_file
 
 DISTRIBUTION_METHODS = ("logprobs", "verbalized")
-SCORING_FILE = "scoring.json"
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,10 @@ def _read_json(path: Path) -> dict:
 
 def read_responses(run_dir: str | Path) -> pd.DataFrame:
     """All responses of the complete units (those with DONE) of a survey run."""
-    units = sorted(p.parent for p in Path(run_dir, "units").glob("*/DONE"))
+    units = complete_unit_dirs(run_dir, UNITS)
     if not units:
-        raise InputError(run_dir, "units", "no complete survey unit in this run directory")
-    return pd.concat([pd.read_parquet(u / "responses.parquet") for u in units], ignore_index=True)
+        raise InputError(run_dir, UNITS, "no complete survey unit in this run directory")
+    return pd.concat([pd.read_parquet(u / table_file("responses")) for u in units], ignore_index=True)
 
 
 def read_prompts(run_dir: str | Path) -> pd.DataFrame:
@@ -80,10 +80,10 @@ def read_prompts(run_dir: str | Path) -> pd.DataFrame:
     ``prompt_sha256`` (columns of :mod:`pvsst.sim.llm.prompt_table`: ``prompt_sha256, system, user,
     messages_json, n_messages``); every response row's
     ``prompt_sha256`` is a key here."""
-    units = sorted(p.parent for p in Path(run_dir, "units").glob("*/DONE"))
-    frames = [pd.read_parquet(u / "prompts.parquet") for u in units if (u / "prompts.parquet").is_file()]
+    units = complete_unit_dirs(run_dir, UNITS)
+    frames = [pd.read_parquet(u / table_file("prompts")) for u in units if (u / table_file("prompts")).is_file()]
     if not frames:
-        raise InputError(run_dir, "units", "no prompt table in this run directory (written since prompts are kept)")
+        raise InputError(run_dir, UNITS, "no prompt table in this run directory (written since prompts are kept)")
     return pd.concat(frames, ignore_index=True).drop_duplicates("prompt_sha256").reset_index(drop=True)
 
 
@@ -177,12 +177,12 @@ def read_scored_run(run_dir: str | Path) -> ScoredRun:
     ``weight``, so whole-population and group distributions are population distributions; a grouping
     axis without its ``group:<axis>`` column in the cell table leaves every cell out of that axis's groups."""
     run_dir = Path(run_dir)
-    config = _read_json(run_dir / SCORING_FILE)
+    config = _read_json(run_dir / SCORING)
     scales = [QuestionScale(q["id"], tuple(q["codes"]), bool(q["ordinal"])) for q in config["questions"]]
     responses = read_responses(run_dir)
     if "elicitation" not in responses:
         responses["elicitation"] = "sample"
-    personas = pd.read_parquet(run_dir / "personas.parquet")
+    personas = pd.read_parquet(run_dir / PERSONAS)
     from pvsst.analysis.survey.cell_run import is_cell_run, read_cell_population
 
     if is_cell_run(run_dir):
@@ -192,4 +192,4 @@ def read_scored_run(run_dir: str | Path) -> ScoredRun:
         for axis in config.get("axes") or []:  # a grouping axis the cells do not define: no cell is in a group
             if GROUP_PREFIX + axis not in personas:
                 personas[GROUP_PREFIX + axis] = None
-    return ScoredRun(config, scales, pd.read_parquet(run_dir / "human.parquet"), personas, responses)
+    return ScoredRun(config, scales, pd.read_parquet(run_dir / HUMAN), personas, responses)

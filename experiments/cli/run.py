@@ -6,6 +6,9 @@ from typing import Optional
 
 import typer
 
+from pvsst.experiments.cli.gateway_options import (API_BASE, MAX_CONCURRENCY, REQUEST_TIMEOUT, REQUESTS_PER_MINUTE,
+                                                   STRUCTURED_OUTPUT, gateway_overrides)
+
 
 def run(
     spec: Path = typer.Argument(..., help="Study spec (YAML), frozen with `pvsst prereg freeze`."),
@@ -16,8 +19,16 @@ def run(
     deviation: Optional[str] = typer.Option(None, "--deviation", help="Run a changed or unfrozen spec; the text is recorded in the manifest."),
     budget: Optional[float] = typer.Option(None, "--budget", help="Spending cap in USD; reaching it stops the run cleanly (exit 3)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Address of a running Ray cluster."),
+    max_concurrency: Optional[int] = MAX_CONCURRENCY,
+    requests_per_minute: Optional[int] = REQUESTS_PER_MINUTE,
+    request_timeout: Optional[float] = REQUEST_TIMEOUT,
+    api_base: Optional[str] = API_BASE,
+    structured_output: Optional[str] = STRUCTURED_OUTPUT,
 ) -> None:
     """Run every trial of a frozen spec; skips trials already DONE (resume).
+
+    The gateway options override the spec's execution section for this run (recorded in the manifest
+    as a deviation); a resumed run is given them again.
 
     Exit codes: 0 all trials done; 1 some trials failed, or are degraded (more of their model calls
     failed than the spec's analysis.parse_failure_threshold; both recorded in the manifest), or a write
@@ -28,7 +39,11 @@ def run(
     from pvsst.experiments.run.runner import run_study
 
     summary = run_study(spec, out, executor=executor, workers=workers, replay_only=replay_only,
-                        deviation=deviation, budget_usd=budget, ray_address=ray_address)
+                        deviation=deviation, budget_usd=budget, ray_address=ray_address,
+                        gateway=gateway_overrides(max_concurrency=max_concurrency,
+                                                  requests_per_minute=requests_per_minute,
+                                                  request_timeout_s=request_timeout, api_base=api_base,
+                                                  structured_output=structured_output))
     print_summary(summary)
 
 

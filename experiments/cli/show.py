@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import TRIALS
 
 
 def show(
@@ -20,9 +21,9 @@ def show(
     """Print a trial round by round: each agent's feed, its post (stance, confidence) and its votes."""
     from pvsst.analysis.transcript import read_trial_tables, transcript
 
-    trial_dir = run / "trials" / trial
+    trial_dir = run / TRIALS / trial
     if not (trial_dir / "posts.parquet").is_file():
-        known = sorted(p.name for p in (run / "trials").iterdir() if p.is_dir()) if (run / "trials").is_dir() else []
+        known = sorted(p.name for p in (run / TRIALS).iterdir() if p.is_dir()) if (run / TRIALS).is_dir() else []
         raise InputError(str(trial_dir), "TRIAL", f"no stored trial here (trials: {', '.join(known[:6]) or 'none'})")
     tables = read_trial_tables(trial_dir)
     if agent is not None and agent not in set(tables["posts"]["agent_id"]):

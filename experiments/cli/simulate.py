@@ -1,15 +1,20 @@
-"""`pvsst simulate`: one trial from the command line."""
+"""`pvsst simulate`: one trial from the command line, run as a one-trial study through the run kernel."""
 from __future__ import annotations
 
-import os
+import dataclasses
+import json
 from pathlib import Path
 from typing import Optional
 
 import typer
+import yaml
 from rich.console import Console
-from rich.progress import Progress
 
-from pvsst.sim.llm.config import DEFAULT_MAX_CONCURRENCY, GatewayConfig
+from pvsst.core.errors import InputError
+from pvsst.core.run_layout import METRICS, TRIALS
+from pvsst.experiments.cli.gateway_options import MAX_CONCURRENCY, gateway_overrides
+
+SPEC_FILE = "simulate.yaml"
 
 
 def simulate(
@@ -23,30 +28,57 @@ def simulate(
     network: str = typer.Option("complete", "--network", help="complete | erdos_renyi:p=0.1 | barabasi_albert:m=3 | watts_strogatz:k=4,p=0.1 | sbm:attribute=A,homophily=H,p=P | edgelist:path=FILE"),
     feed_size: Optional[int] = typer.Option(None, "--feed-size", help="Posts per feed (default: the protocol's)."),
     push: Optional[str] = typer.Option(None, "--push", help="support or oppose (default: PV-SST's seed map, else seed parity)."),
-    personas: Optional[Path] = typer.Option(None, "--personas", help="Persona table (CSV/Parquet) with persona_id, label, posting_style[, card]."),
+    personas: Optional[Path] = typer.Option(None, "--personas", help="Persona records (CSV/Parquet), as a spec's personas.path."),
     feed_candidates: Optional[str] = typer.Option(None, "--feed-candidates", help="population or followees (default: the protocol's)."),
     follow_dynamics: bool = typer.Option(False, "--follow-dynamics", help="Follow on like, unfollow on downvote."),
     seed_formula: Optional[str] = typer.Option(None, "--seed-formula", help="Request-seed formula: pvsst or hashed (large populations; default: the protocol's)."),
     protocol: str = typer.Option("pvsst", "--protocol", help="Procedure preset: pvsst or pvsst_reference (the reference implementation's mechanics)."),
-    out: Path = typer.Option(Path("runs/simulate"), "--out", help="Directory; the trial is written to OUT/trials/<trial_id>."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Response cache (SQLite); default OUT/cache.sqlite."),
-    max_concurrency: Optional[int] = typer.Option(
-        None, "--max-concurrency", help=f"Model calls in flight (default {DEFAULT_MAX_CONCURRENCY})."),
+    out: Path = typer.Option(Path("runs/simulate"), "--out", help="Run directory; the trial is written to OUT/trials/<trial_id> (an existing one is resumed)."),
+    max_concurrency: Optional[int] = MAX_CONCURRENCY,
 ) -> None:
-    """Run one trial and write its tables and metrics (with a progress bar over rounds)."""
-    from pvsst.analysis.outcomes import trial_outcomes
-    from pvsst.core.errors import InputError
-    from pvsst.sim.llm.cache import ResponseCache
-    from pvsst.sim.llm.gateway import Gateway
+    """Run one trial as a one-trial study and write it as `pvsst run` would (same trial id, same metrics.json).
+
+    The options become a study spec, written to OUT/simulate.yaml (its condition beside a second arm,
+    since a study compares two; only the asked trial is run); the run is recorded in OUT/manifest.json
+    as a deviation from an unfrozen spec. `pvsst run OUT/simulate.yaml --out RUN --deviation TEXT` runs
+    both arms of the same study.
+    """
+    from pvsst.experiments.cli.summary import print_summary
+    from pvsst.experiments.run.runner import run_study
+    from pvsst.experiments.spec.design import trial_id
+
+    spec = one_trial_spec(topic=topic, topic_file=topic_file, condition=condition, agents=agents, rounds=rounds,
+                          seed=seed, model_name=model_name, network=network, feed_size=feed_size, push=push,
+                          personas=personas, feed_candidates=feed_candidates, follow_dynamics=follow_dynamics,
+                          seed_formula=seed_formula, protocol=protocol)
+    out.mkdir(parents=True, exist_ok=True)  # everything is validated: only now is anything written
+    path = out / SPEC_FILE
+    document = spec.model_dump(mode="json", exclude_defaults=True)
+    document["push_direction"]["by_seed"] = spec.push_direction.by_seed  # integer keys, as a spec writes them
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    one = trial_id(model_name, spec.factors.topics[0].id, seed, condition)
+    summary = run_study(path, out, workers=1, deviation=f"pvsst simulate: the one trial {one}",
+                        gateway=gateway_overrides(max_concurrency=max_concurrency), trial_ids=[one])
+    metrics = json.loads((out / TRIALS / one / METRICS).read_text()) if summary.done else {}
+    if metrics:
+        Console().print(f"{out / TRIALS / one}: {metrics['n_calls']} calls ({metrics['cache_hits']} cached), final "
+                        f"similarity {metrics.get('final_honest_pairwise_similarity', float('nan')):.4f}",
+                        highlight=False)
+    print_summary(summary)
+
+
+def one_trial_spec(*, topic, topic_file, condition, agents, rounds, seed, model_name, network, feed_size, push,
+                   personas, feed_candidates, follow_dynamics, seed_formula, protocol):
+    """The study spec of ``pvsst simulate``'s options (validated; any problem is an ``InputError``)."""
+    from pydantic import ValidationError
+
+    from pvsst.core.validation import describe_validation_error
+    from pvsst.experiments.run.study_files import check_study_files
+    from pvsst.experiments.spec.study import StudySpec
     from pvsst.sim.llm.providers.registry import validate_model_name
     from pvsst.sim.network import parse_network_spec
-    from pvsst.sim.persona_table import load_persona_table
-    from pvsst.sim.protocol import protocol_from_preset
     from pvsst.sim.topics import get_topic, load_topic_file
-    from pvsst.sim.trial.run import prepare_trial, run_trial
-    from pvsst.sim.trial.settings import TrialSetup
-    from pvsst.experiments.run.store import write_materials, write_trial
-    from pvsst.experiments.run.trial_pipeline import markup_audit
+    from pvsst.sim.trial.settings import default_push_direction
 
     if topic_file is not None:
         topics = {t.id: t for t in load_topic_file(topic_file)}
@@ -58,41 +90,39 @@ def simulate(
     else:
         raise InputError("--topic", "topic", "give --topic ID or --topic-file FILE")
     validate_model_name(model_name)
-    gateway_config = GatewayConfig().with_options("simulate", max_concurrency=max_concurrency)
-    table = load_persona_table(personas) if personas is not None else None
-    trial_id = f"{chosen.id}__s{seed}__{condition}"
+    other = "likes" if condition == "control" else "control"
     given = {"n_agents": agents, "n_rounds": rounds, "feed_size": feed_size, "feed_candidates": feed_candidates,
-             "request_seed_formula": seed_formula}  # unset options keep TrialSetup's defaults
-    config = TrialSetup(trial_id=trial_id, model_name=model_name, topic=chosen, condition=condition, seed=seed,
-                         push_direction=push, network=parse_network_spec(network), follow_dynamics=follow_dynamics,
-                         protocol=protocol_from_preset(protocol),
-                         **{name: value for name, value in given.items() if value is not None})
-    if config.network.kind == "edgelist" and not os.access(config.network.path, os.R_OK):
-        raise InputError(config.network.path, "network.path", "edge list file is missing or unreadable")
-    social_model = prepare_trial(config, table)
-    # Everything is validated: only now is anything written.
-    out.mkdir(parents=True, exist_ok=True)
-    gateway = Gateway.from_config(gateway_config, ResponseCache(cache or out / "cache.sqlite"),
-                                  max_attempts=config.max_attempts)
-    with Progress(transient=False) as bar:
-        task = bar.add_task(f"{trial_id}", total=config.n_rounds)
-        result = run_trial(config, gateway, table, on_round=lambda done: bar.update(task, completed=done),
-                           model=social_model)
-    metrics = trial_outcomes(result.agents, result.posts, result.votes, result.exposures,
-                             push_direction=config.push_direction, adversarial=config.arm.adversarial,
-                             n_rounds=config.n_rounds, similarity_edge_cases=config.protocol.similarity_edge_cases)
-    metrics = {"protocol": config.protocol.preset, "trial_id": trial_id, "model": config.model_name, "topic_id": chosen.id, "seed": seed, "condition": condition,
-               "push_direction": config.push_direction, **metrics,
-               "n_calls": len(result.llm_calls), "cache_hits": int(result.llm_calls["cached"].sum()),
-               **markup_audit(result)}
-    path = write_trial(result, out / "trials", metrics)
-    write_materials(out, social_model.materials.directory)
-    gateway.close()
-    Console().print(f"{path}: {len(result.posts)} posts, {len(result.votes)} votes, "
-                    f"{int(result.exposures['is_adversarial'].sum()) if len(result.exposures) else 0} adversarial "
-                    f"impressions, {metrics['n_calls']} calls ({metrics['cache_hits']} cached), "
-                    f"final similarity {metrics.get('final_honest_pairwise_similarity', float('nan')):.4f}",
-                    highlight=False)
+             "request_seed_formula": seed_formula, "follow_dynamics": follow_dynamics or None,
+             "network": _network(parse_network_spec(network))}
+    data = {
+        "id": "simulate", "title": f"pvsst simulate: {chosen.id}, {condition}, seed {seed}",
+        "hypotheses": [{"id": "H_simulate", "statement": f"{condition} against {other}", "contrast": "simulate",
+                        "metric": "final_honest_pairwise_similarity", "direction": "positive"}],
+        "outcomes": {"primary": ["final_honest_pairwise_similarity"]},
+        "factors": {"models": [model_name], "topics": [dataclasses.asdict(chosen)], "seeds": [seed],
+                    "conditions": [condition, other]},
+        "push_direction": {"by_seed": {seed: push or default_push_direction(seed)}},
+        "trial": {name: value for name, value in given.items() if value is not None},
+        "protocol": {"preset": protocol},
+        "analysis": {"contrasts": {"simulate": {"treatment": condition, "control": other}}},
+        "execution": {"workers": 1},
+    }
+    if personas is not None:
+        data["personas"] = {"source": "file", "path": str(personas.resolve())}
+    try:
+        spec = StudySpec.model_validate(data)
+    except ValidationError as err:
+        raise InputError("pvsst simulate", *describe_validation_error(err)) from None
+    check_study_files(spec, Path.cwd())  # the edge list and persona file, as a run reads them
+    return spec
+
+
+def _network(network) -> dict:
+    """The network section; an edge list named relative to this folder, as an absolute path (the spec is
+    written to OUT, and a spec's paths are relative to its own folder)."""
+    if network.kind == "edgelist":
+        network = network.model_copy(update={"path": str(Path(network.path).resolve())})
+    return network.model_dump(mode="json", exclude_none=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pvsst.experiments.cli.gateway_options import (API_BASE, MAX_CONCURRENCY, REQUEST_TIMEOUT, REQUESTS_PER_MINUTE,
+                                                   STRUCTURED_OUTPUT, gateway_overrides)
+
 survey_app = typer.Typer(help="Simulate survey answers and score them against real survey data.",
                          no_args_is_help=True)
 
@@ -24,11 +27,17 @@ def run(
     replay_only: bool = typer.Option(False, "--replay-only", help="Serve every call from the run's cache; a miss stops the run (exit 4)."),
     deviation: Optional[str] = typer.Option(None, "--deviation", help="Run a changed or unfrozen instrument; the text is recorded in the manifest."),
     elicitation: Optional[str] = typer.Option(None, "--elicitation", help="sample, logprobs or verbalized for every condition (default: each condition's own)."),
+    max_concurrency: Optional[int] = MAX_CONCURRENCY,
+    requests_per_minute: Optional[int] = REQUESTS_PER_MINUTE,
+    request_timeout: Optional[float] = REQUEST_TIMEOUT,
+    api_base: Optional[str] = API_BASE,
+    structured_output: Optional[str] = STRUCTURED_OUTPUT,
 ) -> None:
     """Ask every persona every question under every condition (every model), plus the reference controls.
 
     The instrument must be frozen and unchanged (else exit 2) unless --deviation is given; --model,
-    --personas, --n and --seed are recorded in the manifest as deviations.
+    --personas, --n, --seed and the gateway options (--max-concurrency, --requests-per-minute,
+    --request-timeout, --api-base, --structured-output) are recorded in the manifest as deviations.
     The data must be as frozen (its sha256 is in the lock) unless --deviation is given.
     Exit codes: 0 done; 1 some units failed, a write failed, or a unit or model is degraded (more of
     its calls failed than analysis.parse_failure_threshold); 2 bad input (also: changed data);
@@ -46,7 +55,11 @@ def run(
 
         raise InputError("--elicitation", elicitation, "must be sample, logprobs or verbalized")
     summary = run_survey(survey, out, model=model or None, personas=personas, n=n, seed=seed, workers=workers,
-                         replay_only=replay_only, deviation=deviation, elicitation=elicitation)
+                         replay_only=replay_only, deviation=deviation, elicitation=elicitation,
+                         gateway=gateway_overrides(max_concurrency=max_concurrency,
+                                                   requests_per_minute=requests_per_minute,
+                                                   request_timeout_s=request_timeout, api_base=api_base,
+                                                   structured_output=structured_output))
     print_summary(summary)
 
 

@@ -3,39 +3,18 @@
 A trial finishes (its tables are written) even when its calls fail: a failed post leaves the agent's
 stance unchanged. When the share of its calls that failed (transport errors, client errors, replies
 that never parsed) exceeds the preregistered ``analysis.parse_failure_threshold``, the trial is
-marked ``degraded`` in the manifest, ``pvsst run`` exits 1 naming it, and the report's audit shows it.
+marked ``degraded`` in the manifest (:func:`pvsst.experiments.run.summary.unit_status`), ``pvsst run``
+exits 1 naming it, and the report's audit shows it.
 This module also adds up where the calls went: per endpoint, failovers, structured-output modes.
 
 Examples
 --------
->>> from pvsst.experiments.run.trial_pipeline import TrialOutcome
->>> outcome = TrialOutcome("t1", "done", calls=48, failed_calls=48)
->>> trial_status(outcome, threshold=0.05)
-'degraded'
 >>> degraded_line("t1", {"failed_share": 1.0, "calls": 48}, 0.05)
 't1: 100.0% of 48 calls failed (threshold 5.0%)'
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from pvsst.experiments.run.trial_pipeline import TrialOutcome
-
-DEGRADED = "degraded"
-
-
-def trial_status(outcome: TrialOutcome, threshold: float) -> str:
-    """``degraded`` for a finished trial whose failed-call share exceeds ``threshold``, else its status."""
-    if outcome.status == "done" and outcome.calls and outcome.failed_share > threshold:
-        return DEGRADED
-    return outcome.status
-
-
-def trial_fields(outcome: TrialOutcome) -> dict:
-    """What the manifest records of a trial's calls besides the counts the runner already keeps."""
-    return {"failed_calls": outcome.failed_calls, "failed_share": round(outcome.failed_share, 6),
-            "endpoints": dict(outcome.endpoint_calls), "failovers": outcome.failovers,
-            "structured_output": dict(outcome.structured_output)}
 
 
 def degraded_line(trial_id: str, entry: Mapping, threshold: float) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pvsst.experiments.spec.study import StudySpec
+from pvsst.core.run_layout import PERSONAS
 
 # Spec card-style names -> persona card templates.
 CARD_STYLES = {"pvsst_short": "label", "third_person": "profile", "first_person": "backstory"}
@@ -18,7 +19,7 @@ def resolve_personas(spec: StudySpec, spec_dir: Path, run_dir: Path) -> str | No
     source = spec.personas
     if source.source == "default":
         return None
-    target = run_dir / "personas.parquet"
+    target = run_dir / PERSONAS
     if target.is_file():
         return str(target)
     from pvsst.personas.cards import personas_for_simulation

@@ -91,7 +91,7 @@ def guarded_run(manifest: RunManifest, *, what: str, unit: str, total: int, fini
 
     ``what`` names the run (``study quickstart``), ``unit`` its units (``trials``), ``finished()`` counts
     the finished units now in the store, ``resume`` is the command that resumes it, ``cache_path`` the
-    response cache (named when SQLite reports the disk full). ``manifest.data["runs"][-1]`` is this run.
+    response cache (named when SQLite reports the disk full). The manifest's current ``runs`` entry records the stop.
     """
     main = threading.current_thread() is threading.main_thread()
     previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS} if main else {}
@@ -106,7 +106,7 @@ def guarded_run(manifest: RunManifest, *, what: str, unit: str, total: int, fini
         signum = getattr(err, "signum", signal.SIGINT)
         name = signal.Signals(signum).name
         done = finished()
-        manifest.data["runs"][-1]["interrupted"] = {"signal": name, "at": utc_now(), "finished": done, "total": total}
+        manifest.update_run(interrupted={"signal": name, "at": utc_now(), "finished": done, "total": total})
         try:
             manifest.save()
         except OSError:
@@ -118,7 +118,7 @@ def guarded_run(manifest: RunManifest, *, what: str, unit: str, total: int, fini
             raise
         line = failed_write_line(err, cache_path if isinstance(err, sqlite3.Error) else manifest.path.parent)
         done = finished()
-        manifest.data["runs"][-1]["write_failed"] = {"error": line, "at": utc_now(), "finished": done}
+        manifest.update_run(write_failed={"error": line, "at": utc_now(), "finished": done})
         try:
             manifest.save()
         except OSError:
@@ -208,6 +208,24 @@ def remove_staging(root: str | Path) -> int:
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
     return len(stale)
+
+
+GATEWAY_OPTIONS = {"max_concurrency": "--max-concurrency", "requests_per_minute": "--requests-per-minute",
+                   "request_timeout_s": "--request-timeout", "api_base": "--api-base",
+                   "structured_output": "--structured-output"}
+"""The command-line option of each gateway setting a run command overrides (``pvsst run``, ``pvsst survey run``)."""
+
+
+def gateway_options(overrides: dict) -> list[str]:
+    """The command-line words that give the gateway ``overrides`` again.
+
+    Examples
+    --------
+    >>> gateway_options({"max_concurrency": 2, "api_base": None})
+    ['--max-concurrency', '2']
+    """
+    return [word for name, value in overrides.items() if value is not None
+            for word in (GATEWAY_OPTIONS[name], str(value))]
 
 
 def resume_command(args: list, run_dir: str | Path, deviation: str | None = None) -> str:

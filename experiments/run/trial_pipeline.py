@@ -1,21 +1,23 @@
-"""One trial of a study, end to end: spec + plan -> engine -> outcome metrics (-> the driver writes it).
+"""One trial of a study, end to end: spec + plan -> engine -> outcome metrics (-> the kernel writes it).
 
 This is the only place that joins ``sim`` (the engine) and ``analysis`` (the outcome definitions), so
 ``metrics.json`` uses exactly the definitions the statistics use. A worker runs :func:`execute_trial`
-and returns the trial's tables and metrics as plain data; only the driver writes the run store
-(:func:`store_outcome`), so a worker on a machine without the run's disk loses nothing.
+and returns the trial's tables and ``metrics.json`` as plain data
+(:class:`~pvsst.experiments.run.kernel.UnitResult`); only the run kernel writes the run store, so a
+worker on a machine without the run's disk loses nothing.
 """
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from pvsst.analysis.feed_markup import count_markup_posts
 from pvsst.analysis.outcomes import trial_outcomes
+from pvsst.core.run_layout import METRICS
+from pvsst.experiments.run.kernel import UnitResult
 from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.experiments.spec.materials import spec_protocol
 from pvsst.experiments.spec.study import StudySpec
@@ -24,33 +26,6 @@ from pvsst.sim.materials import load_materials
 from pvsst.sim.protocol import differs_from_preset
 from pvsst.sim.trial.run import TrialResult, run_trial
 from pvsst.sim.trial.settings import TrialSetup
-from pvsst.experiments.run.store import write_trial
-
-
-@dataclass(frozen=True)
-class TrialOutcome:
-    """What the runner learns about one executed trial."""
-
-    trial_id: str
-    status: str  # done | failed | budget_exceeded | replay_miss (a RunStop's status)
-    error: str = ""
-    calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    elapsed_s: float = 0.0
-    result: TrialResult | None = None  # the finished trial's tables (status done), for the driver to write
-    metrics: dict | None = None
-    failed_calls: int = 0                              # calls that ended without a valid reply
-    endpoint_calls: tuple[tuple[str, int], ...] = ()   # provider calls served per endpoint
-    failovers: int = 0                                 # times the Router moved a call to another endpoint
-    structured_output: tuple[tuple[str, str], ...] = ()  # (model @ endpoint, mode that served)
-
-    @property
-    def failed_share(self) -> float:
-        """Share of the trial's calls that failed (transport or parse)."""
-        return self.failed_calls / self.calls if self.calls else 0.0
 
 
 def trial_config(spec: StudySpec, plan: ScheduledTrial, staged: StagedFiles = StagedFiles()) -> TrialSetup:
@@ -100,11 +75,18 @@ def markup_audit(result: TrialResult) -> dict:
     return {"render": protocol.render, "markup_posts": count_markup_posts(result.posts["text"], labels)}
 
 
+def trial_files(result: TrialResult, metrics: dict) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """A trial folder's contents: its tables and its ``metrics.json`` text (sorted keys, so the same
+    trial always gives the same bytes)."""
+    return result.tables(), {METRICS: json.dumps(metrics, indent=2, sort_keys=True, default=str) + "\n"}
+
+
 def execute_trial(spec: StudySpec, plan: ScheduledTrial, gateway, personas: pd.DataFrame | None,
-                  files: StudyFiles = StudyFiles()) -> TrialOutcome:
-    """Run one trial; a done outcome carries its tables and metrics. Failures come back as a status, not
-    raised (except a run-level stop,
-    :class:`~pvsst.sim.llm.stops.RunStop`: budget spent, replay-only miss, which must end the whole run). Nothing is written here."""
+                  files: StudyFiles = StudyFiles()) -> UnitResult:
+    """Run one trial; a done result carries its tables and ``metrics.json``, and the manifest's call
+    accounting (:func:`call_accounting`). Failures come back as a status, not raised (except a run-level
+    stop, :class:`~pvsst.sim.llm.stops.RunStop`: budget spent, replay-only miss, which must end the whole
+    run). Nothing is written here."""
     from pvsst.sim.llm.stops import RunStop
 
     started = time.perf_counter()
@@ -114,28 +96,14 @@ def execute_trial(spec: StudySpec, plan: ScheduledTrial, gateway, personas: pd.D
     except RunStop:
         raise
     except Exception as err:  # noqa: BLE001 - a failed trial is recorded, the others go on
-        return TrialOutcome(plan.trial_id, "failed", f"{type(err).__name__}: {err}",
-                            elapsed_s=time.perf_counter() - started)
-    return TrialOutcome(plan.trial_id, "done", calls=metrics["n_calls"], cache_hits=metrics["cache_hits"],
-                        prompt_tokens=metrics["prompt_tokens"], completion_tokens=metrics["completion_tokens"],
-                        cost_usd=metrics["cost_usd"], elapsed_s=time.perf_counter() - started,
-                        result=result, metrics=metrics, **call_accounting(result.llm_calls))
-
-
-def store_outcome(outcome: TrialOutcome, run_dir: Path) -> TrialOutcome:
-    """Write a done outcome's trial directory under ``run_dir/trials`` (atomically, DONE last) and return
-    the outcome without its tables; other outcomes come back as they are. Runs on the driver only.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> store_outcome(TrialOutcome("t1", "failed", "boom"), Path(tempfile.mkdtemp())).status
-    'failed'
-    """
-    if outcome.status != "done" or outcome.result is None:
-        return dataclasses.replace(outcome, result=None, metrics=None)
-    write_trial(outcome.result, Path(run_dir) / "trials", outcome.metrics)
-    return dataclasses.replace(outcome, result=None, metrics=None)
+        return UnitResult(plan.trial_id, "failed", f"{type(err).__name__}: {err}",
+                          elapsed_s=time.perf_counter() - started)
+    tables, texts = trial_files(result, metrics)
+    accounting = call_accounting(result.llm_calls)
+    return UnitResult(plan.trial_id, "done", calls=metrics["n_calls"], cache_hits=metrics["cache_hits"],
+                      failed_calls=accounting.pop("failed_calls", 0), cost_usd=metrics["cost_usd"],
+                      tokens=metrics["prompt_tokens"] + metrics["completion_tokens"],
+                      elapsed_s=time.perf_counter() - started, tables=tables, files=texts, record=accounting)
 
 
 REPLIED = ("ok", "parse_error", "empty", "refusal")  # call statuses of a reply (the others: transport)
@@ -151,13 +119,13 @@ def call_accounting(calls: pd.DataFrame) -> dict:
     ...                       "endpoint": ["http://a", "http://b", ""], "failovers": [0, 1, 0],
     ...                       "model": ["openai/m"] * 3, "structured_output": ["json_object", "json_object", ""]})
     >>> acc = call_accounting(calls)
-    >>> acc["failed_calls"], acc["endpoint_calls"], acc["failovers"]
-    (2, (('http://a', 1), ('http://b', 1)), 1)
+    >>> acc["failed_calls"], acc["endpoints"], acc["failovers"]
+    (2, {'http://a': 1, 'http://b': 1}, 1)
     >>> acc["structured_output"]
-    (('openai/m @ http://a', 'json_object'), ('openai/m @ http://b', 'json_object'))
+    {'openai/m @ http://a': 'json_object', 'openai/m @ http://b': 'json_object'}
     """
     if not len(calls):
-        return {}
+        return {"failed_calls": 0, "endpoints": {}, "failovers": 0, "structured_output": {}}
     # Only these columns: a row mask over the whole table would copy every prompt's text as well.
     calls = calls[["status", "cached", "endpoint", "failovers", "model", "structured_output"]]
     answered = calls[~calls["cached"].astype(bool) & calls["status"].isin(REPLIED)]  # a server replied
@@ -166,7 +134,7 @@ def call_accounting(calls: pd.DataFrame) -> dict:
     pairs = (modes["model"].astype(str) + " @ " + modes["endpoint"].astype(str).replace("", "(default)"))
     return {
         "failed_calls": int((calls["status"] != "ok").sum()),
-        "endpoint_calls": tuple((str(k), int(v)) for k, v in endpoints.groupby("endpoint").size().items()),
+        "endpoints": {str(k): int(v) for k, v in endpoints.groupby("endpoint").size().items()},
         "failovers": int(pd.to_numeric(calls["failovers"], errors="coerce").fillna(0).sum()),
-        "structured_output": tuple(sorted({(p, str(m)) for p, m in zip(pairs, modes["structured_output"])})),
+        "structured_output": dict(sorted({(p, str(m)) for p, m in zip(pairs, modes["structured_output"])})),
     }

@@ -10,13 +10,14 @@ from pvsst.analysis.run_analysis import homophily_table, network_dynamics_table
 from pvsst.analysis.store import load_run
 from engine_helpers import scripted_trial
 from pvsst.sim.network import parse_network_spec
-from pvsst.experiments.run.store import write_trial
+from pvsst.experiments.run.store import write_table_directory
+from pvsst.experiments.run.trial_pipeline import trial_files
 
 
 def test_selection_builds_stance_homophily_into_the_follow_graph(tmp_path):
     result = scripted_trial("follows", seed=5, n_agents=24, n_rounds=6, follow_dynamics=True,
                             network=parse_network_spec("erdos_renyi:p=0.2"))
-    write_trial(result, tmp_path / "trials", {"trial_id": result.config.trial_id})
+    write_table_directory(tmp_path / "trials", result.config.trial_id, *trial_files(result, {"trial_id": result.config.trial_id}))
     (tmp_path / "manifest.json").write_text(json.dumps({}))
     data = load_run(tmp_path)
 

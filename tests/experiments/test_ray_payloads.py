@@ -13,7 +13,9 @@ import shutil
 import pytest
 
 from pvsst.experiments.run.ray_cache import start_cache_server
-from pvsst.experiments.run.executors import BlockTask, GatewaySettings, LocalExecutor, lost_block
+from pvsst.experiments.run.blocks import BlockTask, lost_block
+from pvsst.experiments.run.executors import LocalExecutor
+from pvsst.experiments.run.worker_gateway import GatewaySettings
 from pvsst.experiments.run.runner import run_study
 from pvsst.experiments.spec.design import expand
 from pvsst.experiments.spec.study import load_spec
@@ -90,6 +92,6 @@ def test_a_block_whose_worker_died_comes_back_as_failed_trials(tmp_path):
         executor.close()
     assert len(outcomes) == 2  # the second task meets the broken pool and fails the same way
     for block in outcomes:
-        assert [o.trial_id for o in block] == [p.trial_id for p in plans]
+        assert [o.unit_id for o in block] == [p.trial_id for p in plans]
         assert {o.status for o in block} == {"failed"}
         assert all(o.error.startswith("worker lost: BrokenProcessPool") for o in block), block[0].error

@@ -10,7 +10,9 @@ import pytest
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.run import runner as runner_module
-from pvsst.experiments.run.executors import InlineExecutor, run_block
+from pvsst.experiments.run.blocks import run_block
+from pvsst.experiments.run.executors import InlineExecutor
+from pvsst.experiments.run.manifest import RunManifest
 from pvsst.experiments.run.study_files import StudyFiles, collect_study_files
 from pvsst.experiments.spec.study import load_spec
 from pvsst.core.errors import InputError
@@ -51,16 +53,16 @@ def test_the_spec_files_travel_as_bytes_and_a_worker_without_them_runs_the_block
     assert [o.status for o in outcomes] == ["done"] * 8, [o.error for o in outcomes]
     staged = next((tmp_path / "worker-scratch" / "pvsst-study-files").iterdir())
     assert (staged / "materials" / "post_system.txt").read_text().startswith("Study-file wording. ")
-    edges = outcomes[0].result.edges
+    edges = outcomes[0].tables["edges"]
     assert sorted(zip(edges["source"], edges["target"])) == [("a00", "a01"), ("a01", "a02"), ("a02", "a03"),
                                                                ("a03", "a00")]
 
-    from pvsst.experiments.run.trial_pipeline import store_outcome
+    from pvsst.experiments.run.store import write_table_directory
 
     replayed = tmp_path / "replayed"
     (replayed / "trials").mkdir(parents=True)
     for outcome in outcomes:
-        store_outcome(outcome, replayed)
+        write_table_directory(replayed / "trials", outcome.unit_id, outcome.tables, outcome.files)
     assert_same_run_store(normal, replayed)
 
 
@@ -72,7 +74,7 @@ def test_a_failed_trial_names_the_drivers_file_not_the_staged_copy(tmp_path, mon
     assert main(["run", str(spec), "--out", str(tmp_path / "run")]) == 1
     out = capfd.readouterr().out
     assert "8 trials: 0 done, 8 failed" in out
-    error = next(iter(runner_module.RunManifest.load(tmp_path / "run").trials.values()))["error"]
+    error = next(iter(RunManifest.load(tmp_path / "run").trials.values()))["error"]
     assert f"{spec.parent / 'edges.txt'}: network.path: unknown agent id 'zz9'" in error
     assert "pvsst-study-files" not in error and (tmp_path / "scratch" / "pvsst-study-files").is_dir()
 

@@ -119,13 +119,14 @@ def test_survey_workers_get_plain_data_and_the_driver_alone_writes(tmp_path, cap
     import dataclasses
     import pickle
 
+    from pvsst.experiments.run import kernel
     from pvsst.experiments.run.executors import InlineExecutor
-    from pvsst.experiments.survey import runner as survey_runner
+    from pvsst.experiments.survey import units as survey_units
 
     path = write(tmp_path, small_instrument())
     out = tmp_path / "run"
     seen = []
-    real_run_unit = survey_runner.run_unit
+    real_run_unit = survey_units.run_unit
 
     def watched(task):
         # (the gateway settings name the run's cache file: survey workers are local processes)
@@ -136,8 +137,8 @@ def test_survey_workers_get_plain_data_and_the_driver_alone_writes(tmp_path, cap
         seen.append((len(task.personas), before == after, sorted(outcome.tables)))
         return outcome
 
-    monkeypatch.setattr(survey_runner, "run_unit", watched)
-    monkeypatch.setattr(survey_runner, "make_executor", lambda kind, workers: InlineExecutor())
+    monkeypatch.setattr(survey_units, "run_unit", watched)
+    monkeypatch.setattr(kernel, "make_executor", lambda kind, workers, address=None: InlineExecutor())
     assert main(["survey", "run", str(path), "--out", str(out), "--n", "8", "--seed", "5"]) == 0
     assert "10 units: 10 done" in capsys.readouterr().out
     assert seen == [(4, True, ["llm_calls", "prompts", "responses"])] * 10

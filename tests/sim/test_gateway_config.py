@@ -56,7 +56,7 @@ FIELDS = list(GatewayConfig.model_fields)
 @pytest.fixture
 def built(monkeypatch) -> list[Gateway]:
     """Every gateway built in this process from now on (the runs below use one worker, in-process)."""
-    import pvsst.experiments.run.executors as executors
+    import pvsst.experiments.run.worker_gateway as worker_gateway
 
     gateways: list[Gateway] = []
     real_init = Gateway.__init__
@@ -66,7 +66,7 @@ def built(monkeypatch) -> list[Gateway]:
         gateways.append(self)
 
     monkeypatch.setattr(Gateway, "__init__", recording_init)
-    monkeypatch.setattr(executors, "_GATEWAYS", {})  # a worker's gateway is built anew for each run
+    monkeypatch.setattr(worker_gateway, "_GATEWAYS", {})  # a worker's gateway is built anew for each run
     return gateways
 
 
@@ -174,3 +174,47 @@ def test_each_document_refuses_a_setting_only_the_other_uses(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "execution.executor" in err and "local executor" in err
     assert not (tmp_path / "s").exists() and not (tmp_path / "v" / "units").exists()
+
+
+# field -> the run commands' option that overrides it (endpoints come only from the document)
+RUN_OPTIONS = {"max_concurrency": "--max-concurrency", "requests_per_minute": "--requests-per-minute",
+               "request_timeout_s": "--request-timeout", "api_base": "--api-base",
+               "structured_output": "--structured-output"}
+
+
+def test_the_run_options_are_the_models_fields():
+    from pvsst.experiments.run.run_guard import GATEWAY_OPTIONS
+
+    assert GATEWAY_OPTIONS == RUN_OPTIONS and set(RUN_OPTIONS) == set(FIELDS) - {"endpoints"}
+
+
+@pytest.mark.parametrize("kind", ["study", "survey"])
+@pytest.mark.parametrize("name", list(RUN_OPTIONS))
+def test_each_run_option_overrides_the_documents_field_and_is_a_recorded_deviation(kind, name, tmp_path, built,
+                                                                                   capsys):
+    import json
+
+    value, observe = ALTERNATIVES[name]
+    assert main(_run(kind, tmp_path, {})) == 0, capsys.readouterr().err
+    before = observe(built[-1])
+    built.clear()
+    folder = tmp_path / "base"
+    args = (["run", str(folder / "study.yaml")] if kind == "study" else ["survey", "run", str(folder / "survey.yaml")])
+    out = tmp_path / "overridden"
+    assert main([*args, "--out", str(out), "--deviation", "test", RUN_OPTIONS[name], str(value)]) == 0, \
+        capsys.readouterr().err
+    assert observe(built[-1]) == value != before
+    deviation = json.loads((out / "manifest.json").read_text())["deviations"][-1]
+    assert deviation["text"] == "command-line overrides" and deviation["overrides"] == {name: value}
+    assert any(change.startswith(f"execution.{name}:") for change in deviation["changed_fields"]), deviation
+
+
+@pytest.mark.parametrize("kind", ["study", "survey"])
+def test_an_option_out_of_the_models_bounds_is_one_line_and_nothing_is_written(kind, tmp_path, capsys):
+    folder = tmp_path / "base"
+    folder.mkdir()
+    doc = _study(folder, {}) if kind == "study" else _instrument(folder, {})
+    args = ["run", str(doc)] if kind == "study" else ["survey", "run", str(doc)]
+    assert main([*args, "--out", str(tmp_path / "run"), "--deviation", "t", "--max-concurrency", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "max_concurrency" in err and "\n" not in err and not (tmp_path / "run").exists()

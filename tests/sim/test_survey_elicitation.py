@@ -16,7 +16,8 @@ import yaml
 from scipy.spatial.distance import jensenshannon
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.survey.runner import reply_answer
+from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.survey.elicitation import reply_answer
 from pvsst.experiments.survey.spec import canonical_survey, load_survey
 from builders import GSS, small_instrument
 from cli_checks import refused

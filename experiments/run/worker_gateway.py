@@ -1,0 +1,69 @@
+"""A worker's gateway: the plain-data settings a worker builds it from, and one gateway per process.
+
+The run kernel hands every payload the run's :class:`GatewaySettings` (its gateway configuration, its
+response cache and the request protocol's ``max_attempts``); a worker process builds its
+:class:`~pvsst.sim.llm.gateway.Gateway` from them once (one model load, one cache connection) with
+:func:`worker_gateway`. On Ray the cache is a server actor on the driver's node, never a path.
+
+Examples
+--------
+>>> from pvsst.sim.llm.config import GatewayConfig
+>>> settings = GatewaySettings(cache_path=None, config=GatewayConfig(max_concurrency=2))
+>>> worker_gateway(settings) is worker_gateway(settings), worker_gateway(settings).max_concurrency
+(True, 2)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pvsst.sim.llm.config import GatewayConfig
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    """What a worker builds its gateway from: the run's gateway configuration, its cache and the
+    request protocol's ``max_attempts`` (plain data, picklable)."""
+
+    cache_path: str | None             # the run's SQLite file (local executors), or None ...
+    config: GatewayConfig = GatewayConfig()
+    replay_only: bool = False
+    max_attempts: int = 3
+    cache_server: Any = None           # ... a Ray actor handle serving that file (the Ray executor)
+
+    def key(self) -> tuple:
+        """A hashable identity of these settings (the configuration model holds lists)."""
+        return self.cache_path, self.config.model_dump_json(), self.replay_only, self.max_attempts, self.cache_server
+
+    def create_cache(self) -> None:
+        """Create the cache file (WAL mode, schema) in the parent, before any worker opens it."""
+        from pvsst.sim.llm.cache import ResponseCache
+
+        if self.cache_path is not None:
+            ResponseCache(self.cache_path).close()
+
+    def open_cache(self):
+        """This worker's cache: the SQLite file, a client of the driver's cache server, or none (no path)."""
+        if self.cache_server is not None:
+            from pvsst.experiments.run.ray_cache import RemoteCache
+
+            return RemoteCache(self.cache_server)
+        if self.cache_path is None:
+            return None
+        from pvsst.sim.llm.cache import ResponseCache
+
+        return ResponseCache(self.cache_path)
+
+
+_GATEWAYS: dict[tuple, object] = {}
+
+
+def worker_gateway(settings: GatewaySettings):
+    """This process's gateway for ``settings`` (made once per process: one model load, one connection)."""
+    from pvsst.sim.llm.gateway import Gateway
+
+    key = settings.key()
+    if key not in _GATEWAYS:
+        _GATEWAYS[key] = Gateway.from_config(settings.config, settings.open_cache(), replay_only=settings.replay_only,
+                                             max_attempts=settings.max_attempts)
+    return _GATEWAYS[key]

@@ -1,0 +1,71 @@
+"""The run-store layout: every file and folder name of a run directory, for its writer and its readers.
+
+``pvsst run`` and ``pvsst survey run`` write a run directory (the run kernel,
+:mod:`pvsst.experiments.run.kernel`, is its only writer); ``pvsst analyze``, ``pvsst report`` and
+:func:`pvsst.open_run` read it. Both sides take the names from here (docs/run-store.md describes them)::
+
+    RUN/manifest.json        what was run, from which frozen input, and how each unit ended
+    RUN/cache.sqlite         the response cache (a resumed run replays its finished calls)
+    RUN/materials/           a study's prompt materials, as the run used them
+    RUN/personas.parquet     the personas of the run (a census pool, or a survey's personas asked)
+    RUN/trials/<trial_id>/   a study trial: TRIAL_TABLES as Parquet, metrics.json, DONE
+    RUN/survey.json          a survey run's effective instrument and its sha256
+    RUN/scoring.json         what the survey scoring reads
+    RUN/human.parquet        a survey run's real answers, coded
+    RUN/units/<unit_id>/     a survey unit: UNIT_TABLES as Parquet, DONE
+    RUN/analysis/            the outputs of ``pvsst analyze`` and ``pvsst survey score``
+
+A unit folder (trial or survey unit) is complete when it holds ``DONE``, written last.
+
+Examples
+--------
+>>> import tempfile
+>>> from pathlib import Path
+>>> run = Path(tempfile.mkdtemp())
+>>> (run / TRIALS / "t1").mkdir(parents=True)
+>>> _ = (run / TRIALS / "t1" / DONE).write_text("ok\\n")
+>>> (run / TRIALS / "t2").mkdir()
+>>> [p.name for p in complete_unit_dirs(run, TRIALS)], table_file("posts")
+(['t1'], 'posts.parquet')
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+MANIFEST = "manifest.json"
+CACHE = "cache.sqlite"
+MATERIALS = "materials"
+PERSONAS = "personas.parquet"
+TRIALS = "trials"
+METRICS = "metrics.json"
+SURVEY = "survey.json"
+SCORING = "scoring.json"
+HUMAN = "human.parquet"
+UNITS = "units"
+ANALYSIS = "analysis"
+DONE = "DONE"
+
+TRIAL_TABLES = ("agents", "posts", "votes", "exposures", "edges", "llm_calls")
+"""The tables of a study trial that are read across trials (a trial also holds ``prompts``)."""
+UNIT_TABLES = ("responses", "llm_calls", "prompts")
+"""The tables of a survey unit."""
+SURVEY_RUN_TABLES = ("human", "personas")
+"""The tables a survey run holds once, beside its units."""
+
+
+def table_file(name: str) -> str:
+    """The file name of the table ``name`` (Parquet)."""
+    return f"{name}.parquet"
+
+
+def is_complete(unit_dir: str | Path) -> bool:
+    """Whether a trial or survey-unit folder was written to the end (its ``DONE`` marker is there)."""
+    return (Path(unit_dir) / DONE).is_file()
+
+
+def complete_unit_dirs(run_dir: str | Path, section: str) -> list[Path]:
+    """The complete folders under ``run_dir/section`` (:data:`TRIALS` or :data:`UNITS`), sorted by name."""
+    root = Path(run_dir) / section
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and is_complete(p))
