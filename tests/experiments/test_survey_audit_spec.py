@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pvsst.experiments.survey.runner import plan_units, unit_requests
+from pvsst.experiments.survey.units import plan_units, unit_requests
 from pvsst.experiments.survey.spec import load_survey, survey_sha256
 from pvsst.experiments.survey.personas import human_table, persona_table
 from audit_helpers import GSS_AUDIT, audit_spec

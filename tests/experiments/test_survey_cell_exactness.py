@@ -19,9 +19,9 @@ import pytest
 
 from pvsst.analysis.poststratification import population_estimates
 from pvsst.experiments.cli import main
-from pvsst.experiments.run.executors import GatewaySettings
+from pvsst.experiments.run.worker_gateway import GatewaySettings
 from pvsst.experiments.survey.personas import REFERENCE_PREFIX
-from pvsst.experiments.survey.runner import SurveyUnit, SurveyUnitTask, run_unit
+from pvsst.experiments.survey.units import SurveyUnit, SurveyUnitTask, run_unit
 from pvsst.experiments.survey.spec import canonical_survey, load_survey
 from pvsst.personas.cell_cards import persona_cell_cards
 from pvsst.personas.cells import cell_table
