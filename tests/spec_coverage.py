@@ -51,7 +51,7 @@ def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
     >>> from pvsst.experiments.spec.study import StudySpec
     >>> paths = leaf_paths(StudySpec)
     >>> paths[0], paths[4], [p for p in paths if p.startswith("analysis.contrasts")]
-    ('spec_version', 'hypotheses[].id', ['analysis.contrasts{}.name', 'analysis.contrasts{}.treatment', 'analysis.contrasts{}.control'])
+    ('spec_version', 'hypotheses[].id', ['analysis.contrasts{}.name', 'analysis.contrasts{}.treatment', 'analysis.contrasts{}.control', 'analysis.contrasts{}.metrics'])
     """
     paths = []
     for name, info in model.model_fields.items():

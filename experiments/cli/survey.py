@@ -155,12 +155,13 @@ def report(
     figures: str = typer.Option("png,pdf", "--figures", help="Figure formats, comma-separated: png, pdf."),
 ) -> None:
     """Write RUN/report/ (the survey report; `pvsst report RUN` writes the same)."""
-    from pvsst.analysis.report.survey import SURVEY_FILE, is_survey_run
+    from pvsst.analysis.report.survey import is_survey_run
+    from pvsst.core.run_layout import SURVEY
     from pvsst.core.errors import InputError
     from pvsst.experiments.cli.report import report_command
 
     if not is_survey_run(run_dir):
-        raise InputError(run_dir, SURVEY_FILE, "not a survey run directory (run `pvsst survey run` first)")
+        raise InputError(run_dir, SURVEY, "not a survey run directory (run `pvsst survey run` first)")
 
     report_command(run=run_dir, formats=formats, figures=figures, from_table=None, out=None,
                    homophily_replicates=200)
