@@ -47,7 +47,8 @@ import pandas as pd
 
 from pvsst.analysis.counterfactual.audit import counterfactual_audit
 from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, read_scored_run
-from pvsst.core.atomic import atomic_file
+from pvsst.core.atomic import write_csv_tables
+from pvsst.core.run_layout import ANALYSIS
 from pvsst.core.errors import InputError
 
 AUDIT_FILES = {"questions": "audit.csv", "shares": "audit_shares.csv", "groups": "audit_groups.csv"}
@@ -145,10 +146,5 @@ def score_audit(run_dir: str | Path, draws: int | None = None) -> SurveyAudit | 
 
 def write_audit(audit: SurveyAudit, run_dir: str | Path) -> list[Path]:
     """Write the audit tables to ``RUN/analysis/`` atomically; return their paths."""
-    paths = []
-    for name, file in AUDIT_FILES.items():
-        target = Path(run_dir) / "analysis" / file
-        with atomic_file(target) as tmp:
-            getattr(audit, name).to_csv(tmp, index=False, float_format="%.6g")
-        paths.append(target)
-    return paths
+    return write_csv_tables({file: getattr(audit, name) for name, file in AUDIT_FILES.items()},
+                            Path(run_dir) / ANALYSIS)

@@ -31,7 +31,8 @@ import pandas as pd
 
 from pvsst.analysis.consistency.surveys import ENACTED_METHODS, STATED_METHODS, stated_enacted_consistency
 from pvsst.analysis.survey.units import read_scored_run
-from pvsst.core.atomic import atomic_file
+from pvsst.core.atomic import write_csv_tables
+from pvsst.core.run_layout import ANALYSIS
 from pvsst.core.errors import InputError
 
 CONSISTENCY_FILES = {"summary": "consistency.csv", "per_persona": "consistency_personas.csv"}
@@ -96,10 +97,5 @@ def score_consistency(run_dir: str | Path, draws: int | None = None) -> SurveyCo
 
 def write_consistency(consistency: SurveyConsistency, run_dir: str | Path) -> list[Path]:
     """Write the consistency tables to ``RUN/analysis/`` atomically; return their paths."""
-    paths = []
-    for name, file in CONSISTENCY_FILES.items():
-        target = Path(run_dir) / "analysis" / file
-        with atomic_file(target) as tmp:
-            getattr(consistency, name).to_csv(tmp, index=False, float_format="%.6g")
-        paths.append(target)
-    return paths
+    return write_csv_tables({file: getattr(consistency, name) for name, file in CONSISTENCY_FILES.items()},
+                            Path(run_dir) / ANALYSIS)

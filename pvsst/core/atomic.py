@@ -77,6 +77,25 @@ def write_json(path: str | Path, data: Any, *, fsync: bool = False) -> Path:
     return write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", fsync=fsync)
 
 
+def write_csv_tables(tables: dict[str, Any], directory: str | Path) -> list[Path]:
+    """Write each pandas frame of ``tables`` (file name -> frame) to ``directory`` as CSV, atomically, at
+    six significant digits; return the paths in order.
+
+    Examples
+    --------
+    >>> import tempfile, pandas as pd
+    >>> [p.name for p in write_csv_tables({"a.csv": pd.DataFrame({"x": [1 / 3]})}, tempfile.mkdtemp())]
+    ['a.csv']
+    """
+    paths = []
+    for file, frame in tables.items():
+        target = Path(directory) / file
+        with atomic_file(target) as tmp:
+            frame.to_csv(tmp, index=False, float_format="%.6g")
+        paths.append(target)
+    return paths
+
+
 @contextmanager
 def atomic_directory(path: str | Path) -> Iterator[Path]:
     """Yield an empty staging directory beside ``path``; on a clean exit it replaces ``path``.
