@@ -53,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.analysis.paired import require_columns
 
 ESTIMATE_COLUMNS = ("question", "level", "domain", "option", "estimate", "ci_low", "ci_high", "interval",
                     "population", "n_cells", "cell_draws", "bootstrap_draws", "bootstrap_seed", "ci_level")
@@ -97,9 +98,7 @@ def domain_counts(counts: pd.DataFrame, cells: pd.DataFrame, cell_ids, groups=()
     (['all', 'OH', 'TX', 'sex=female', 'sex=male'], [[5.0, 1.0], [3.0, 1.0], [2.0, 0.0], [5.0, 0.0], [0.0, 1.0]])
     """
     cell_ids = [str(c) for c in cell_ids]
-    for column in ("cell_id", "count"):
-        if column not in counts.columns:
-            raise InputError("cell counts", column, "missing column")
+    require_columns(counts, ("cell_id", "count"), "cell counts")
     if geography is None:
         extra = [c for c in counts.columns if c not in ("cell_id", "count")]
         if len(extra) != 1:
@@ -233,9 +232,7 @@ def population_estimates(answers: pd.DataFrame, counts: pd.DataFrame, cells: pd.
     >>> float(row["estimate"]), row["interval"], bool(row["ci_low"] < 0.5625 < row["ci_high"])
     (0.5625, 'bootstrap', True)
     """
-    for column in ANSWER_COLUMNS:
-        if column not in answers.columns:
-            raise InputError("answers", column, "missing column")
+    require_columns(answers, ANSWER_COLUMNS, "answers")
     if bootstrap_draws < 1:
         raise InputError("estimates", "bootstrap_draws", f"must be at least 1, got {bootstrap_draws}")
     keys = [c for c in answers.columns if c not in ANSWER_COLUMNS + ("count", "probability")]

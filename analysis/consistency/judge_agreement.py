@@ -30,6 +30,7 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from pvsst.core.errors import InputError
+from pvsst.analysis.paired import require_columns
 
 STANCE_SCALE = (3, 2, 1, 0, -1, -2, -3)
 """The seven stance scores, strongly support first (the order of the confusion matrix)."""
@@ -101,9 +102,7 @@ def compare_judges(first: pd.DataFrame, second: pd.DataFrame) -> JudgeAgreement:
     0.5
     """
     for name, table in (("first judge", first), ("second judge", second)):
-        for column in (*POST_KEY, "judged_stance"):
-            if column not in table.columns:
-                raise InputError(name, column, "missing column")
+        require_columns(table, (*POST_KEY, "judged_stance"), name)
     both = first[[*POST_KEY, "judged_stance"]].merge(second[[*POST_KEY, "judged_stance"]], on=list(POST_KEY),
                                                      suffixes=("_first", "_second"), validate="one_to_one")
     both = both.dropna(subset=["judged_stance_first", "judged_stance_second"])

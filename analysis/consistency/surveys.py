@@ -47,6 +47,7 @@ import pandas as pd
 
 from pvsst.analysis.fidelity import percentile_interval, resample_index
 from pvsst.core.errors import InputError
+from pvsst.analysis.paired import require_columns
 
 STATED_METHODS = ("verbalized",)
 ENACTED_METHODS = ("sample", "logprobs")
@@ -129,9 +130,7 @@ def stated_enacted_consistency(responses: pd.DataFrame, codes: Mapping[str, Sequ
         the mean over the questions it has) the metrics ``mean_tv_distance`` and
         ``population_tv_distance`` (``"all"``: the mean over questions of the population TVs).
     """
-    for column in ("provider", "condition", "elicitation", "persona_id", "question", "answer", "parse_ok"):
-        if column not in responses.columns:
-            raise InputError("responses", column, "missing column")
+    require_columns(responses, ("provider", "condition", "elicitation", "persona_id", "question", "answer", "parse_ok"), "responses")
     said = _condition_rows(responses, stated, STATED_METHODS, "stated")
     did = _condition_rows(responses, enacted, ENACTED_METHODS, "enacted")
     per_persona, summary = [], []

@@ -50,7 +50,7 @@ import pandas as pd
 from pvsst.analysis.block_tests import bootstrap_mean_ci_batch
 from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS
 from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED
-from pvsst.core.errors import InputError
+from pvsst.analysis.paired import require_columns
 
 POST_KEY = ["trial_id", "round", "agent_id"]
 STANCE_COLUMNS = ("trial_id", "round", "agent_id", "reported_stance", "judged_stance", "exact_agreement",
@@ -60,17 +60,11 @@ VOTE_SIDE_COLUMNS = ("trial_id", "round", "voter_id", "target_agent_id", "voter_
 SUMMARY_COLUMNS = ("metric", "n_blocks", "mean", "ci_low", "ci_high", "bootstrap_draws", "bootstrap_seed", "alpha")
 
 
-def _require(frame: pd.DataFrame, columns: Sequence[str], name: str) -> None:
-    for column in columns:
-        if column not in frame.columns:
-            raise InputError(name, column, "missing column")
-
-
 def _honest(frame: pd.DataFrame, agents: pd.DataFrame | None, column: str) -> pd.DataFrame:
     """Rows of ``frame`` whose ``column`` names an honest agent of its trial (all rows without ``agents``)."""
     if agents is None or "role" not in agents.columns:
         return frame
-    _require(agents, ["trial_id", "agent_id", "role"], "agents")
+    require_columns(agents, ["trial_id", "agent_id", "role"], "agents")
     honest = agents.loc[agents["role"] == "honest", ["trial_id", "agent_id"]].rename(columns={"agent_id": column})
     return frame.merge(honest, on=["trial_id", column], how="inner")
 
@@ -97,8 +91,8 @@ def stance_consistency(posts: pd.DataFrame, judged: pd.DataFrame, agents: pd.Dat
     >>> stance_consistency(posts, judged)[["side_agreement", "signed_gap"]].values.tolist()
     [[True, 2]]
     """
-    _require(posts, [*POST_KEY, "stance", "parse_ok"], "posts")
-    _require(judged, [*POST_KEY, "judged_stance"], "judged stances")
+    require_columns(posts, [*POST_KEY, "stance", "parse_ok"], "posts")
+    require_columns(judged, [*POST_KEY, "judged_stance"], "judged stances")
     parsed = posts.loc[posts["parse_ok"].astype(bool), [*POST_KEY, "stance"]]
     judged = judged.loc[judged["judged_stance"].notna(), [*POST_KEY, "judged_stance"]]
     both = _honest(parsed, agents, "agent_id").merge(judged, on=POST_KEY,
@@ -134,8 +128,8 @@ def vote_sides(posts: pd.DataFrame, votes: pd.DataFrame, agents: pd.DataFrame | 
     >>> vote_sides(posts, votes)[["same_side", "liked"]].values.tolist()
     [[True, True]]
     """
-    _require(posts, [*POST_KEY, "stance", "parse_ok"], "posts")
-    _require(votes, ["trial_id", "round", "voter_id", "target_agent_id", "value", "parse_ok"], "votes")
+    require_columns(posts, [*POST_KEY, "stance", "parse_ok"], "posts")
+    require_columns(votes, ["trial_id", "round", "voter_id", "target_agent_id", "value", "parse_ok"], "votes")
     cast = votes.loc[votes["parse_ok"].astype(bool)]
     cast = _honest(cast, agents, "voter_id")
     voter = posts[[*POST_KEY, "stance"]].drop_duplicates(POST_KEY, keep="last").rename(
@@ -218,8 +212,8 @@ def consistency_by_arm(per_trial: pd.DataFrame, trials: pd.DataFrame, *, by: Seq
     (3, 0.75, True)
     """
     by, metrics = list(by), list(metrics)
-    _require(per_trial, ["trial_id", *metrics], "per-trial consistency")
-    _require(trials, ["trial_id", *by], "trials")
+    require_columns(per_trial, ["trial_id", *metrics], "per-trial consistency")
+    require_columns(trials, ["trial_id", *by], "trials")
     block = [c for c in block if c in trials.columns and c not in by]
     table = trials[["trial_id", *by, *block]].merge(per_trial[["trial_id", *metrics]], on="trial_id", how="inner")
     rows = []

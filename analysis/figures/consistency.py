@@ -28,6 +28,7 @@ import pandas as pd
 from pvsst.analysis.figures.style import PaperFigure, in_style, new_figure, ordered_arms
 from pvsst.analysis.figures.summaries import CI_METHOD, n_phrase
 from pvsst.core.errors import InputError
+from pvsst.analysis.paired import require_columns
 
 POST_PANEL = (("stance_side_agreement", "side agrees", "o"), ("stance_contradiction_rate", "other side", "x"))
 VOTE_PANEL = (("like_rate_same_side", "same side", "o"), ("like_rate_other_side", "other side", "s"))
@@ -39,9 +40,7 @@ def belief_consistency_figure(summary: pd.DataFrame) -> PaperFigure:
 
     ``data``: the rows of ``summary`` drawn (model, condition, metric, n_blocks, mean, ci_low, ci_high).
     """
-    for column in ("model", "condition", "metric", "mean", "ci_low", "ci_high", "n_blocks"):
-        if column not in summary.columns:
-            raise InputError("belief_consistency", column, "missing column")
+    require_columns(summary, ("model", "condition", "metric", "mean", "ci_low", "ci_high", "n_blocks"), "belief_consistency")
     drawn = summary[summary["metric"].isin([m for m, _, _ in POST_PANEL + VOTE_PANEL] + ["like_rate_chance"])]
     drawn = drawn[drawn["mean"].notna()]
     if drawn.empty:

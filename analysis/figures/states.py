@@ -21,6 +21,7 @@ from matplotlib.patches import Rectangle
 
 from pvsst.analysis.figures.style import LINE_COLORS, MARKERS, OKABE_ITO, PaperFigure, in_style, new_figure
 from pvsst.core.errors import InputError
+from pvsst.analysis.paired import require_columns
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
 
 # (row, column) of each tile, row 0 at the top.
@@ -119,9 +120,7 @@ def state_scatter_figure(options: pd.DataFrame, option: str, *, sources=None, na
     ``options``). ``sources``: which to draw (default: every source that varies across states, so the
     model(s) and the cell oracle). ``data``: the plotted rows.
     """
-    for column in ("source", "state", "option", "simulated", "real"):
-        if column not in options.columns:
-            raise InputError("state scores", column, "missing column")
+    require_columns(options, ("source", "state", "option", "simulated", "real"), "state scores")
     part = options[options["option"].astype(str) == str(option)]
     if part.empty:
         raise InputError("state scores", "option", f"no rows for option {option!r}")
@@ -173,9 +172,7 @@ def group_errors_figure(errors: pd.DataFrame, *, value: str = "abs_error", label
     True
     >>> figure.close()
     """
-    for column in ("group", "source", value):
-        if column not in errors.columns:
-            raise InputError("group errors", column, "missing column")
+    require_columns(errors, ("group", "source", value), "group errors")
     if errors.empty:
         raise InputError("group errors", "rows", "no rows")
     groups = list(dict.fromkeys(errors["group"].astype(str)))

@@ -39,6 +39,7 @@ from pvsst.analysis.poststratification import ESTIMATE_COLUMNS, population_estim
 from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, QuestionScale, ScoredRun, substantive_distributions
 from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
+from pvsst.analysis.paired import require_columns
 
 CELLS_FILE = "cells.parquet"
 ESTIMATES_FILE = "estimates.csv"
@@ -80,9 +81,7 @@ def population_from_table(frame: pd.DataFrame, source: str = CELLS_FILE) -> Cell
     >>> population.counts.values.tolist(), population.cells["count"].tolist()
     ([['a', 'OH', 3], ['a', 'TX', 2], ['b', 'OH', 1]], [5, 1])
     """
-    for column in ("cell_id", "geography", "population"):
-        if column not in frame.columns:
-            raise InputError(source, column, "missing column")
+    require_columns(frame, ("cell_id", "geography", "population"), source)
     attributes = tuple(c for c in frame.columns if c not in ("cell_id", "geography", "population"))
     if not attributes:
         raise InputError(source, "cells", "no cell attribute column")
