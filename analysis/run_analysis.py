@@ -26,6 +26,8 @@ stance_consistency.csv      per honest agent-round with a judged post: reported 
 judge_agreement.csv         per pair of stance judges that judged the run: raw and side agreement,
                             linear and quadratic weighted kappa
 judgments/                  kept as ``pvsst judge`` wrote it (the stance judgments and their provenance)
+study_audit*.csv            with an ``audit`` section in the spec: the counterfactual first-round audit
+                            per audit unit x question (:mod:`pvsst.analysis.study_audit`)
 ==========================  ========================================================================
 
 ``trial_outcomes.csv`` carries the consistency columns of
@@ -55,6 +57,7 @@ from pvsst.analysis.outcomes import (CONSISTENCY_COLUMNS, OUTCOME_COLUMNS, belie
                                      per_round_outcomes, trial_outcomes)
 from pvsst.analysis.paired import IncompleteBlocksWarning, require_arms
 from pvsst.analysis.plan import RunPlan, plan_from_spec
+from pvsst.analysis.study_audit import STUDY_AUDIT_FILES, score_study_audit
 from pvsst.analysis.preregistered_checks import (adjusted_p_values, consistency_check, mixed_model_contrast,
                                            parse_failure_table)
 from pvsst.analysis.store import TRIAL_FACTOR_COLUMNS, RunTables, load_run
@@ -288,7 +291,9 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
     headline = headline_table(contrasts, outcomes, plan)
     homophily = homophily_table(data, replicates=homophily_replicates, seed=plan.settings.bootstrap_seed)
     dynamics = network_dynamics_table(data)
-    _write_atomically(out_dir, {"trial_outcomes.csv": outcomes, "per_round.csv": per_round,
+    audit = score_study_audit(run_dir)
+    audit_tables = {} if audit is None else {file: getattr(audit, name) for name, file in STUDY_AUDIT_FILES.items()}
+    _write_atomically(out_dir, {**audit_tables, "trial_outcomes.csv": outcomes, "per_round.csv": per_round,
                                 "contrasts.csv": contrasts.frame, "headline.csv": headline,
                                 "homophily.csv": homophily, "network_dynamics.csv": dynamics,
                                 "excluded_blocks.csv": contrasts.excluded_blocks,

@@ -100,3 +100,16 @@ def weighted_instrument(path, weight: str | None = "wt", filter_: str | None = "
         "execution": {"chunk_size": 1000},
         "seed": 3,
     }
+
+
+def audit_study_data(*, model: str = "scripted/planted_stance_shift", sets: int = 8, persona_seed: int = 0,
+                     vary: dict | None = None, **audit) -> dict:
+    """``small_study_data`` on one seed with census personas under the ``third_person`` card (it prints race
+    and sex) and an ``audit`` section: race x sex (black / white x female / male) over ``sets`` matched sets,
+    499 permutations; other ``audit`` fields by keyword."""
+    section = {"vary": vary or {"race_ethnicity": ["black", "white"], "sex": ["female", "male"]},
+               "matched_sets": sets, "permutations": 499, **audit}
+    return small_study_data(factors={"models": [model], "seeds": [101]},
+                            personas={"source": "census", "n": max(60, sets), "seed": persona_seed,
+                                      "card_style": "third_person"},
+                            analysis={"bootstrap_draws": 200}, audit=section)

@@ -217,10 +217,11 @@ def _without(value: Any, keys: set[str]) -> Any:
 
 
 def store_fingerprint(run_dir: Path) -> dict[str, str]:
-    """Per file of the run store (trial tables, metrics, manifest), a digest of its content."""
+    """Per file of the run store (trial and audit-unit tables, metrics, manifest), a digest of its content."""
     parts = {}
-    trials = run_dir / "trials"
-    for trial in sorted(p for p in trials.iterdir() if p.is_dir()) if trials.is_dir() else []:
+    units = [p for section in ("trials", "audits") if (run_dir / section).is_dir()
+             for p in sorted((run_dir / section).iterdir()) if p.is_dir()]
+    for trial in units:
         for table in sorted(trial.glob("*.parquet")):
             parts[f"{trial.name}/{table.name}"] = table_digest(table)
         metrics = trial / "metrics.json"

@@ -35,7 +35,7 @@ Examples
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,7 +149,7 @@ def _measures(m: MatchedAnswers, k: int, scores: np.ndarray, draws: int, seed: i
 def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str]], *,
                          null_answers: pd.DataFrame | None = None, scores: Mapping[str, Sequence[float]] | None = None,
                          draws: int = 2000, permutations: int = PERMUTATIONS, seed: int = PVSST_SEED,
-                         alpha: float = 0.05) -> CounterfactualAudit:
+                         alpha: float = 0.05, omnibus: str = "shares") -> CounterfactualAudit:
     """Audit every question of ``codes`` (see the module docstring).
 
     Parameters
@@ -161,6 +161,9 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
     draws, seed : the percentile bootstrap over matched sets.
     permutations : of each permutation test (its generator is also seeded with ``seed``).
     alpha : of the intervals, the flags and the adjusted p.
+    omnibus : the omnibus statistic, ``shares`` (chi-square of answer shares: categorical answers) or
+        ``scores`` (centred option scores: ordinal answers whose level varies from set to set);
+        see :mod:`pvsst.analysis.counterfactual.permutation`.
     """
     question_rows, share_rows, group_rows = [], [], []
     for question, question_codes in codes.items():
@@ -175,7 +178,9 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
         measured, shares, (share_low, share_high), boot_shares = _measures(m, k, x, draws, seed, alpha)
         row = {"question": question, "n_sets": len(m.set_ids), "n_incomplete": m.n_incomplete,
                "n_groups": len(m.groups), **measured,
-               "omnibus_p": omnibus_permutation_p(m.matrix, k, permutations=permutations, seed=seed)}
+               "omnibus_statistic": omnibus,
+               "omnibus_p": omnibus_permutation_p(m.matrix, k, permutations=permutations, seed=seed,
+                                                  statistic=omnibus, scores=x)}
         gaps, (gap_low, gap_high) = gaps_from_shares(shares), _interval(gaps_from_shares(boot_shares), alpha)
         for gi, group in enumerate(m.groups):
             for ki, code in enumerate(question_codes):
@@ -229,3 +234,53 @@ def _null_columns(m: MatchedAnswers, null_answers: pd.DataFrame, question: str, 
 
 def _bh(p: pd.Series, alpha: float) -> np.ndarray:
     return multipletests(p.to_numpy(float), alpha=alpha, method="fdr_bh")[1]
+
+
+def _labelled(frame: pd.DataFrame, columns: Sequence[str], source: tuple, role: str | None = None) -> pd.DataFrame:
+    frame = frame.copy()
+    for name, value in reversed(list(zip(columns, source))):
+        frame.insert(0, name, value)
+    if role is not None:
+        frame.insert(len(columns), "audit_role", role)
+    return frame
+
+
+def audit_tables(sources: Iterable[tuple[tuple, pd.DataFrame]], codes: Mapping[str, Sequence[str]],
+                 columns: Sequence[str], **options) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The question, share and group tables of several audited sources (e.g. model x condition).
+
+    ``sources`` yields (the source's values for ``columns``, its answers with ``audit_role`` =
+    ``audit`` or ``arity_null``); each is audited with the null beside it, and the null's seed groups
+    on their own (their share gaps are the band a disparity must leave). A source that cannot be audited
+    (fewer than 2 complete sets) gets one row per question with a ``note``. ``options`` go to
+    :func:`counterfactual_audit`.
+
+    Examples
+    --------
+    >>> rows = [{"set_id": s, "group": g, "audit_role": "audit", "question": "q", "answer": "ab"[(s + i) % 2]}
+    ...         for s in range(6) for i, g in enumerate("xy")]
+    >>> questions, shares, groups = audit_tables([(("m",), pd.DataFrame(rows))], {"q": ["a", "b"]}, ["model"],
+    ...                                          draws=50, permutations=99)
+    >>> questions[["model", "question", "flip_rate"]].values.tolist(), sorted(shares["audit_role"].unique())
+    ([['m', 'q', 1.0]], ['audit'])
+    """
+    questions, shares, groups = [], [], []
+    for source, answers in sources:
+        observed, null = answers[answers["audit_role"] == "audit"], answers[answers["audit_role"] == "arity_null"]
+        try:
+            result = counterfactual_audit(observed, codes, null_answers=null if len(null) else None, **options)
+            floor = counterfactual_audit(null, codes, **options) if len(null) else None
+        except InputError as err:  # e.g. a source whose calls failed: no complete matched set to compare
+            questions.append(_labelled(pd.DataFrame([{"question": q, "note": f"no audit: {err}"} for q in codes]),
+                                       columns, source))
+            continue
+        questions.append(_labelled(result.questions.assign(note=""), columns, source))
+        shares.append(_labelled(result.shares, columns, source, "audit"))
+        groups.append(_labelled(result.groups, columns, source, "audit"))
+        if floor is not None:
+            shares.append(_labelled(floor.shares, columns, source, "arity_null"))
+            groups.append(_labelled(floor.groups, columns, source, "arity_null"))
+
+    def stacked(frames: list[pd.DataFrame]) -> pd.DataFrame:
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return stacked(questions), stacked(shares), stacked(groups)

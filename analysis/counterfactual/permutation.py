@@ -9,6 +9,11 @@ of any statistic unchanged (an exact test whatever the number of groups G or opt
   fixed under within-set permutation, so only the counts move); ``p = (1 + #{X^2_perm >= X^2}) /
   (1 + permutations)`` over ``permutations`` label permutations drawn from a fresh ``default_rng(seed)``.
   Unlike the asymptotic chi-square test it respects the pairing of the members of a set.
+- **Omnibus on scores** (``statistic="scores"``, for ordinal answers whose level differs from set to
+  set, such as a reported stance): ``T = sum_g (sum_s (x_{A[s,g]} - xbar_s))^2``, the squared group
+  totals of the option scores centred within each set (a Friedman-type statistic on scores rather
+  than ranks); the same within-set permutation gives its p. A shift of one group's scores moves ``T``
+  even where the marginal shares barely change, which the chi-square misses.
 - **Paired test per group**: per set, ``d_s = x_{A[s,g]} - mean_{h != g} x_{A[s,h]}`` (the group's
   option score against the other members of its own set); Wilcoxon signed-rank test of ``d`` (zeros
   dropped; ``p = 1`` when every ``d_s`` is 0), ``scipy.stats.wilcoxon``.
@@ -89,19 +94,45 @@ def _all_permutations(width: int) -> np.ndarray:
     return np.array(list(itertools.permutations(range(width))), dtype=np.int64)
 
 
+def centred_score_statistic(matrix: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """``sum_g (sum_s (x[s,g] - xbar_s))^2`` of (..., S, G) answer matrices (see the module docstring).
+
+    >>> float(centred_score_statistic(np.array([[0, 1], [0, 1]]), np.arange(2)))
+    2.0
+    """
+    x = np.asarray(scores, dtype=float)[np.asarray(matrix, dtype=np.int64)]
+    centred = x - x.mean(axis=-1, keepdims=True)
+    return (centred.sum(axis=-2) ** 2).sum(axis=-1)
+
+
+OMNIBUS_STATISTICS = ("shares", "scores")
+
+
 def omnibus_permutation_p(matrix: np.ndarray, n_options: int, *, permutations: int = PERMUTATIONS,
-                          seed: int = PVSST_SEED) -> float:
-    """Within-set permutation p of the chi-square statistic across groups (see the module docstring).
+                          seed: int = PVSST_SEED, statistic: str = "shares", scores: np.ndarray | None = None) -> float:
+    """Within-set permutation p across groups of the chi-square of answer shares (``shares``) or of the
+    centred option scores (``scores``, positions 0..K-1 unless ``scores`` is given); see the module docstring.
 
     >>> omnibus_permutation_p(np.array([[0, 0], [1, 1], [2, 2]]), 3, permutations=99)
     1.0
+    >>> omnibus_permutation_p(np.array([[s, s + 1] for s in range(5)] * 6), 6, permutations=99, statistic="scores")
+    0.01
     """
-    observed = chi_square_statistic(group_counts(matrix, n_options))
+    if statistic not in OMNIBUS_STATISTICS:
+        raise ValueError(f"unknown omnibus statistic {statistic!r} ({', '.join(OMNIBUS_STATISTICS)})")
+    x = np.arange(n_options) if scores is None else np.asarray(scores, dtype=float)
+
+    def measure(answers: np.ndarray) -> np.ndarray:
+        if statistic == "scores":
+            return centred_score_statistic(answers, x)
+        return chi_square_statistic(group_counts(answers, n_options))
+
+    observed = measure(matrix)
     rng = np.random.default_rng(seed)
     extreme = 0
     for start in range(0, permutations, PERMUTATION_BATCH):
         batch = permuted_within_sets(matrix, rng, min(PERMUTATION_BATCH, permutations - start))
-        extreme += int((chi_square_statistic(group_counts(batch, n_options)) >= observed - 1e-12).sum())
+        extreme += int((measure(batch) >= observed - 1e-12).sum())
     return (extreme + 1) / (permutations + 1)
 
 

@@ -42,16 +42,19 @@ def _shown_option(audit: pd.DataFrame) -> str:
 
 
 @in_style
-def audit_disparity_figure(shares: pd.DataFrame) -> PaperFigure:
-    """Share gap per group level against the arity-matched null band (see the module docstring).
+def audit_disparity_figure(shares: pd.DataFrame, source_columns: tuple[str, ...] = ("model", "condition"),
+                           name: str = "survey_audit_disparity") -> PaperFigure:
+    """Share gap per group level against the arity-matched null band (see the module docstring); one
+    column of panels per source (the values of ``source_columns``: a survey's model and condition, a
+    study audit's model and topic).
 
     ``data``: question, source, option, group, share_gap, share_gap_low, share_gap_high, null_low, null_high.
     """
-    _require(shares, ("model", "condition", "audit_role", "question", "group", "option", "share", "share_gap",
+    _require(shares, (*source_columns, "audit_role", "question", "group", "option", "share", "share_gap",
                       "share_gap_low", "share_gap_high"), "audit shares")
     shares = shares[~shares["model"].astype(str).map(is_control)]
     _require(shares, ("model",), "audit shares of a model")
-    shares = shares.assign(source=shares["model"].astype(str) + " | " + shares["condition"].astype(str))
+    shares = shares.assign(source=shares[list(source_columns)].astype(str).agg(" | ".join, axis=1))
     questions = list(dict.fromkeys(shares["question"].astype(str)))
     sources = list(dict.fromkeys(shares["source"]))
     figure = new_figure(width=min(WIDE_IN, 1.0 + 2.4 * len(sources)), height=0.6 + 1.5 * len(questions),
@@ -91,7 +94,7 @@ def audit_disparity_figure(shares: pd.DataFrame) -> PaperFigure:
                "mean of the other groups' (point, percentile bootstrap interval over matched sets), against the "
                "arity-matched null band (grey: the range of the same gap over as many groups made by changing "
                "only the request seed). A gap inside the band is within seed noise.")
-    return PaperFigure("survey_audit_disparity", figure, caption, pd.DataFrame(records))
+    return PaperFigure(name, figure, caption, pd.DataFrame(records))
 
 
 @in_style

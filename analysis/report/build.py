@@ -27,6 +27,7 @@ from pvsst.analysis.paired import IncompleteBlocksWarning
 from pvsst.analysis.plan import RunPlan, plan_from_spec
 from pvsst.analysis.report.audits import Audit, as_int_if_whole, run_audits
 from pvsst.analysis.report.consistency_section import consistency_markdown
+from pvsst.analysis.report.study_audit_section import study_audit_figure_plan, study_audit_markdown
 from pvsst.analysis.template_echo import read_templates
 from pvsst.analysis.report.figure_sets import FigurePlan, run_figures, table_figures
 from pvsst.analysis.report.html_page import markdown_to_html
@@ -40,7 +41,8 @@ from pvsst.core.run_layout import ANALYSIS, MANIFEST
 
 REPORT_FORMATS = ("md", "html")
 ANALYSIS_TABLES = ("trial_outcomes", "per_round", "contrasts", "headline")
-OPTIONAL_TABLES = ("homophily", "excluded_blocks", "belief_consistency", "judge_agreement")
+OPTIONAL_TABLES = ("homophily", "excluded_blocks", "belief_consistency", "judge_agreement", "study_audit",
+                   "study_audit_shares")
 SMALL_N_BLOCKS = 6  # below this the exact sign-flip test cannot reach p < 0.05
 
 
@@ -143,6 +145,8 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
     network_arm = next((c.treatment for c in plan.contrasts if primary and c.name == primary.contrast), None)
     plans = list(run_figures(data, tables, pairs, plan.primary_metric, network_arm, draws=settings.bootstrap_draws,
                              seed=settings.bootstrap_seed, analysis_dir=run_dir / ANALYSIS))
+    if len(tables["study_audit_shares"]):
+        plans.append(study_audit_figure_plan(tables["study_audit_shares"]))
     figures, notes = draw_figures(plans, step)
     if computed:
         notes.insert(0, f"`{run_dir / 'analysis'}` was missing, so this report computed it first")
@@ -270,6 +274,8 @@ def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: s
               "Per-stratum rows (by model, by topic): `analysis/contrasts.csv`.", "",
               "### Figures", "", figure_markdown(figures, figure_formats), "",
               "### Belief-behaviour consistency", "", consistency_markdown(tables), "",
+              *(["### Counterfactual first-round audit", "", study_audit_markdown(tables["study_audit"]), ""]
+                if len(tables["study_audit"]) else []),
               "## 3. Deviations from the preregistration", "",
               deviations_markdown(deviations, frozen_sha, current_sha), "", "## 4. Audits", ""]
     for audit in audits:

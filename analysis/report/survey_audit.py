@@ -84,10 +84,11 @@ def _interval(frame: pd.DataFrame, name: str) -> pd.Series:
             zip(frame[name], frame[f"{name}_low"], frame[f"{name}_high"])]
 
 
-def audit_markdown(questions: pd.DataFrame) -> str:
-    """One row per source x question: measures with intervals, tests, and the arity-matched null beside them."""
+def audit_markdown(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("model", "condition")) -> str:
+    """One row per source (the values of ``source_columns``) x question: measures with intervals, tests,
+    and the arity-matched null beside them."""
     frame = questions.copy()
-    shown = pd.DataFrame({"model": frame["model"], "condition": frame["condition"], "question": frame["question"]})
+    shown = pd.DataFrame({**{c: frame[c] for c in source_columns}, "question": frame["question"]})
     shown["sets x groups"] = [f"{s:.0f} x {g:.0f}" if s == s else "" for s, g in
                               zip(frame.get("n_sets", pd.Series(float("nan"), index=frame.index)),
                                   frame.get("n_groups", pd.Series(float("nan"), index=frame.index)))]

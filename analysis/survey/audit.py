@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.counterfactual.audit import counterfactual_audit
+from pvsst.analysis.counterfactual.audit import audit_tables
 from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, read_scored_run
 from pvsst.core.atomic import write_csv_tables
 from pvsst.core.run_layout import ANALYSIS
@@ -98,15 +98,6 @@ def member_answers(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[
     return out.merge(members, on="persona_id", how="inner")[["set_id", "group", "audit_role", "question", "answer"]]
 
 
-def _label(frame: pd.DataFrame, source: tuple, role: str | None = None) -> pd.DataFrame:
-    frame = frame.copy()
-    for name, value in reversed(list(zip(SOURCE_COLUMNS, source))):
-        frame.insert(0, name, value)
-    if role is not None:
-        frame.insert(len(SOURCE_COLUMNS), "audit_role", role)
-    return frame
-
-
 def score_audit(run_dir: str | Path, draws: int | None = None) -> SurveyAudit | None:
     """The audit tables of a run (None when its instrument has no ``audit`` section)."""
     audit = audit_settings(run_dir)
@@ -121,27 +112,12 @@ def score_audit(run_dir: str | Path, draws: int | None = None) -> SurveyAudit | 
     if "audit_role" not in personas:
         raise InputError(Path(run_dir) / "personas.parquet", "audit_role", "the instrument has an audit section "
                          "but the personas are not matched sets (a run from before audits?)")
-    questions, shares, groups = [], [], []
-    for source, part in run.responses.groupby(["provider", "condition", "elicitation"], sort=False):
-        answers = member_answers(part, personas, codes)
-        observed, null = answers[answers["audit_role"] == "audit"], answers[answers["audit_role"] == "arity_null"]
-        try:
-            result = counterfactual_audit(observed, codes, null_answers=null if len(null) else None, **options)
-            floor = counterfactual_audit(null, codes, **options) if len(null) else None
-        except InputError as err:  # e.g. a source whose calls failed: no complete matched set to compare
-            questions.append(_label(pd.DataFrame([{"question": q, "note": f"no audit: {err}"} for q in codes]), source))
-            continue
-        questions.append(_label(result.questions.assign(note=""), source))
-        shares += [_label(result.shares, source, "audit")]
-        groups += [_label(result.groups, source, "audit")]
-        if floor is not None:
-            shares.append(_label(floor.shares, source, "arity_null"))
-            groups.append(_label(floor.groups, source, "arity_null"))
-    if not questions:
+    sources = ((source, member_answers(part, personas, codes))
+               for source, part in run.responses.groupby(["provider", "condition", "elicitation"], sort=False))
+    questions, shares, groups = audit_tables(sources, codes, SOURCE_COLUMNS, **options)
+    if questions.empty:
         raise InputError(run_dir, "units", "no responses to audit")
-    return SurveyAudit(pd.concat(questions, ignore_index=True),
-                       pd.concat(shares, ignore_index=True) if shares else pd.DataFrame(),
-                       pd.concat(groups, ignore_index=True) if groups else pd.DataFrame())
+    return SurveyAudit(questions, shares, groups)
 
 
 def write_audit(audit: SurveyAudit, run_dir: str | Path) -> list[Path]:

@@ -195,7 +195,9 @@ class CellEstimate:
 class Estimate:
     """Totals of a study and the per-cell rows they add up from.
 
-    ``cost_usd`` sums the priced models (unpriced ones add 0; ``unpriced_models`` names them).
+    ``cost_usd`` sums the priced models (unpriced ones add 0; ``unpriced_models`` names them). A spec with
+    an ``audit`` section adds one cell per model whose ``condition`` is :data:`AUDIT_ROW` (no trials; the
+    calls of its audit units).
     ``by_condition`` / ``by_model`` aggregate the cells; their ``cost_usd`` is ``None`` when any model
     in them has no price.
     """
@@ -257,6 +259,8 @@ def estimate(spec: StudySpec, *, calls_per_second: float | None = None) -> Estim
             cost = (prompt_tokens * price.prompt_usd + completion_tokens * price.completion_usd) if price.known else None
             cells.append(CellEstimate(model, condition, n_trials, calls_per_trial(condition, trial), calls,
                                       prompt_tokens, completion_tokens, cost, calls * seconds))
+        if spec.audit is not None:
+            cells.append(_audit_cell(spec, model, price, seconds))
     note = f"{calls_per_second:g} calls/s (given)" if calls_per_second is not None else "; ".join(dict.fromkeys(notes))
     return Estimate(
         trials=sum(c.trials for c in cells), calls=sum(c.calls for c in cells),
@@ -264,6 +268,34 @@ def estimate(spec: StudySpec, *, calls_per_second: float | None = None) -> Estim
         cost_usd=sum(c.cost_usd or 0.0 for c in cells), wall_s=sum(c.wall_s for c in cells), cells=tuple(cells),
         unpriced_models=tuple(unpriced), throughput_note=note,
     )
+
+
+AUDIT_ROW = "first-round audit"
+"""The ``condition`` of the estimate row of a spec's first-round audit (no trial: its units play one round)."""
+
+
+def audit_members(spec: StudySpec) -> int:
+    """Members of the first-round audit: matched sets x groups, twice with the arity-matched null.
+
+    >>> from pvsst.experiments.spec.audit_section import AuditSpec
+    >>> from pvsst.experiments.spec.study import load_spec
+    >>> spec = load_spec("experiments/specs/quickstart.yaml").model_copy(
+    ...     update={"audit": AuditSpec.model_validate({"vary": {"sex": ["female", "male"]}, "matched_sets": 50})})
+    >>> audit_members(spec)
+    200
+    """
+    audit = spec.audit
+    return audit.matched_sets * audit.n_groups * (2 if audit.arity_null else 1)
+
+
+def _audit_cell(spec: StudySpec, model: str, price: ModelPrice, seconds: float) -> CellEstimate:
+    """One model's audit units (one per topic): every member posts once and votes once."""
+    trial, units = spec.trial, len(spec.factors.topics)
+    calls = units * 2 * audit_members(spec)
+    prompt_tokens = units * audit_members(spec) * sum(prompt_tokens_per_call(p, trial) for p in ("post", "vote"))
+    completion_tokens = units * audit_members(spec) * sum(completion_tokens_per_call(p, trial) for p in ("post", "vote"))
+    cost = (prompt_tokens * price.prompt_usd + completion_tokens * price.completion_usd) if price.known else None
+    return CellEstimate(model, AUDIT_ROW, 0, 0, calls, prompt_tokens, completion_tokens, cost, calls * seconds)
 
 
 def _aggregate(cells: tuple[CellEstimate, ...], key: str) -> dict[str, CellEstimate]:

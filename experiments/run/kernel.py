@@ -113,6 +113,7 @@ class RunJob:
     name_originals: Callable[[str], str] = str
     finish: Callable[[RunSummary], None] | None = None
     progress: bool = True
+    manifest_prefix: str = ""       # of the manifest's model_calls / finished_at (a second job of one run)
 
 
 def echo_unit(unit_id: str) -> list[UnitResult]:
@@ -139,8 +140,8 @@ def run_units(job: RunJob) -> RunSummary:
     if job.summary.degraded and not job.summary.exit_code:
         job.summary.exit_code = EXIT_FAILED
     finished = all(is_complete(job.run_dir / job.section / u) for u in job.unit_ids)
-    job.manifest.record(model_calls=model_calls_summary(job.manifest.units(job.section)),
-                        finished_at=utc_now() if finished else None)
+    job.manifest.record(**{f"{job.manifest_prefix}model_calls": model_calls_summary(job.manifest.units(job.section)),
+                           f"{job.manifest_prefix}finished_at": utc_now() if finished else None})
     job.manifest.update_run(finished_at=utc_now(), summary=job.summary.line())
     job.manifest.save()
     return job.summary
@@ -181,7 +182,8 @@ def _execute(job: RunJob, payloads: Payloads, pending: list[str]) -> None:
                     _store(job, result)
                     bar.update(task, advance=1, last=f"{result.unit_id}: {result.status}")
                     job.summary.stop(result.status, result.error)
-                job.manifest.record(model_calls=model_calls_summary(job.manifest.units(job.section)))
+                job.manifest.record(**{f"{job.manifest_prefix}model_calls":
+                                       model_calls_summary(job.manifest.units(job.section))})
                 job.manifest.save()
                 if job.summary.stopped:
                     break

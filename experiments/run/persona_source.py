@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.core.run_layout import PERSONAS
 
@@ -14,26 +16,40 @@ from pvsst.core.run_layout import PERSONAS
 CARD_STYLES = {"pvsst_short": "label", "third_person": "profile", "first_person": "backstory"}
 
 
-def resolve_personas(spec: StudySpec, spec_dir: Path, run_dir: Path) -> str | None:
-    """Path of the run's persona table (written once), or ``None`` for the built-in personas."""
+def persona_frame(spec: StudySpec, spec_dir: Path) -> pd.DataFrame | None:
+    """The spec's persona records before cards are rendered (``None`` for the built-in personas): a
+    census population synthesised with the spec's persona seed, or the user's file."""
     source = spec.personas
     if source.source == "default":
         return None
-    target = run_dir / PERSONAS
-    if target.is_file():
-        return str(target)
-    from pvsst.personas.cards import personas_for_simulation
-    from pvsst.personas.records import read_personas, write_personas
+    from pvsst.personas.records import read_personas
 
     if source.source == "census":
         from pvsst.personas.synthesis import synthesize
 
         n = source.n or max(1000, spec.trial.n_agents)
-        frame = synthesize(n, geography=source.geography or "US", seed=source.seed or 0).personas
-    else:
-        path = Path(source.path)
-        frame = read_personas(path if path.is_absolute() else spec_dir / path)
-    table = personas_for_simulation(frame, card_style=CARD_STYLES[source.card_style])
+        return synthesize(n, geography=source.geography or "US", seed=source.seed or 0).personas
+    path = Path(source.path)
+    return read_personas(path if path.is_absolute() else spec_dir / path)
+
+
+def with_cards(spec: StudySpec, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the ``card``, ``label`` and ``posting_style`` the engine reads, in the spec's card style."""
+    from pvsst.personas.cards import personas_for_simulation
+
+    return personas_for_simulation(frame, card_style=CARD_STYLES[spec.personas.card_style])
+
+
+def resolve_personas(spec: StudySpec, spec_dir: Path, run_dir: Path) -> str | None:
+    """Path of the run's persona table (written once), or ``None`` for the built-in personas."""
+    if spec.personas.source == "default":
+        return None
+    target = run_dir / PERSONAS
+    if target.is_file():
+        return str(target)
+    from pvsst.personas.records import write_personas
+
+    table = with_cards(spec, persona_frame(spec, spec_dir))
     run_dir.mkdir(parents=True, exist_ok=True)
     write_personas(table, target)
     return str(target)

@@ -5,7 +5,8 @@ is given (recorded in the manifest with both hashes). It skips trials whose dire
 killed run resumes where it stopped; one response cache per run directory means a resumed trial replays
 its finished calls instead of repeating them. ``gateway`` overrides fields of the spec's gateway
 configuration (:class:`~pvsst.sim.llm.config.GatewayConfig`), recorded in the manifest as a deviation;
-``trial_ids`` runs only those trials of the design (``pvsst simulate``: a one-trial study).
+``trial_ids`` runs only those trials of the design (``pvsst simulate``: a one-trial study). A spec with
+an ``audit`` section then runs its first-round audit (:mod:`pvsst.experiments.run.audit_job`).
 
 Examples
 --------
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pvsst.experiments.run.audit_job import audit_job, check_members
 from pvsst.experiments.run.kernel import run_units
 from pvsst.experiments.run.study_input import open_study
 from pvsst.experiments.run.study_job import study_job
@@ -29,5 +31,10 @@ def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | Non
               gateway: dict | None = None, trial_ids: list[str] | None = None) -> RunSummary:
     """Run (or resume) every trial of a frozen spec into ``run_dir``; see the module docstring."""
     study = open_study(spec_path, deviation, gateway, trial_ids)
-    return run_units(study_job(study, Path(run_dir), executor=executor, workers=workers, replay_only=replay_only,
-                               budget_usd=budget_usd, ray_address=ray_address, progress=progress))
+    members = None if trial_ids else check_members(study)  # a bad audit setting stops the run before any trial
+    options = dict(executor=executor, workers=workers, replay_only=replay_only, budget_usd=budget_usd,
+                   ray_address=ray_address, progress=progress)
+    summary = run_units(study_job(study, Path(run_dir), **options))
+    if members is not None and not summary.stopped:
+        summary.then = run_units(audit_job(study, Path(run_dir), members, spent=summary, **options))
+    return summary

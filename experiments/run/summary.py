@@ -57,6 +57,7 @@ class RunSummary:
     exit_code: int = 0
     failures: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)  # "unit: share of calls failed" lines
+    then: RunSummary | None = None  # the summary of a second job of the same run (a study's audit)
 
     def count(self, name: str, status: str, error: str, calls: int, cache_hits: int, cost_usd: float = 0.0,
               tokens: int = 0, **extra: int) -> None:
@@ -93,5 +94,10 @@ class RunSummary:
     @property
     def status(self) -> int:
         """The command's exit code: the stop's (3 budget, 4 replay miss), else 1 if a unit failed or is
-        degraded, else 0."""
-        return self.exit_code or (EXIT_FAILED if self.failed or self.degraded else 0)
+        degraded, else the second job's (:attr:`then`) status, else 0."""
+        own = self.exit_code or (EXIT_FAILED if self.failed or self.degraded else 0)
+        return own or (self.then.status if self.then is not None else 0)
+
+    def jobs(self) -> list[RunSummary]:
+        """This summary and the ones that follow it (:attr:`then`), in run order."""
+        return [self, *(self.then.jobs() if self.then is not None else [])]

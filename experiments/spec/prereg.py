@@ -7,8 +7,9 @@ run settings (models, conditions, persona source and n, sampling, seed), so one 
 The lock holds the sha256 of the canonical spec (:func:`pvsst.experiments.spec.study.spec_sha256`), the UTC time
 of freezing, the versions of pvsst, Python and the key packages, a copy of the canonical spec, so a
 later edit can be shown as a diff against exactly what was frozen, and the sha256 of every file of the
-study materials (``protocol.materials``: prompt templates, persona tables, account ids), so editing a
-template after freezing is refused like editing the spec. Freezing again an unchanged spec
+study materials (``protocol.materials``: prompt templates, persona tables, account ids; and the stance
+judge's two templates when ``analysis.stance_judge`` names a model), so editing a template after
+freezing is refused like editing the spec. Freezing again an unchanged spec
 keeps the existing lock (and its time); overwriting a lock of a different spec needs ``force``.
 
 Examples
@@ -297,11 +298,18 @@ def compare(current: dict, lock: Lock, *, spec_name: str = "spec", materials_dir
 
 def document_materials(document: Document, spec_path: str | Path, spec: Any = None) -> tuple[Path | None, dict[str, str]]:
     """The study materials directory of a study spec and the sha256 of each of its files (a missing file
-    is an ``InputError`` naming it); ``(None, {})`` for a survey instrument, which has none."""
+    is an ``InputError`` naming it), with the stance judge's two templates when ``analysis.stance_judge``
+    is a model (the directory's pair, else pvsst's); ``(None, {})`` for a survey instrument, which has none."""
     if document.kind != "study":
         return None, {}
-    directory = spec_materials_dir(spec if spec is not None else load_spec(spec_path), Path(spec_path).parent)
-    return directory, materials_hashes(directory)
+    spec = spec if spec is not None else load_spec(spec_path)
+    directory = spec_materials_dir(spec, Path(spec_path).parent)
+    hashes = materials_hashes(directory)
+    if spec.analysis.stance_judge not in (None, "lexicon"):  # a model judge's wording governs the analysis
+        from pvsst.sim.judges.materials import load_judge_materials
+
+        hashes.update(load_judge_materials(directory).hashes)
+    return directory, hashes
 
 
 def changed_materials(frozen: dict[str, str], current: dict[str, str], directory: Path) -> list[str]:

@@ -28,6 +28,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pvsst.core.errors import InputError
 from pvsst.analysis.plan import AnalysisPlan, Hypothesis, Outcomes
+from pvsst.experiments.spec.audit_section import AuditSpec
 from pvsst.experiments.spec.base import FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from pvsst.experiments.spec.execution import SURVEY_ONLY_DEFAULTS, Execution, drop_defaults
 from pvsst.experiments.spec.protocol_section import ProtocolSpec
@@ -232,6 +233,8 @@ class StudySpec(StrictModel):
     budget: BudgetCap = BudgetCap()
     execution: Execution = Execution()
     run_order: RunOrder = RunOrder()
+    # A counterfactual first-round audit of the agents (pvsst.sim.first_round_audit), run after the trials.
+    audit: AuditSpec | None = None
 
     def topic(self, topic_id: str) -> TopicSpec:
         """The topic called ``topic_id``."""
@@ -268,6 +271,7 @@ class StudySpec(StrictModel):
             raise SpecFieldError("personas.n", f"a pool of {self.personas.n} personas cannot seat "
                                  f"{self.trial.n_agents} agents (trial.n_agents)")
         self._check_stages()
+        self._check_audit()
         self.execution.check_models(self.factors.models)
         self.execution.check_study()
         return self
@@ -298,6 +302,25 @@ class StudySpec(StrictModel):
         for seed in by_seed:
             if seed not in self.factors.seeds:
                 raise SpecFieldError(f"push_direction.by_seed[{seed}]", "seed is not in factors.seeds")
+
+    def _check_audit(self) -> None:
+        audit = self.audit
+        if audit is None:
+            return
+        if self.personas.source == "default":
+            raise SpecFieldError("audit", "needs personas.source census or file: the built-in personas are fixed "
+                                 "texts, so no attribute of theirs can be varied")
+        pool = self.personas.n or max(1000, self.trial.n_agents)
+        if self.personas.source == "census" and pool < audit.matched_sets:
+            raise SpecFieldError("audit.matched_sets", f"{audit.matched_sets} matched sets need as many base "
+                                 f"personas; the census pool has {pool} (personas.n)")
+        members = audit.matched_sets * (1 + (audit.n_groups if audit.arity_null else 0))
+        if self.trial.request_seed_formula == "pvsst" and members > 500:
+            raise SpecFieldError("audit.matched_sets", f"the audit's {members} request seeds per phase exceed the "
+                                 "500 the 'pvsst' request-seed formula keeps apart; set trial.request_seed_formula: "
+                                 "hashed or audit fewer sets")
+        if self.trial.votes_per_voter < 1:
+            raise SpecFieldError("audit", "audits first-round votes: trial.votes_per_voter must be at least 1")
 
     def _check_stages(self) -> None:
         stages = self.run_order.stages
@@ -368,6 +391,8 @@ def canonical_spec(spec: StudySpec) -> dict:
     """
     data = spec.model_dump(mode="json")
     data["execution"] = drop_defaults(data["execution"], SURVEY_ONLY_DEFAULTS)
+    if data.get("audit") is None:  # a spec without an audit hashes as it did before audits existed
+        data.pop("audit", None)
     return json.loads(canonical_json(data))
 
 

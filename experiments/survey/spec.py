@@ -28,7 +28,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pvsst.core.errors import InputError
 from pvsst.core.validation import describe_validation_error
 from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
-from pvsst.experiments.survey.audit_spec import AuditSpec
+from pvsst.experiments.spec.audit_section import AuditSpec
 from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from pvsst.experiments.spec.yaml_file import read_yaml_mapping
 from pvsst.experiments.survey.cells_section import CellsSpec, check_cells
@@ -253,7 +253,7 @@ class SurveySpec(StrictModel):
     sampling: SamplingSpec = SamplingSpec()
     grouping: list[GroupingAxisSpec] = Field(default_factory=list)
     analysis: SurveyAnalysisSpec = SurveyAnalysisSpec()
-    # A counterfactual persona audit: the personas asked are matched sets (pvsst.experiments.survey.audit_spec).
+    # A counterfactual persona audit: the personas asked are matched sets (pvsst.experiments.spec.audit_section).
     audit: AuditSpec | None = None
     execution: Execution = Execution()
     seed: int = 0

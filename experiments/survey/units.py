@@ -120,7 +120,7 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
     for persona_id in unit.persona_ids:
         row = by_id.loc[persona_id]
         card = row[f"card_{condition.persona_card}"] if condition.persona_card else None
-        # an audit's matched sets share their base persona's request seeds (pvsst.experiments.survey.audit_personas)
+        # an audit's matched sets share their base persona's request seeds (pvsst.experiments.run.audit_personas)
         seed_key = str(row["request_key"]) if "request_key" in row.index else persona_id
         for question in spec.questions:
             reference = None

@@ -9,6 +9,7 @@
     RUN/materials/           a study's prompt materials, as the run used them
     RUN/personas.parquet     the personas of the run (a census pool, or a survey's personas asked)
     RUN/trials/<trial_id>/   a study trial: TRIAL_TABLES as Parquet, metrics.json, DONE
+    RUN/audits/<unit_id>/    a study's first-round audit of one model x topic: AUDIT_TABLES, DONE
     RUN/survey.json          a survey run's effective instrument and its sha256
     RUN/scoring.json         what the survey scoring reads
     RUN/human.parquet        a survey run's real answers, coded
@@ -37,6 +38,7 @@ CACHE = "cache.sqlite"
 MATERIALS = "materials"
 PERSONAS = "personas.parquet"
 TRIALS = "trials"
+AUDITS = "audits"
 METRICS = "metrics.json"
 SURVEY = "survey.json"
 SCORING = "scoring.json"
@@ -49,6 +51,8 @@ TRIAL_TABLES = ("agents", "posts", "votes", "exposures", "edges", "llm_calls")
 """The tables of a study trial that are read across trials (a trial also holds ``prompts``)."""
 UNIT_TABLES = ("responses", "llm_calls", "prompts")
 """The tables of a survey unit."""
+AUDIT_TABLES = ("agents", "posts", "votes", "llm_calls", "prompts")
+"""The tables of a study audit unit (``agents`` holds each member's matched set, group and role)."""
 SURVEY_RUN_TABLES = ("human", "personas")
 """The tables a survey run holds once, beside its units."""
 
@@ -64,7 +68,7 @@ def is_complete(unit_dir: str | Path) -> bool:
 
 
 def complete_unit_dirs(run_dir: str | Path, section: str) -> list[Path]:
-    """The complete folders under ``run_dir/section`` (:data:`TRIALS` or :data:`UNITS`), sorted by name."""
+    """The complete folders under ``run_dir/section`` (:data:`TRIALS`, :data:`AUDITS` or :data:`UNITS`), sorted by name."""
     root = Path(run_dir) / section
     if not root.is_dir():
         return []

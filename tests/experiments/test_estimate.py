@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,23 @@ def test_endpoints_raise_served_throughput_up_to_what_the_servers_take(tmp_path)
     for entry in data["execution"]["endpoints"]:
         entry.pop("max_concurrency")
     assert estimate(StudySpec.model_validate(data)).wall_s == pytest.approx(one.wall_s / 4)
+
+
+def test_a_first_round_audit_adds_its_calls_and_no_trial(tmp_path):
+    """Each audit unit (one per model x topic) makes a post and a vote call per member; the real run of the
+    same spec makes exactly the estimated number of audit calls."""
+    from builders import audit_study_data
+    from pvsst.experiments.run.estimate import AUDIT_ROW
+
+    data = audit_study_data(model="scripted/imitate", sets=5)
+    spec = StudySpec.model_validate(data)
+    plain = StudySpec.model_validate({k: v for k, v in data.items() if k != "audit"})
+    est, base = estimate(spec), estimate(plain)
+    assert est.trials == base.trials == 2
+    assert est.calls - base.calls == est.by_condition[AUDIT_ROW].calls == 2 * (5 * 4 * 2)
+    path = tmp_path / "audited.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["prereg", "freeze", str(path)]) == 0
+    assert main(["run", str(path), "--out", str(tmp_path / "run"), "--workers", "1"]) == 0
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert sum(u["calls"] for u in manifest["audits"].values()) == est.by_condition[AUDIT_ROW].calls

@@ -141,3 +141,25 @@ def test_shipped_specs_match_their_committed_locks(name):
     result = verify(SPECS / f"{name}.yaml")
     assert result.ok, "\n".join(result.changed_fields)
     assert result.lock.spec_id == load_spec(SPECS / f"{name}.yaml").id
+
+
+def test_a_preregistered_model_judge_freezes_its_templates(spec_file):
+    """With ``analysis.stance_judge`` a model, the judge's wording governs the analysis: its two templates
+    (here the materials directory's own pair) are in the lock, and editing one afterwards fails verify."""
+    assert main(["protocol", "new", str(spec_file.parent / "materials")]) == 0
+    materials = spec_file.parent / "materials"
+    from pvsst.sim.materials import default_materials_dir
+
+    for name in ("judge.txt", "judge_system.txt"):
+        (materials / name).write_bytes((default_materials_dir() / name).read_bytes())
+    data = yaml.safe_load(spec_file.read_text())
+    data.setdefault("protocol", {})["materials"] = "materials"
+    plain = spec_file.parent / "plain.yaml"
+    plain.write_text(yaml.safe_dump(data))
+    data["analysis"]["stance_judge"] = "scripted/imitate"
+    spec_file.write_text(yaml.safe_dump(data))
+    assert "judge.txt" in freeze(spec_file).materials and "judge.txt" not in freeze(plain).materials
+    (materials / "judge.txt").write_text((materials / "judge.txt").read_text() + "Be careful.\n")
+    result = verify(spec_file)
+    assert not result.ok and result.changed_materials == [str(materials / "judge.txt")]
+    assert verify(plain).ok

@@ -48,6 +48,7 @@ ECHO_ONLY = {
 SINGLE_VALUED = {
     "spec_version": "Literal[1]: only one schema version exists",
     "trial.prompt_version": "only the v1 templates ship (sim/prompts/*_v1.txt); add an alternative when v2 does",
+    "audit.fdr": "Literal['benjamini_hochberg']: the one false-discovery-rate method offered",
     "execution.chunk_size": "a survey instrument's setting: a study takes only its default (tests/sim/test_gateway_config.py: another is refused)",
 }
 
@@ -95,6 +96,9 @@ CENSUS = {"personas": {"source": "census", "n": 12, "geography": "US", "seed": 0
 TWO_SEEDS = {"factors.seeds": [101, 211]}
 STAGES = {**TWO_SEEDS,
           "run_order.stages": [{"name": "first", "seeds": [211]}, {"name": "second", "seeds": [101]}]}
+# A provider whose reported stance varies (imitate's never does, so every audit p would be 1).
+AUDIT = {**CENSUS, "factors.models": ["scripted/planted_stance_shift"],
+         "audit": {"vary": {"sex": ["female", "male"]}, "matched_sets": 3, "permutations": 99}}
 TWO_MODELS = {"factors.models": ["scripted/imitate", "scripted/echo"],
               "run_order.stages": [{"models": ["scripted/echo"]}, {"models": ["scripted/imitate"]}]}
 TWO_TOPICS = {"factors.topics": ["ai_labels", "identity_verification"],
@@ -230,6 +234,13 @@ ALTERNATIVES: dict[str, Alt] = {
                                            {"factors.models": ["scripted/novotes"],
                                             "protocol.reply_handling": "lenient"}),
     "run_order.by": Alt({"run_order.by": ["condition", "model", "topic_id", "seed"]}, "store", TWO_SEEDS),
+    # The first-round audit units (RUN/audits/) and the study_audit tables of the analysis.
+    "audit.vary": Alt({"audit.vary": {"sex": ["female", "male"], "race_ethnicity": ["black", "white"]}}, "store",
+                      AUDIT),
+    "audit.matched_sets": Alt({"audit.matched_sets": 4}, "store", AUDIT),
+    "audit.arity_null": Alt({"audit.arity_null": False}, "store", AUDIT),
+    "audit.alpha": Alt({"audit.alpha": 0.2}, "analysis", AUDIT),
+    "audit.permutations": Alt({"audit.permutations": 199}, "analysis", AUDIT),
 }
 
 

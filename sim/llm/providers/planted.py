@@ -19,6 +19,11 @@ plant one effect each, of a set size, and are pure functions of the request and 
   own side with probability ``1/2 + margin/2`` and one on the other side with ``1/2 - margin/2``
   (default ``margin`` 0.2: the same-side like rate exceeds the other-side one by 0.2).
 - ``scripted/planted_trial_null``: contradiction rate 0 and margin 0.
+- ``scripted/planted_stance_shift``: a first-round agent for counterfactual audits. It reports the stance
+  of its prompt moved one step up or down (at random) with probability ``noise`` (default 0.3), and an
+  agent whose prompt contains ``group_phrase`` (default ``"Black woman"``) then moves one step toward
+  support with probability ``amount`` (default 0.3); stances stay within the scale. It votes like
+  ``planted_trial_null``. ``scripted/planted_stance_null``: the same with ``amount = 0``.
 
 Subclass and set the class attributes (or pass them to the constructor) for other sizes, and register
 the subclass with :func:`pvsst.sim.llm.providers.registry.register_scripted_provider`.
@@ -181,3 +186,39 @@ class NullTrialAgent(PlantedTrialAgent):
     """``scripted/planted_trial_null``: no contradiction, no side preference in votes."""
 
     name = "planted_trial_null"
+
+
+class PlantedStanceShift(PlantedTrialAgent):
+    """``scripted/planted_stance_shift``: reported stances with noise, moved toward support for one group."""
+
+    name = "planted_stance_shift"
+    group_phrase = "Black woman"
+    amount = 0.3
+    noise = 0.3
+
+    def __init__(self, group_phrase: str | None = None, amount: float | None = None, noise: float | None = None):
+        super().__init__()
+        if group_phrase is not None:
+            self.group_phrase = group_phrase
+        if amount is not None:
+            self.amount = amount
+        if noise is not None:
+            self.noise = noise
+        self._group = re.compile(rf"\b{re.escape(self.group_phrase)}\b")
+
+    def _post(self, prompt: str, rng: np.random.Generator) -> dict:
+        post = super()._post(prompt, rng)
+        stance = LABEL_TO_STANCE[post["opinion"]]
+        if rng.random() < self.noise:
+            stance += int(rng.choice([-1, 1]))
+        if self._group.search(prompt) and rng.random() < self.amount:
+            stance += 1
+        post["opinion"] = STANCE_LABELS[int(np.clip(stance, -3, 3))]
+        return post
+
+
+class NullStanceShift(PlantedStanceShift):
+    """``scripted/planted_stance_null``: :class:`PlantedStanceShift` with ``amount = 0``."""
+
+    name = "planted_stance_null"
+    amount = 0.0

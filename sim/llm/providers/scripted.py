@@ -27,6 +27,8 @@ SCRIPTED_PROVIDERS: dict[str, str] = {
     "planted_contradiction": "pvsst.sim.llm.providers.planted:PlantedContradiction",
     "planted_same_side_votes": "pvsst.sim.llm.providers.planted:PlantedSameSideVotes",
     "planted_trial_null": "pvsst.sim.llm.providers.planted:NullTrialAgent",
+    "planted_stance_shift": "pvsst.sim.llm.providers.planted:PlantedStanceShift",
+    "planted_stance_null": "pvsst.sim.llm.providers.planted:NullStanceShift",
     "lexicon_judge": "pvsst.sim.llm.providers.judge_scripted:LexiconJudgeProvider",
 }
 

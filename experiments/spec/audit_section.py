@@ -1,12 +1,16 @@
-"""The ``audit`` section of a survey instrument: a counterfactual persona audit of the answers.
+"""The ``audit`` section of a survey instrument or a study spec: a counterfactual persona audit.
 
-When an instrument has an ``audit`` section, the personas asked are matched sets: ``matched_sets``
-base personas (of the persona source's ``personas.n``), each copied once per combination of the levels of the varied attribute(s) (``vary``),
-every other attribute and the request seed equal, so a difference within a set can only come from the
-varied attributes. With ``arity_null: true`` (the default) each base persona is also asked as many times as
-there are groups with nothing changed but the request seed: the arity-matched null, the noise floor a
-disparity over that many groups must exceed. ``pvsst survey score`` computes the audit
-(:mod:`pvsst.analysis.survey.audit`).
+In a survey instrument the personas asked become matched sets: ``matched_sets`` base personas (of the
+persona source's ``personas.n``), each copied once per combination of the levels of the varied
+attribute(s) (``vary``), every other attribute and the request seed equal, so a difference within a
+set can only come from the varied attributes. With ``arity_null: true`` (the default) each base persona
+is also asked as many times as there are groups with nothing changed but the request seed: the
+arity-matched null, the noise floor a disparity over that many groups must exceed. ``pvsst survey
+score`` computes the audit (:mod:`pvsst.analysis.survey.audit`).
+
+In a study spec the same matched sets write the trial's first-round post and vote on one shared ballot
+of first-round posts (:mod:`pvsst.sim.first_round_audit`), once per model x topic; ``pvsst analyze``
+audits their reported stances and net votes (:mod:`pvsst.analysis.study_audit`).
 
 ``vary`` is either a list of attributes (each takes every level of its persona vocabulary) or a
 mapping of attribute -> the levels to compare. Only categorical persona attributes with a fixed

@@ -18,7 +18,7 @@ the shuffled option order derive from). Attributes derived from a varied one are
 
 Examples
 --------
->>> from pvsst.experiments.survey.audit_spec import AuditSpec
+>>> from pvsst.experiments.spec.audit_section import AuditSpec
 >>> base = pd.DataFrame({"persona_id": ["p1", "p2", "p3"], "sex": ["male", "female", "male"], "age": [30, 40, 50]})
 >>> audit = AuditSpec.model_validate({"vary": {"sex": ["female", "male"]}, "matched_sets": 2})
 >>> frame = audit_population(audit, base, seed=0)
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
-from pvsst.experiments.survey.audit_spec import AuditSpec
+from pvsst.experiments.spec.audit_section import AuditSpec
 from pvsst.personas.matched_sets import counterfactual_personas, seed_groups
 from pvsst.personas.survey_attributes import posting_style_of
 from pvsst.personas.vocabulary import COLLEGE_DEGREE_LEVELS, party_of

@@ -1,0 +1,173 @@
+"""A study's counterfactual first-round audit as the run kernel's second job of ``pvsst run``.
+
+When a spec has an ``audit`` section (:mod:`pvsst.experiments.spec.audit_section`), ``pvsst run`` runs
+it after the trials, into ``RUN/audits/<unit_id>/`` (one unit per model x topic, ``audit-<model>-<topic>``):
+
+- the members are built before anything runs (:func:`audit_members`), so a bad setting exits 2 with
+  nothing written: ``audit.matched_sets`` base personas drawn with the persona seed from the spec's
+  persona source, copied once per level combination of ``audit.vary`` and, with ``audit.arity_null``,
+  once per group with only the request seed changed
+  (:func:`pvsst.experiments.run.audit_personas.audit_population`); cards rendered in the spec's style;
+- each unit plays the first round of the trial of its model and topic under the first of the study's
+  seeds and conditions (the first round reads no feed, so the arm does not enter it) for every member
+  (:func:`pvsst.sim.first_round_audit.run_first_round_audit`), with the trials' gateway, cache and
+  budget;
+- the kernel writes each unit's tables and records it under ``audits`` in the manifest (its call
+  totals as ``audit_model_calls``, its end as ``audit_finished_at``); a rerun resumes it.
+
+``pvsst analyze`` turns the units into the audit tables (:mod:`pvsst.analysis.study_audit`).
+
+Examples
+--------
+>>> from pvsst.experiments.spec.study import load_spec
+>>> spec = load_spec("experiments/specs/quickstart.yaml")
+>>> [unit.unit_id for unit in audit_units(spec)]
+['audit-embedded-smollm2-135m-ai_labels']
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from pvsst.core.errors import InputError
+from pvsst.core.run_layout import AUDITS, CACHE
+from pvsst.experiments.run.audit_personas import audit_population
+from pvsst.experiments.run.kernel import RunJob, UnitResult
+from pvsst.experiments.run.manifest import RunManifest
+from pvsst.experiments.run.persona_source import persona_frame, with_cards
+from pvsst.experiments.run.run_guard import gateway_options
+from pvsst.experiments.run.study_files import StudyFiles, collect_study_files
+from pvsst.experiments.run.study_input import StudyInput
+from pvsst.experiments.run.summary import RunSummary
+from pvsst.experiments.run.trial_pipeline import call_accounting, trial_config
+from pvsst.experiments.run.worker_gateway import GatewaySettings, worker_gateway
+from pvsst.experiments.spec.design import ScheduledTrial
+from pvsst.experiments.spec.study import StudySpec, model_slug
+
+
+class AuditSummary(RunSummary):
+    """The audit job's summary: it counts audit units."""
+
+    unit = "audit units"
+
+
+@dataclass(frozen=True)
+class AuditUnit:
+    """One audit unit: the first round of one model x topic, under the study's first seed and condition."""
+
+    unit_id: str
+    model: str
+    topic_id: str
+    seed: int
+    condition: str
+
+
+def audit_units(spec: StudySpec) -> list[AuditUnit]:
+    """The audit's units in the spec's order of models, then topics."""
+    seed, condition = spec.factors.seeds[0], spec.factors.conditions[0]
+    return [AuditUnit(f"audit-{model_slug(model)}-{topic.id}", model, topic.id, seed, condition)
+            for model in spec.factors.models for topic in spec.factors.topics]
+
+
+def audit_members(spec: StudySpec, spec_dir: Path) -> pd.DataFrame:
+    """The audit's members with their cards (see the module docstring); bad settings raise
+    :class:`~pvsst.core.errors.InputError` naming ``audit``."""
+    base = persona_frame(spec, spec_dir)
+    members = audit_population(spec.audit, base, seed=spec.personas.seed or 0, source="audit")
+    return with_cards(spec, members.drop(columns=[c for c in ("card", "label") if c in members]))
+
+
+@dataclass(frozen=True)
+class AuditTask:
+    """Everything a worker needs to run one audit unit (plain data, picklable)."""
+
+    spec: dict
+    unit: AuditUnit
+    members: pd.DataFrame
+    gateway: GatewaySettings
+    files: StudyFiles = StudyFiles()
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    spent_usd: float = 0.0
+    spent_tokens: int = 0
+
+
+def run_audit_unit(task: AuditTask) -> list[UnitResult]:
+    """Play one unit's first round (nothing written); a run-level stop comes back as the unit's status."""
+    from pvsst.experiments.spec.study import spec_from_canonical
+    from pvsst.sim.first_round_audit import run_first_round_audit
+    from pvsst.sim.llm.budget import Budget
+    from pvsst.sim.llm.stops import RunStop
+
+    started = time.perf_counter()
+    spec, unit = spec_from_canonical(task.spec), task.unit
+    gateway = worker_gateway(task.gateway)
+    capped = task.budget_usd is not None or task.budget_tokens is not None
+    gateway.budget = Budget(max_usd=task.budget_usd, max_tokens=task.budget_tokens, spent_usd=task.spent_usd,
+                            spent_tokens=task.spent_tokens) if capped else None
+    plan = ScheduledTrial(trial_id=unit.unit_id, block_id="", model_name=unit.model, topic_id=unit.topic_id,
+                          seed=unit.seed, condition=unit.condition, push_direction=spec.push_directions()[unit.seed],
+                          stage=0, order=0)
+    try:
+        result = run_first_round_audit(trial_config(spec, plan, task.files.stage()), task.members, gateway)
+    except RunStop as err:
+        return [UnitResult(unit.unit_id, err.status, str(err))]
+    except Exception as err:  # noqa: BLE001 - a failed unit is recorded, the others go on
+        return [UnitResult(unit.unit_id, "failed", f"{type(err).__name__}: {err}",
+                           elapsed_s=time.perf_counter() - started)]
+    calls = result.llm_calls
+    accounting = call_accounting(calls)
+    tokens = int(calls["prompt_tokens"].sum() + calls["completion_tokens"].sum()) if len(calls) else 0
+    return [UnitResult(unit.unit_id, "done", calls=len(calls), cache_hits=int(calls["cached"].sum()) if len(calls) else 0,
+                       failed_calls=accounting.pop("failed_calls"), cost_usd=float(calls["cost_usd"].sum()) if len(calls) else 0.0,
+                       tokens=tokens, elapsed_s=time.perf_counter() - started, tables=result.tables(),
+                       record=accounting)]
+
+
+def audit_job(study: StudyInput, run_dir: Path, members: pd.DataFrame, *, spent: RunSummary, executor: str | None,
+              workers: int | None, replay_only: bool, budget_usd: float | None, ray_address: str | None,
+              progress: bool) -> RunJob:
+    """The kernel's job for the audit units (after the trials: the run directory and its manifest exist);
+    the budget caps count what the trials of this session (``spent``) spent."""
+    spec, execution = study.spec, study.execution
+    kind, n_workers = executor or execution.executor, workers or execution.workers
+    cap_usd = budget_usd if budget_usd is not None else spec.budget.max_usd
+    gateway = GatewaySettings(cache_path=str((run_dir / CACHE).resolve()), replay_only=replay_only,
+                              config=execution.gateway_config(), max_attempts=spec.trial.max_attempts)
+    manifest = RunManifest.load(run_dir)
+    if manifest is None:
+        raise InputError(run_dir, "manifest.json", "the audit runs after the study's trials: no manifest here")
+    units = audit_units(spec)
+    manifest.declare(AUDITS, {u.unit_id: {"model": u.model, "topic_id": u.topic_id, "seed": u.seed,
+                                          "condition": u.condition, "members": len(members)} for u in units})
+    by_id = {u.unit_id: u for u in units}
+
+    def prepare(job: RunJob):
+        files, origins = collect_study_files(spec, study.path.parent.resolve())
+        job.name_originals = lambda error: files.name_the_originals(error, origins)
+        template = AuditTask(spec=study.canonical, unit=units[0], members=members, gateway=job.gateway, files=files,
+                             budget_usd=cap_usd, budget_tokens=spec.budget.max_tokens)
+        return lambda pending, summary, each, gateway_settings: (
+            dataclasses.replace(template, unit=by_id[unit_id], gateway=gateway_settings,
+                                spent_usd=spent.cost_usd + summary.cost_usd, spent_tokens=spent.tokens + summary.tokens)
+            for unit_id in pending)
+
+    return RunJob(run_dir=run_dir, manifest=manifest, section=AUDITS, what=f"audit of study {spec.id}",
+                  label=f"{spec.id} audit", unit_ids=[u.unit_id for u in units], work=run_audit_unit, prepare=prepare,
+                  gateway=gateway, summary=AuditSummary(total=len(units)),
+                  command=["run", study.path, *gateway_options(study.overrides)], deviation=study.deviation,
+                  threshold=spec.analysis.parse_failure_threshold, executor=kind, workers=n_workers,
+                  ray_address=ray_address or execution.ray_address, progress=progress,
+                  session={"executor": kind, "workers": n_workers, "budget_usd": cap_usd, "job": AUDITS},
+                  manifest_prefix="audit_")
+
+
+def check_members(study: StudyInput) -> pd.DataFrame | None:
+    """The audit's members when the spec has an audit (built before any trial runs), else ``None``."""
+    if study.spec.audit is None:
+        return None
+    return audit_members(study.spec, study.path.parent.resolve())

@@ -1,0 +1,27 @@
+"""Study-audit helpers: play a spec's first-round audit in this process and read its answers."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from pvsst.analysis.study_audit import member_answers
+from pvsst.experiments.run.audit_job import audit_members, audit_units
+from pvsst.experiments.run.trial_pipeline import trial_config
+from pvsst.experiments.spec.design import ScheduledTrial
+from pvsst.experiments.spec.study import StudySpec
+from pvsst.sim.first_round_audit import AuditRound, run_first_round_audit
+from pvsst.sim.llm.gateway import Gateway
+
+
+def play_audit(spec: StudySpec) -> AuditRound:
+    """The first audit unit of ``spec`` (its first model and topic), played with a fresh uncached gateway."""
+    unit = audit_units(spec)[0]
+    plan = ScheduledTrial(trial_id=unit.unit_id, block_id="", model_name=unit.model, topic_id=unit.topic_id,
+                          seed=unit.seed, condition=unit.condition, push_direction="support", stage=0, order=0)
+    return run_first_round_audit(trial_config(spec, plan), audit_members(spec, Path(".")), Gateway())
+
+
+def audit_answers(round_: AuditRound) -> pd.DataFrame:
+    """The members' audited answers (``set_id, group, audit_role, question, answer``)."""
+    return member_answers(round_.agents, round_.posts, round_.votes)
