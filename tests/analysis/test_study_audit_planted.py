@@ -6,11 +6,12 @@ probability ``amount``; ``scripted/planted_stance_null`` never adds that step. R
 varied over 60 matched sets (40 for the null) under the ``third_person`` card, with the arity-matched null; every seed
 draws other base personas (``personas.seed``), so the seeds are independent replications.
 
-- planted (``amount`` 0.5): the audit flags ``post_stance`` (omnibus p on the centred scores, BH-adjusted,
-  below 0.05) in at least 9 of 10 seeds (measured: 10 of 10), and the paired test puts the "black/female"
-  group above the rest of its sets;
-- null: it flags ``post_stance`` in at most 2 of 20 seeds (the expected count at alpha 0.05 is 1), and
-  ``net_vote`` (where neither provider plants anything) in at most 2 of the 20.
+- planted (``amount`` 0.6): the audit flags ``post_stance`` (omnibus p on the centred scores, BH-adjusted,
+  below 0.05) in at least 9 of 10 seeds (measured: 10 of 10; at ``amount`` 0.5, 9 of 10), and
+  "black/female" has the largest mean score gap against the rest of its sets;
+- null: it flags ``post_stance`` in at most 2 of 20 seeds (measured: 0; the expected count at alpha
+  0.05 is 1), and ``net_vote`` (where neither provider plants anything) in at most 2 of the 20
+  (measured: 2).
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def planted_provider():
     from pvsst.sim.llm.providers import planted
 
     saved = planted.PlantedStanceShift.amount
-    planted.PlantedStanceShift.amount = 0.5
+    planted.PlantedStanceShift.amount = 0.6
     try:
         yield "scripted/planted_stance_shift"
     finally:
