@@ -90,11 +90,10 @@ class FirstRoundAudit(SocialModel):
         self.persona_rows = members
         sets = pd.unique(members["set_id"])
         stance_of = dict(zip(sets, balanced_initial_stances(len(sets), self.streams.generator("stances"))))
-        ids = honest_ids(len(members))
-        ordinals = member_ordinals(members)
-        return [HonestAgent(self, ids[i], int(ordinals[i]), members.iloc[i].to_dict(),
-                            stance_of[members.at[i, "set_id"]], self.config.initial_confidence)
-                for i in range(len(members))]
+        ids, ordinals = honest_ids(len(members)), member_ordinals(members)
+        return [HonestAgent(self, ids[i], int(ordinals[i]), persona, stance_of[persona["set_id"]],
+                            self.config.initial_confidence)
+                for i, persona in enumerate(members.to_dict("records"))]
 
     def _create_adversaries(self) -> list:
         return []
