@@ -197,18 +197,44 @@ def belief_consistency_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes
     >>> row["stance_contradiction_rate"], row["like_rate_other_side"], row["n_sided_votes"]
     (0.5, 0.5, 2)
     """
-    empty = {**{m: float("nan") for m in CONSISTENCY_METRICS}, "n_judged_posts": 0, "n_sided_votes": 0}
+    rows = belief_consistency_by_trial(agents, posts, votes, judged)
+    return next(iter(rows.values())) if rows else empty_consistency()
+
+
+def belief_consistency_by_trial(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFrame | None,
+                                judged: pd.DataFrame | None = None) -> dict[str, dict]:
+    """:func:`belief_consistency_outcomes` of every trial in the tables at once (one pass over a run's
+    tables instead of one per trial), by trial id. A trial missing from the result has neither a judged
+    post nor a sided vote: its row is :func:`empty_consistency`.
+
+    Examples
+    --------
+    >>> agents = pd.DataFrame({"trial_id": ["t", "t", "u", "u"], "agent_id": ["a", "b", "a", "b"], "role": "honest",
+    ...                        "initial_stance": [1, -1, 1, 1]})
+    >>> posts = pd.DataFrame({"trial_id": ["t", "t", "u", "u"], "round": 0, "agent_id": ["a", "b", "a", "b"],
+    ...                       "stance": [2, -1, 1, 1], "parse_ok": True})
+    >>> votes = pd.DataFrame({"trial_id": ["t", "u"], "round": 0, "voter_id": ["a", "a"], "target_agent_id": ["b", "b"],
+    ...                       "value": [1, 1], "parse_ok": True})
+    >>> rows = belief_consistency_by_trial(agents, posts, votes)
+    >>> rows["t"]["like_rate_other_side"], rows["u"]["like_rate_same_side"], rows["u"]["n_judged_posts"]
+    (1.0, 1.0, 0)
+    """
     if "trial_id" not in posts.columns or posts.empty:
-        return empty
+        return {}
     no_judgments = pd.DataFrame(columns=["trial_id", "round", "agent_id", "judged_stance"])
     stances = stance_consistency(posts, judged if judged is not None else no_judgments, agents)
     sides = vote_sides(posts, votes, agents) if votes is not None and len(votes) else None
     table = trial_consistency(stances, sides)
-    if table.empty:
-        return empty
-    row = table.iloc[0]
-    return {**{m: float(row[m]) for m in CONSISTENCY_METRICS}, "n_judged_posts": int(row["n_judged_posts"]),
-            "n_sided_votes": int(row["n_sided_votes"])}
+    metrics = {m: table[m].to_numpy(float) for m in CONSISTENCY_METRICS}
+    judged_posts, sided_votes = table["n_judged_posts"].to_numpy(), table["n_sided_votes"].to_numpy()
+    return {trial_id: {**{m: float(metrics[m][i]) for m in CONSISTENCY_METRICS},
+                       "n_judged_posts": int(judged_posts[i]), "n_sided_votes": int(sided_votes[i])}
+            for i, trial_id in enumerate(table["trial_id"])}
+
+
+def empty_consistency() -> dict:
+    """The consistency columns of a trial with no judged post and no sided vote (rates NaN, counts 0)."""
+    return {**{m: float("nan") for m in CONSISTENCY_METRICS}, "n_judged_posts": 0, "n_sided_votes": 0}
 
 
 def vote_call_failure_rate(votes: pd.DataFrame | None, honest: pd.Index) -> float:

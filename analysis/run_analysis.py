@@ -53,8 +53,8 @@ from pvsst.core.atomic import atomic_directory
 from pvsst.core.errors import InputError
 from pvsst.analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
 from pvsst.analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
-from pvsst.analysis.outcomes import (CONSISTENCY_COLUMNS, OUTCOME_COLUMNS, belief_consistency_outcomes,
-                                     per_round_outcomes, trial_outcomes)
+from pvsst.analysis.outcomes import (CONSISTENCY_COLUMNS, OUTCOME_COLUMNS, belief_consistency_by_trial,
+                                     empty_consistency, per_round_outcomes, trial_outcomes)
 from pvsst.analysis.paired import IncompleteBlocksWarning, require_arms
 from pvsst.analysis.plan import RunPlan, plan_from_spec
 from pvsst.analysis.study_audit import STUDY_AUDIT_FILES, score_study_audit
@@ -95,7 +95,7 @@ def collect_trial_outcomes(data: RunTables, progress: Callable[[], None] | None 
     """
     _require_trials(data)
     grouped = {name: _by_trial(getattr(data, name)) for name in ("agents", "posts", "votes", "exposures")}
-    judged_by_trial = _by_trial(judged) if judged is not None else {}
+    consistency_rows = None  # every trial's at once, when the first trial read from its tables needs them
     outcome_rows, round_frames = [], []
     for metrics in data.trials.to_dict("records"):
         trial_id = metrics["trial_id"]
@@ -116,8 +116,11 @@ def collect_trial_outcomes(data: RunTables, progress: Callable[[], None] | None 
             outcomes = trial_outcomes(agents, posts, grouped["votes"].get(trial_id),
                                       grouped["exposures"].get(trial_id), push_direction=push,
                                       adversarial=adversarial, n_rounds=n_rounds, similarity_edge_cases=edge_cases)
-            consistency = belief_consistency_outcomes(agents, posts, grouped["votes"].get(trial_id),
-                                                      judged_by_trial.get(trial_id) if judge else None)
+            if consistency_rows is None:
+                readable = judged is not None and not judged.empty and "trial_id" in judged.columns
+                judgments = judged if judge and readable else None
+                consistency_rows = belief_consistency_by_trial(data.agents, data.posts, data.votes, judgments)
+            consistency = consistency_rows.get(trial_id) or empty_consistency()
             outcome_rows.append({**factors, **outcomes, **consistency, "stance_judge": judge or ""})
             round_frames.append(per_round_outcomes(agents, posts, push_direction=push,
                                                    similarity_edge_cases=edge_cases).assign(**factors))

@@ -116,17 +116,20 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
     system = {"role": "system", "content": system_prompt(spec, condition)}
     read = [q.column for q in spec.questions] + [spec.data.respondent_id] + ([spec.data.weight] if spec.data.weight else [])
     recipe = None if spec.data.plain_rdataset(read) else spec.data.recipe()
+    # The values a persona's row holds, read column by column (a row lookup per persona builds a whole
+    # mixed-type row: most of a large unit's time); each is the element the row would hold.
+    column = {name: by_id[name] for name in by_id.columns}
     requests = []
     for persona_id in unit.persona_ids:
-        row = by_id.loc[persona_id]
-        card = row[f"card_{condition.persona_card}"] if condition.persona_card else None
+        at = by_id.index.get_loc(persona_id)
+        card = column[f"card_{condition.persona_card}"].iloc[at] if condition.persona_card else None
         # an audit's matched sets share their base persona's request seeds (pvsst.experiments.run.audit_personas)
-        seed_key = str(row["request_key"]) if "request_key" in row.index else persona_id
+        seed_key = str(column["request_key"].iloc[at]) if "request_key" in column else persona_id
         for question in spec.questions:
             reference = None
             if scripted:
                 reference = reference_line(spec.data.label, spec.data.respondent_id,
-                                           str(row[REFERENCE_PREFIX + question.id]), question.column,
+                                           str(column[REFERENCE_PREFIX + question.id].iloc[at]), question.column,
                                            values[question.id], spec.data.weight, recipe)
             order = option_order(spec, question, seed_key)
             user = {"role": "user", "content": question_prompt(spec, question, condition, card, reference, order)}

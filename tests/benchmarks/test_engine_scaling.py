@@ -1,7 +1,8 @@
 """Engine cost per agent-round under `scripted/imitate` stays flat with size.
 
 Each size runs in its own process (so peak memory is that size's own), on a Barabasi-Albert follow
-graph (m=3) with followee feeds. Prints agent-rounds per second, the time per agent-round relative to
+graph (m=3) with followee feeds: one interpreter imports the engine once and forks a fresh child per
+size (the child's peak RSS counts from the fork, as a new process's would from its start). Prints agent-rounds per second, the time per agent-round relative to
 the smallest size, and peak RSS. Asserts correctness only (every call ok, every agent posted every round).
 
 Default sizes keep `make test` short: 200 / 600 / 2,000 agents x 2 rounds. The full sizes
@@ -48,14 +49,13 @@ def measure(n_agents: int, n_rounds: int) -> dict:
 @pytest.mark.benchmark
 @pytest.mark.slow
 def test_cost_per_agent_round_is_flat_across_sizes(capsys):
-    rows = []
-    for n in SIZES:
-        done = subprocess.run([sys.executable, __file__, str(n), str(ROUNDS)], capture_output=True, text=True,
-                              timeout=7200)
-        assert done.returncode == 0, done.stderr[-2000:]
-        row = json.loads(done.stdout.strip().splitlines()[-1])
+    done = subprocess.run([sys.executable, __file__, str(ROUNDS), *map(str, SIZES)], capture_output=True, text=True,
+                          timeout=7200)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [json.loads(line) for line in done.stdout.strip().splitlines()[-len(SIZES):]]
+    assert [row["n_agents"] for row in rows] == list(SIZES)
+    for n, row in zip(SIZES, rows):
         assert row["posts"] == n * ROUNDS and row["ok_calls"] == row["calls"] == 2 * n * ROUNDS
-        rows.append(row)
     base = rows[0]["seconds"] / (rows[0]["n_agents"] * ROUNDS)
     with capsys.disabled():
         print(f"\nengine scaling, scripted/imitate, Barabasi-Albert m=3, {ROUNDS} rounds"
@@ -67,5 +67,29 @@ def test_cost_per_agent_round_is_flat_across_sizes(capsys):
                   f"time per agent-round x{per / base:.2f} of the smallest, peak RSS {row['peak_rss_mib']:.0f} MiB")
 
 
+def measure_each_in_a_child(n_rounds: int, sizes: list[int]) -> None:
+    """Import the engine once, then measure each size in a child forked for it; print one JSON line per size."""
+    import pvsst.sim.trial.run  # noqa: F401 - imported here once, not in every child
+
+    for n_agents in sizes:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            code = 1
+            try:
+                os.write(write_end, json.dumps(measure(n_agents, n_rounds)).encode())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as pipe:
+            line = pipe.read().decode()
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"the child measuring {n_agents} agents failed (status {status})")
+        print(line, flush=True)
+
+
 if __name__ == "__main__":
-    print(json.dumps(measure(int(sys.argv[1]), int(sys.argv[2]))))
+    measure_each_in_a_child(int(sys.argv[1]), [int(n) for n in sys.argv[2:]])
