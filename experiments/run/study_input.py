@@ -21,9 +21,8 @@ from pvsst.core.errors import InputError
 from pvsst.experiments.run.frozen import check_frozen, override_record
 from pvsst.experiments.spec.design import Design, expand
 from pvsst.experiments.spec.execution import Execution
-from pvsst.experiments.spec.materials import spec_materials_dir
+from pvsst.experiments.spec.materials import spec_materials_dir, spec_materials_hashes
 from pvsst.experiments.spec.study import StudySpec, canonical_spec, load_spec
-from pvsst.sim.materials import materials_hashes
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ def open_study(spec_path: str | Path, deviation: str | None, overrides: dict | N
     spec = load_spec(spec_path)
     canonical = canonical_spec(spec)
     materials_dir = spec_materials_dir(spec, spec_path.parent)
-    hashes = materials_hashes(materials_dir)
+    hashes = spec_materials_hashes(spec, materials_dir)
     execution = spec.execution.with_options("command line", **(overrides or {}))
     digest, record, lock = check_frozen(canonical, spec_path, deviation, materials_dir, hashes)
     override = override_record(overrides or {}, spec.execution.model_dump(mode="json"),

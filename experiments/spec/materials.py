@@ -16,7 +16,7 @@ import dataclasses
 from pathlib import Path
 
 from pvsst.experiments.spec.study import StudySpec
-from pvsst.sim.materials import default_materials_dir
+from pvsst.sim.materials import default_materials_dir, materials_hashes
 from pvsst.sim.protocol import Protocol
 
 
@@ -42,3 +42,23 @@ def resolve_materials_dir(materials: str | None, spec_dir: Path | None = None) -
 def spec_materials_dir(spec: StudySpec, spec_dir: Path | None = None) -> Path:
     """The materials directory of ``spec`` (a spec file in ``spec_dir``)."""
     return resolve_materials_dir(spec.protocol.to_protocol().materials, spec_dir)
+
+
+def spec_materials_hashes(spec: StudySpec, directory: Path) -> dict[str, str]:
+    """sha256 of every file the spec's materials contribute to its runs and analysis, by file name: the
+    materials files of ``directory`` and, when ``analysis.stance_judge`` names a model, the judge's two
+    templates (the directory's pair, else pvsst's): a model judge's wording governs the analysis.
+
+    Examples
+    --------
+    >>> from pvsst.experiments.spec.study import load_spec
+    >>> spec = load_spec("experiments/specs/quickstart.yaml")
+    >>> "judge.txt" in spec_materials_hashes(spec, spec_materials_dir(spec, Path("experiments/specs")))
+    False
+    """
+    hashes = materials_hashes(directory)
+    if spec.analysis.stance_judge not in (None, "lexicon"):
+        from pvsst.sim.judges.materials import load_judge_materials
+
+        hashes.update(load_judge_materials(directory).hashes)
+    return hashes

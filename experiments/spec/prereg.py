@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pvsst.core.atomic import write_text
 from pvsst.core.errors import InputError
-from pvsst.experiments.spec.materials import spec_materials_dir
+from pvsst.experiments.spec.materials import spec_materials_dir, spec_materials_hashes
 from pvsst.experiments.spec.study import canonical_sha256, canonical_spec, load_spec, spec_sha256
 from pvsst.sim.materials import materials_hashes
 from pvsst.sim.llm.types import canonical_json
@@ -304,12 +304,7 @@ def document_materials(document: Document, spec_path: str | Path, spec: Any = No
         return None, {}
     spec = spec if spec is not None else load_spec(spec_path)
     directory = spec_materials_dir(spec, Path(spec_path).parent)
-    hashes = materials_hashes(directory)
-    if spec.analysis.stance_judge not in (None, "lexicon"):  # a model judge's wording governs the analysis
-        from pvsst.sim.judges.materials import load_judge_materials
-
-        hashes.update(load_judge_materials(directory).hashes)
-    return directory, hashes
+    return directory, spec_materials_hashes(spec, directory)
 
 
 def changed_materials(frozen: dict[str, str], current: dict[str, str], directory: Path) -> list[str]:
