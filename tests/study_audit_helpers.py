@@ -6,9 +6,8 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.analysis.study_audit import member_answers
-from pvsst.experiments.run.audit_job import audit_members, audit_units
+from pvsst.experiments.run.audit_job import audit_members, audit_units, unit_plan
 from pvsst.experiments.run.trial_pipeline import trial_config
-from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.sim.first_round_audit import AuditRound, run_first_round_audit
 from pvsst.sim.llm.gateway import Gateway
@@ -16,10 +15,8 @@ from pvsst.sim.llm.gateway import Gateway
 
 def play_audit(spec: StudySpec) -> AuditRound:
     """The first audit unit of ``spec`` (its first model and topic), played with a fresh uncached gateway."""
-    unit = audit_units(spec)[0]
-    plan = ScheduledTrial(trial_id=unit.unit_id, block_id="", model_name=unit.model, topic_id=unit.topic_id,
-                          seed=unit.seed, condition=unit.condition, push_direction="support", stage=0, order=0)
-    return run_first_round_audit(trial_config(spec, plan), audit_members(spec, Path(".")), Gateway())
+    return run_first_round_audit(trial_config(spec, unit_plan(spec, audit_units(spec)[0])),
+                                 audit_members(spec, Path(".")), Gateway())
 
 
 def audit_answers(round_: AuditRound) -> pd.DataFrame:

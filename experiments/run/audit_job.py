@@ -43,8 +43,8 @@ from pvsst.experiments.run.run_guard import gateway_options
 from pvsst.experiments.run.study_files import StudyFiles, collect_study_files
 from pvsst.experiments.run.study_input import StudyInput
 from pvsst.experiments.run.summary import RunSummary
-from pvsst.experiments.run.trial_pipeline import call_accounting, trial_config
-from pvsst.experiments.run.worker_gateway import GatewaySettings, worker_gateway
+from pvsst.experiments.run.trial_pipeline import call_accounting, call_totals, trial_config
+from pvsst.experiments.run.worker_gateway import GatewaySettings, cap_budget, worker_gateway
 from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.experiments.spec.study import StudySpec, model_slug
 
@@ -71,6 +71,21 @@ def audit_units(spec: StudySpec) -> list[AuditUnit]:
     seed, condition = spec.factors.seeds[0], spec.factors.conditions[0]
     return [AuditUnit(f"audit-{model_slug(model)}-{topic.id}", model, topic.id, seed, condition)
             for model in spec.factors.models for topic in spec.factors.topics]
+
+
+def unit_plan(spec: StudySpec, unit: AuditUnit) -> ScheduledTrial:
+    """The trial an audit unit plays the first round of (its model, topic, seed, condition and that seed's
+    push direction).
+
+    >>> from pvsst.experiments.spec.study import load_spec
+    >>> spec = load_spec("experiments/specs/quickstart.yaml")
+    >>> plan = unit_plan(spec, audit_units(spec)[0])
+    >>> plan.seed, plan.condition, plan.push_direction
+    (101, 'control', 'support')
+    """
+    return ScheduledTrial(trial_id=unit.unit_id, block_id="", model_name=unit.model, topic_id=unit.topic_id,
+                          seed=unit.seed, condition=unit.condition, push_direction=spec.push_directions()[unit.seed],
+                          stage=0, order=0)
 
 
 def audit_members(spec: StudySpec, spec_dir: Path) -> pd.DataFrame:
@@ -100,32 +115,25 @@ def run_audit_unit(task: AuditTask) -> list[UnitResult]:
     """Play one unit's first round (nothing written); a run-level stop comes back as the unit's status."""
     from pvsst.experiments.spec.study import spec_from_canonical
     from pvsst.sim.first_round_audit import run_first_round_audit
-    from pvsst.sim.llm.budget import Budget
     from pvsst.sim.llm.stops import RunStop
 
     started = time.perf_counter()
     spec, unit = spec_from_canonical(task.spec), task.unit
     gateway = worker_gateway(task.gateway)
-    capped = task.budget_usd is not None or task.budget_tokens is not None
-    gateway.budget = Budget(max_usd=task.budget_usd, max_tokens=task.budget_tokens, spent_usd=task.spent_usd,
-                            spent_tokens=task.spent_tokens) if capped else None
-    plan = ScheduledTrial(trial_id=unit.unit_id, block_id="", model_name=unit.model, topic_id=unit.topic_id,
-                          seed=unit.seed, condition=unit.condition, push_direction=spec.push_directions()[unit.seed],
-                          stage=0, order=0)
+    cap_budget(gateway, task.budget_usd, task.budget_tokens, task.spent_usd, task.spent_tokens)
     try:
-        result = run_first_round_audit(trial_config(spec, plan, task.files.stage()), task.members, gateway)
+        result = run_first_round_audit(trial_config(spec, unit_plan(spec, unit), task.files.stage()), task.members,
+                                       gateway)
     except RunStop as err:
         return [UnitResult(unit.unit_id, err.status, str(err))]
     except Exception as err:  # noqa: BLE001 - a failed unit is recorded, the others go on
         return [UnitResult(unit.unit_id, "failed", f"{type(err).__name__}: {err}",
                            elapsed_s=time.perf_counter() - started)]
-    calls = result.llm_calls
-    accounting = call_accounting(calls)
-    tokens = int(calls["prompt_tokens"].sum() + calls["completion_tokens"].sum()) if len(calls) else 0
-    return [UnitResult(unit.unit_id, "done", calls=len(calls), cache_hits=int(calls["cached"].sum()) if len(calls) else 0,
-                       failed_calls=accounting.pop("failed_calls"), cost_usd=float(calls["cost_usd"].sum()) if len(calls) else 0.0,
-                       tokens=tokens, elapsed_s=time.perf_counter() - started, tables=result.tables(),
-                       record=accounting)]
+    totals, accounting = call_totals(result.llm_calls), call_accounting(result.llm_calls)
+    return [UnitResult(unit.unit_id, "done", calls=totals["n_calls"], cache_hits=totals["cache_hits"],
+                       failed_calls=accounting.pop("failed_calls"), cost_usd=totals["cost_usd"],
+                       tokens=totals["prompt_tokens"] + totals["completion_tokens"],
+                       elapsed_s=time.perf_counter() - started, tables=result.tables(), record=accounting)]
 
 
 def audit_job(study: StudyInput, run_dir: Path, members: pd.DataFrame, *, spent: RunSummary, executor: str | None,

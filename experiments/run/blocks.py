@@ -21,7 +21,7 @@ from pvsst.experiments.run.kernel import UnitResult
 from pvsst.experiments.run.summary import RunSummary
 from pvsst.experiments.run.study_files import StudyFiles
 from pvsst.experiments.run.trial_pipeline import execute_trial
-from pvsst.experiments.run.worker_gateway import GatewaySettings, worker_gateway
+from pvsst.experiments.run.worker_gateway import GatewaySettings, cap_budget, worker_gateway
 from pvsst.experiments.spec.design import Design, ScheduledTrial
 from pvsst.sim.llm.budget import BudgetExceeded
 from pvsst.sim.llm.cache import ReplayMiss
@@ -71,16 +71,13 @@ def run_block_trials(task: BlockTask) -> Iterator[list[UnitResult]]:
     ends the block and comes back as that trial's status. With a remote cache, every put of a trial is
     stored before its result is yielded."""
     from pvsst.experiments.spec.study import spec_from_canonical
-    from pvsst.sim.llm.budget import Budget
 
     if task.spec_sha256 not in _SPECS:
         _SPECS.clear()  # one study per run: keep only the current spec
         _SPECS[task.spec_sha256] = spec_from_canonical(task.spec)
     spec = _SPECS[task.spec_sha256]
     gateway = worker_gateway(task.gateway)
-    capped = task.budget_usd is not None or task.budget_tokens is not None
-    gateway.budget = Budget(max_usd=task.budget_usd, max_tokens=task.budget_tokens, spent_usd=task.spent_usd,
-                            spent_tokens=task.spent_tokens) if capped else None
+    cap_budget(gateway, task.budget_usd, task.budget_tokens, task.spent_usd, task.spent_tokens)
     flush = getattr(gateway.cache, "flush", None)
     for plan in task.plans:
         try:

@@ -274,14 +274,14 @@ AUDIT_ROW = "first-round audit"
 """The ``condition`` of the estimate row of a spec's first-round audit (no trial: its units play one round)."""
 
 
-def audit_members(spec: StudySpec) -> int:
+def audit_member_count(spec: StudySpec) -> int:
     """Members of the first-round audit: matched sets x groups, twice with the arity-matched null.
 
     >>> from pvsst.experiments.spec.audit_section import AuditSpec
     >>> from pvsst.experiments.spec.study import load_spec
     >>> spec = load_spec("experiments/specs/quickstart.yaml").model_copy(
     ...     update={"audit": AuditSpec.model_validate({"vary": {"sex": ["female", "male"]}, "matched_sets": 50})})
-    >>> audit_members(spec)
+    >>> audit_member_count(spec)
     200
     """
     audit = spec.audit
@@ -290,10 +290,10 @@ def audit_members(spec: StudySpec) -> int:
 
 def _audit_cell(spec: StudySpec, model: str, price: ModelPrice, seconds: float) -> CellEstimate:
     """One model's audit units (one per topic): every member posts once and votes once."""
-    trial, units = spec.trial, len(spec.factors.topics)
-    calls = units * 2 * audit_members(spec)
-    prompt_tokens = units * audit_members(spec) * sum(prompt_tokens_per_call(p, trial) for p in ("post", "vote"))
-    completion_tokens = units * audit_members(spec) * sum(completion_tokens_per_call(p, trial) for p in ("post", "vote"))
+    trial, played = spec.trial, len(spec.factors.topics) * audit_member_count(spec)  # units x members
+    calls = 2 * played
+    prompt_tokens = played * sum(prompt_tokens_per_call(p, trial) for p in ("post", "vote"))
+    completion_tokens = played * sum(completion_tokens_per_call(p, trial) for p in ("post", "vote"))
     cost = (prompt_tokens * price.prompt_usd + completion_tokens * price.completion_usd) if price.known else None
     return CellEstimate(model, AUDIT_ROW, 0, 0, calls, prompt_tokens, completion_tokens, cost, calls * seconds)
 

@@ -50,21 +50,32 @@ def trial_metrics(result: TrialResult) -> dict:
     outcomes = trial_outcomes(result.agents, result.posts, result.votes, result.exposures,
                               push_direction=cfg.push_direction, adversarial=cfg.arm.adversarial,
                               n_rounds=cfg.n_rounds, similarity_edge_cases=protocol.similarity_edge_cases)
-    calls = result.llm_calls
     factors = {"trial_id": cfg.trial_id, "block_id": cfg.block_id, "model": cfg.model_name, "topic_id": cfg.topic.id,
                "seed": cfg.seed, "condition": cfg.condition, "push_direction": cfg.push_direction,
                "protocol": protocol.preset,
                "protocol_overrides": ",".join(f"{k}={v}" for k, v in differs_from_preset(protocol).items()),
                "similarity_edge_cases": protocol.similarity_edge_cases}
-    accounting = {
+    accounting = {**call_totals(result.llm_calls), "elapsed_seconds": round(result.elapsed_s, 3)}
+    return {**factors, **outcomes, **accounting, **markup_audit(result)}
+
+
+def call_totals(calls: pd.DataFrame) -> dict:
+    """Calls, cache hits, tokens and cost of a unit's provenance rows (``llm_calls``).
+
+    Examples
+    --------
+    >>> calls = pd.DataFrame({"cached": [True, False], "prompt_tokens": [10, 12], "completion_tokens": [3, 4],
+    ...                       "cost_usd": [0.0, 0.5]})
+    >>> call_totals(calls)
+    {'n_calls': 2, 'cache_hits': 1, 'prompt_tokens': 22, 'completion_tokens': 7, 'cost_usd': 0.5}
+    """
+    return {
         "n_calls": int(len(calls)),
         "cache_hits": int(calls["cached"].sum()) if len(calls) else 0,
         "prompt_tokens": int(calls["prompt_tokens"].sum()) if len(calls) else 0,
         "completion_tokens": int(calls["completion_tokens"].sum()) if len(calls) else 0,
         "cost_usd": float(calls["cost_usd"].sum()) if len(calls) else 0.0,
-        "elapsed_seconds": round(result.elapsed_s, 3),
     }
-    return {**factors, **outcomes, **accounting, **markup_audit(result)}
 
 
 def markup_audit(result: TrialResult) -> dict:

@@ -67,3 +67,12 @@ def worker_gateway(settings: GatewaySettings):
         _GATEWAYS[key] = Gateway.from_config(settings.config, settings.open_cache(), replay_only=settings.replay_only,
                                              max_attempts=settings.max_attempts)
     return _GATEWAYS[key]
+
+
+def cap_budget(gateway, max_usd: float | None, max_tokens: int | None, spent_usd: float, spent_tokens: int) -> None:
+    """Give a worker's gateway the run's caps, less what finished units already spent (no cap: no budget)."""
+    from pvsst.sim.llm.budget import Budget
+
+    capped = max_usd is not None or max_tokens is not None
+    gateway.budget = Budget(max_usd=max_usd, max_tokens=max_tokens, spent_usd=spent_usd,
+                            spent_tokens=spent_tokens) if capped else None

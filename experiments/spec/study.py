@@ -314,9 +314,10 @@ class StudySpec(StrictModel):
         if self.personas.source == "census" and pool < audit.matched_sets:
             raise SpecFieldError("audit.matched_sets", f"{audit.matched_sets} matched sets need as many base "
                                  f"personas; the census pool has {pool} (personas.n)")
-        members = audit.matched_sets * (1 + (audit.n_groups if audit.arity_null else 0))
-        if self.trial.request_seed_formula == "pvsst" and members > 500:
-            raise SpecFieldError("audit.matched_sets", f"the audit's {members} request seeds per phase exceed the "
+        # one ordinal per matched set (its members share it) and one per copy of the null
+        ordinals = audit.matched_sets * (1 + (audit.n_groups if audit.arity_null else 0))
+        if self.trial.request_seed_formula == "pvsst" and ordinals > 500:
+            raise SpecFieldError("audit.matched_sets", f"the audit's {ordinals} request seeds per phase exceed the "
                                  "500 the 'pvsst' request-seed formula keeps apart; set trial.request_seed_formula: "
                                  "hashed or audit fewer sets")
         if self.trial.votes_per_voter < 1:

@@ -54,17 +54,24 @@ def contradiction_summary(seed: int, contradiction: float) -> pd.Series:
     return summary.iloc[0]
 
 
+def assert_contradiction_detected(planted, null, label: str, tolerance: float) -> None:
+    """10 planted studies (contradiction 0.20) and 20 null ones (0): a study is flagged when its lower
+    bound exceeds the judge's side error; at least 9 of 10 planted and at most 2 of 20 null are flagged,
+    and the mean observed rates are 0.2 * 0.9 + 0.8 * 0.1 = 0.26 and 0.10 (within ``tolerance``)."""
+    detected = sum(row["ci_low"] > JUDGE_ERROR for row in planted)
+    false_alarms = sum(row["ci_low"] > JUDGE_ERROR for row in null)
+    print(f"{label} 20% detected in {detected}/{len(planted)} studies; 0% flagged in {false_alarms}/{len(null)}")
+    assert len(planted) == 10 and len(null) == 20
+    assert detected >= 9
+    assert false_alarms <= 2
+    assert np.mean([row["mean"] for row in planted]) == pytest.approx(0.26, abs=tolerance)
+    assert np.mean([row["mean"] for row in null]) == pytest.approx(0.10, abs=tolerance)
+
+
 def test_planted_contradiction_is_detected_and_its_absence_is_not():
     planted = [contradiction_summary(seed, 0.20) for seed in range(10)]
     null = [contradiction_summary(100 + seed, 0.0) for seed in range(20)]
-    detected = sum(row["ci_low"] > JUDGE_ERROR for row in planted)
-    false_alarms = sum(row["ci_low"] > JUDGE_ERROR for row in null)
-    print(f"contradiction 20% detected in {detected}/10 studies; 0% flagged in {false_alarms}/20")
-    assert detected >= 9
-    assert false_alarms <= 2
-    # the expected observed rate: 0.2 * 0.9 + 0.8 * 0.1 = 0.26 planted, 0.10 at the null
-    assert np.mean([row["mean"] for row in planted]) == pytest.approx(0.26, abs=0.02)
-    assert np.mean([row["mean"] for row in null]) == pytest.approx(0.10, abs=0.02)
+    assert_contradiction_detected(planted, null, "contradiction", tolerance=0.02)
 
 
 def test_per_agent_round_measures_and_vote_sides():
@@ -173,11 +180,4 @@ def test_planted_providers_through_a_model_judge_detect_twenty_percent_not_zero(
     with Gateway() as gateway:
         planted = [planted_study_summary("scripted/planted_contradiction", s, gateway) for s in range(10)]
         null = [planted_study_summary("scripted/planted_trial_null", 100 + s, gateway) for s in range(20)]
-    detected = sum(row["ci_low"] > JUDGE_ERROR for row in planted)
-    false_alarms = sum(row["ci_low"] > JUDGE_ERROR for row in null)
-    print(f"planted providers: contradiction 20% detected in {detected}/10 studies; 0% flagged in {false_alarms}/20")
-    assert detected >= 9
-    assert false_alarms <= 2
-    # observed rate: 0.2 * 0.9 + 0.8 * 0.1 = 0.26 planted, 0.10 at the null
-    assert np.mean([row["mean"] for row in planted]) == pytest.approx(0.26, abs=0.03)
-    assert np.mean([row["mean"] for row in null]) == pytest.approx(0.10, abs=0.03)
+    assert_contradiction_detected(planted, null, "planted providers: contradiction", tolerance=0.03)
