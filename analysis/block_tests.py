@@ -46,7 +46,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import binom
 
 from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED, RandomizationPlan
 from pvsst.core.errors import InputError
@@ -81,6 +80,10 @@ def sign_test_p(positive: int, negative: int) -> float:
     n = positive + negative
     if n == 0:
         return 1.0
+    # imported here: every run and worker process loads this module for its trial metrics, and scipy.stats
+    # is slow to import
+    from scipy.stats import binom
+
     return float(min(1.0, 2.0 * binom.cdf(min(positive, negative), n, 0.5)))
 
 

@@ -100,7 +100,20 @@ def canonical_values(values) -> list[str | None]:
         for i in np.flatnonzero(~whole & ~np.isnan(array)):
             out[i] = canonical_value(array[i])
         return out
-    return [canonical_value(v) for v in array]
+    # A raw column repeats few distinct values: each is converted once. Values equal as dict keys (1, 1.0,
+    # True) have the same canonical string, so the memo gives what canonical_value gives element by element.
+    memo: dict = {}
+
+    def canonical(value):
+        try:
+            return memo[value]
+        except KeyError:
+            memo[value] = text = canonical_value(value)
+            return text
+        except TypeError:  # unhashable
+            return canonical_value(value)
+
+    return [canonical(v) for v in array]
 
 
 @dataclass(frozen=True)

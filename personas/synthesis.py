@@ -29,6 +29,7 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -40,7 +41,7 @@ from pvsst.personas.census import (SOURCE_AGE_SEX, SOURCE_EDUCATION, SOURCE_RACE
 from pvsst.core.errors import InputError
 from pvsst.personas.geography import REGION_OF_STATE, REGIONS, STATE_CODES, STATE_NAME, parse_geography
 from pvsst.personas.integerise import integerise
-from pvsst.personas.ipf import RakingMargin, rake
+from pvsst.personas.ipf import RakingFit, RakingMargin, rake
 from pvsst.personas.raking_sample import RAKING_SAMPLE_SOURCE, load_raking_sample
 from pvsst.personas.survey_attributes import (SURVEY_CITATION, age_group_index, load_survey_attribute_model,
                                         posting_style_of)
@@ -197,6 +198,35 @@ def _fit_report(personas: pd.DataFrame, tables: CensusTables, states: np.ndarray
     return report[["marginal", "category", "base", "target", "achieved", "abs_error_pp", "source"]]
 
 
+def _raked(tables: CensusTables, states: np.ndarray) -> tuple[CensusTables, RakingFit]:
+    """The raking sample's table raked to the census marginals of ``states`` (read-only)."""
+    seed_table = load_raking_sample().table
+    shape = (len(states),) + seed_table.shape
+    fit = rake(np.broadcast_to(seed_table, shape).ravel(), _raking_margins(tables, states, shape))
+    if not fit.converged:
+        raise InputError("raking", "margins", f"did not converge (relative error {fit.max_relative_error:.2e})")
+    fit.table.setflags(write=False)
+    return tables, fit
+
+
+@lru_cache(maxsize=8)
+def _vendored_raked(states: tuple[int, ...]) -> tuple[CensusTables, RakingFit]:
+    """:func:`_raked` for the vendored census marginals, which cannot change while pvsst runs: computed once
+    per process and geography (a study freezes, draws and checks its pool from the same tables)."""
+    return _raked(load_census_tables(), np.array(states))
+
+
+@lru_cache(maxsize=1)
+def _donor_posting_styles() -> tuple[np.ndarray, np.ndarray]:
+    """(style names, (respondents, 2) style codes) of every survey donor without and with a college degree:
+    the style depends on the donor's party id and ideology and the persona's own education."""
+    respondents = load_survey_attribute_model().respondents
+    styles = np.stack([posting_style_of(respondents["party_id"], respondents["ideology"],
+                                        np.full(len(respondents), has_degree)) for has_degree in (False, True)], axis=1)
+    names, codes = np.unique(styles, return_inverse=True)
+    return names, codes.reshape(styles.shape)
+
+
 def synthesize(n: int, geography: str | list[str] = "US", seed: int = 0,
                census_dir: str | Path | None = None,
                on_stage: Callable[[str], None] | None = None) -> SynthesisResult:
@@ -218,15 +248,14 @@ def synthesize(n: int, geography: str | list[str] = "US", seed: int = 0,
     stage = on_stage or (lambda name: None)
     states = np.array([STATE_CODES.index(c) for c in codes])
     stage("load census marginals")
-    tables = load_census_tables(census_dir)
     seed_tables = load_raking_sample()
     survey = load_survey_attribute_model()
-    stage("rake")
     shape = (len(states),) + seed_tables.table.shape
-    joint = np.broadcast_to(seed_tables.table, shape).ravel()
-    fit = rake(joint, _raking_margins(tables, states, shape))
-    if not fit.converged:
-        raise InputError("raking", "margins", f"did not converge (relative error {fit.max_relative_error:.2e})")
+    stage("rake")
+    if census_dir is None:
+        tables, fit = _vendored_raked(tuple(int(x) for x in states))
+    else:
+        tables, fit = _raked(load_census_tables(census_dir), states)
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(5)]
     stage("integerise and sample")
     counts = integerise(fit.table, n, streams[0], strata=_integerisation_strata(states, shape))
@@ -260,12 +289,8 @@ def synthesize(n: int, geography: str | list[str] = "US", seed: int = 0,
         values = respondents[column]
         personas[column] = pd.Categorical.from_codes(values.cat.codes.to_numpy()[donor_rows],
                                                      categories=values.cat.categories)
-    # The style depends on the donor's party id and ideology and the persona's own education.
-    styles = np.stack([posting_style_of(respondents["party_id"], respondents["ideology"],
-                                        np.full(len(respondents), has_degree)) for has_degree in (False, True)], axis=1)
-    style_names, style_codes = np.unique(styles, return_inverse=True)
-    personas["posting_style"] = _categorical(style_codes.reshape(styles.shape)[donor_rows, college.astype(int)],
-                                             style_names)
+    style_names, style_codes = _donor_posting_styles()
+    personas["posting_style"] = _categorical(style_codes[donor_rows, college.astype(int)], style_names)
     personas["survey_respondent_id"] = respondents["respondent_id"].to_numpy()[donor_rows]
     stage("fit report")
     report = _fit_report(personas, tables, states)

@@ -46,7 +46,7 @@ def _answered(survey: pd.DataFrame, question: str, options, geography: str | Non
     raw = survey[question]
     answered = raw.notna().to_numpy()
     codes = raw[answered].astype(str)
-    unknown = sorted(set(codes) - set(options))
+    unknown = sorted(set(codes.unique()) - set(options))
     if unknown:
         raise InputError("survey", question, f"answer codes {', '.join(unknown[:5])} are not options "
                          f"({', '.join(options)})")

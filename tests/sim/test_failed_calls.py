@@ -31,7 +31,7 @@ from pvsst.sim.trial.settings import TrialSetup
 from pvsst.sim.trial.run import run_trial
 
 SEED = 101
-TIMEOUT_S = 2.0  # far above a loopback answer, one request at a time, on a busy machine
+TIMEOUT_S = 1.0  # ~100x a loopback answer, one request at a time, on a busy machine; each hung try waits it
 THINK = '<think>Maybe {"post": "no</think>'
 GOOD_POST = {"post": "Labels help.", "opinion": "support", "confidence": 0.6, "reason": "stub"}
 THINK_POST = {"post": "Thought first.", "opinion": "strongly support", "confidence": 0.9, "reason": "stub"}
@@ -59,7 +59,13 @@ def reply(body: dict, n_seen: int):
     return json.dumps({"votes": [1, 0, -1, 1, 0]})
 
 
-def run(preset: str, **overrides):
+def reply_without_hang(body: dict, n_seen: int):
+    """``reply`` with a valid post for ordinal 2: for tests of votes alone, which need not wait out a hang."""
+    phase, ordinal = phase_and_ordinal(body)
+    return json.dumps(GOOD_POST) if (phase, ordinal) == (1, 2) else reply(body, n_seen)
+
+
+def run(preset: str, answer=reply, **overrides):
     config = TrialSetup(trial_id="t", model_name="ollama_chat/stub", topic=get_topic("ai_labels"),
                          condition="likes", seed=SEED, n_agents=6, n_rounds=1,
                          protocol=protocol_from_preset(preset, **overrides))
@@ -68,7 +74,7 @@ def run(preset: str, **overrides):
     async def sleep(seconds: float) -> None:  # one list per call: each call runs as its own task
         waits[asyncio.current_task().get_name()].append(seconds)
 
-    with OllamaStub(reply) as stub:
+    with OllamaStub(answer) as stub:
         # litellm's first call in a process imports its route's code (done here, not inside the timeout),
         # and its HTTP clients belong to an event loop (the trial's gateway warms its own)
         protocol = config.protocol
@@ -160,7 +166,7 @@ def test_reference_rows(reference):
 
 
 def test_reference_with_rows_denominator_drops_the_voter():
-    result, _, _ = run("pvsst_reference", vote_error_denominator="rows")
+    result, _, _ = run("pvsst_reference", reply_without_hang, vote_error_denominator="rows")
     votes = result.votes
     assert "a05" not in set(votes["voter_id"]) and votes["parse_ok"].all() and len(votes) == 25
     assert vote_call_failure_rate(votes, honest_agent_ids(result.agents)) == 0.0
