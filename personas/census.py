@@ -32,7 +32,8 @@ Example
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -204,7 +205,8 @@ def _education_shares(census_dir: Path) -> np.ndarray:
 
 
 def load_census_tables(census_dir: str | Path | None = None) -> CensusTables:
-    """Load and check the census marginals (the vendored copy unless ``census_dir`` is given).
+    """Load and check the census marginals: the vendored copy (read once per process, its arrays
+    read-only: it cannot change while pvsst runs) unless ``census_dir`` is given (read every time).
 
     A missing, unreadable or inconsistent file raises :class:`pvsst.core.errors.InputError`.
 
@@ -214,7 +216,20 @@ def load_census_tables(census_dir: str | Path | None = None) -> CensusTables:
     >>> t.state_age_sex.shape, round(float(t.education_shares.sum()), 12)
     ((51, 15, 2), 1.0)
     """
-    directory = Path(census_dir) if census_dir is not None else census_dir_default()
+    if census_dir is None:
+        return _vendored_census_tables()
+    return _read_census_tables(Path(census_dir))
+
+
+@lru_cache(maxsize=1)
+def _vendored_census_tables() -> CensusTables:
+    tables = _read_census_tables(census_dir_default())
+    for field in fields(tables):
+        getattr(tables, field.name).setflags(write=False)
+    return tables
+
+
+def _read_census_tables(directory: Path) -> CensusTables:
     share_18_19 = _share_18_19_within_15_19(directory)
     race_given, single = _single_age(directory)
     return CensusTables(state_age_sex=_state_age_sex(directory, share_18_19),

@@ -198,19 +198,19 @@ def _fit_report(personas: pd.DataFrame, tables: CensusTables, states: np.ndarray
     return report[["marginal", "category", "base", "target", "achieved", "abs_error_pp", "source"]]
 
 
-def _raked(tables: CensusTables, states: np.ndarray) -> tuple[CensusTables, RakingFit]:
-    """The raking sample's table raked to the census marginals of ``states`` (read-only)."""
+def _raked(tables: CensusTables, states: np.ndarray) -> RakingFit:
+    """The raking sample's table raked to the census marginals of ``states`` (its table read-only)."""
     seed_table = load_raking_sample().table
     shape = (len(states),) + seed_table.shape
     fit = rake(np.broadcast_to(seed_table, shape).ravel(), _raking_margins(tables, states, shape))
     if not fit.converged:
         raise InputError("raking", "margins", f"did not converge (relative error {fit.max_relative_error:.2e})")
     fit.table.setflags(write=False)
-    return tables, fit
+    return fit
 
 
 @lru_cache(maxsize=8)
-def _vendored_raked(states: tuple[int, ...]) -> tuple[CensusTables, RakingFit]:
+def _vendored_raked(states: tuple[int, ...]) -> RakingFit:
     """:func:`_raked` for the vendored census marginals, which cannot change while pvsst runs: computed once
     per process and geography (a study freezes, draws and checks its pool from the same tables)."""
     return _raked(load_census_tables(), np.array(states))
@@ -248,14 +248,12 @@ def synthesize(n: int, geography: str | list[str] = "US", seed: int = 0,
     stage = on_stage or (lambda name: None)
     states = np.array([STATE_CODES.index(c) for c in codes])
     stage("load census marginals")
+    tables = load_census_tables(census_dir)
     seed_tables = load_raking_sample()
     survey = load_survey_attribute_model()
-    shape = (len(states),) + seed_tables.table.shape
     stage("rake")
-    if census_dir is None:
-        tables, fit = _vendored_raked(tuple(int(x) for x in states))
-    else:
-        tables, fit = _raked(load_census_tables(census_dir), states)
+    shape = (len(states),) + seed_tables.table.shape
+    fit = _vendored_raked(tuple(int(x) for x in states)) if census_dir is None else _raked(tables, states)
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(5)]
     stage("integerise and sample")
     counts = integerise(fit.table, n, streams[0], strata=_integerisation_strata(states, shape))
