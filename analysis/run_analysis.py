@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pvsst.core.run_folder import holds_run_folder
 from pvsst.analysis.consistency.judgments import JUDGMENTS_DIR, agreement_table, choose_judge, read_judgments
 from pvsst.analysis.consistency.run_summary import (agent_round_table, belief_consistency_table,
                                                    require_contrast_metrics)
@@ -266,6 +267,7 @@ def analyze_plan(table: pd.DataFrame, plan: RunPlan, metrics, strata, source: st
                                  alpha=settings.alpha, randomization=settings.randomization, source=source)
 
 
+@holds_run_folder
 def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = None,
                 homophily_replicates: int = HOMOPHILY_REPLICATES) -> RunAnalysis:
     """Load a run, compute every table of ``RUN/analysis/`` and write them atomically."""
@@ -315,7 +317,7 @@ def _require_trials(data: RunTables) -> None:
 
 def _write_atomically(out_dir: Path, tables: dict[str, pd.DataFrame]) -> None:
     """Replace ``out_dir`` by the tables, keeping the stance judgments ``pvsst judge`` wrote there."""
-    with atomic_directory(out_dir) as staging:
+    with atomic_directory(out_dir, ledger=True) as staging:
         if (out_dir / JUDGMENTS_DIR).is_dir():
             shutil.copytree(out_dir / JUDGMENTS_DIR, staging / JUDGMENTS_DIR)
         for name, frame in tables.items():

@@ -33,6 +33,7 @@ import pandas as pd
 from pydantic import Field, StringConstraints, ValidationError, model_validator
 
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import regular_file
 from pvsst.core.validation import SpecFieldError, StrictModel, describe_validation_error
 
 NETWORK_PARAMETERS: dict[str, tuple[str, ...]] = {
@@ -151,7 +152,7 @@ def _sbm(spec: NetworkSpec, agent_ids: list[str], personas: pd.DataFrame | None,
 
 
 def _edgelist(spec: NetworkSpec, agent_ids: list[str]) -> nx.DiGraph:
-    path = Path(spec.path or "")
+    path = regular_file(Path(spec.path or ""), "network.path", text=True)
     try:
         graph = nx.read_edgelist(path, create_using=nx.DiGraph, nodetype=str, data=False)
     except (OSError, UnicodeDecodeError) as err:

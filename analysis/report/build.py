@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pvsst.core.run_folder import holds_run_folder
 from pvsst.core.atomic import atomic_directory
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import FIGURE_FORMATS, PaperFigure
@@ -116,6 +117,7 @@ def frozen_spec(manifest: Mapping) -> tuple[dict, str]:
     return dict(manifest.get("spec") or {}), "the frozen spec recorded in the run's manifest"
 
 
+@holds_run_folder
 def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
                      figure_formats: Sequence[str] = FIGURE_FORMATS, homophily_replicates: int = 200,
                      progress: Callable[[str], None] | None = None) -> ReportResult:
@@ -349,7 +351,7 @@ def write_report(out_dir: Path, markdown: str, figures: Sequence[tuple[str, Pape
                  figure_formats: Sequence[str], *, title: str,
                  extra_tables: Mapping[str, pd.DataFrame] | None = None) -> list[Path]:
     """Build the report in a temporary sibling folder, then swap it into ``out_dir`` (atomic per folder)."""
-    with atomic_directory(out_dir) as staging:
+    with atomic_directory(out_dir, ledger=True) as staging:
         ext = "png" if "png" in figure_formats else figure_formats[0]
         images = {}
         for _, figure in figures:
@@ -364,4 +366,4 @@ def write_report(out_dir: Path, markdown: str, figures: Sequence[tuple[str, Pape
             (staging / "report.html").write_text(markdown_to_html(markdown, images, title=title), encoding="utf-8")
         for name, frame in (extra_tables or {}).items():
             frame.to_csv(staging / name, index=False)
-    return sorted(p for p in out_dir.rglob("*") if p.is_file())
+    return sorted(p for p in out_dir.rglob("*") if p.is_file() and not p.name.startswith("."))

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pvsst.core.run_folder import holds_run_folder
 from pvsst.analysis.figures.fidelity import fidelity_by_question_figure, is_control
 from pvsst.analysis.figures.style import FIGURE_FORMATS
 from pvsst.analysis.figures.survey import answer_shares_figure, js_heatmap_figure, subgroup_gaps_figure
@@ -294,6 +295,7 @@ def _environment(manifest: Mapping) -> str:
     return markdown_table(pd.DataFrame(rows))
 
 
+@holds_run_folder
 def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
                         figure_formats: Sequence[str] = FIGURE_FORMATS, draws: int | None = None,
                         progress: Callable[[str], None] | None = None) -> ReportResult:

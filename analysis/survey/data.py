@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import regular_file
 from pvsst.personas.respondents import canonical_value, canonical_values  # one matching rule for survey values
 
 GROUP_PREFIX = "group:"
@@ -91,10 +92,7 @@ def load_survey_table(source: str) -> pd.DataFrame:
 
 
 def _read_file(path: str, fmt: str, value_labels: bool) -> pd.DataFrame:
-    from pathlib import Path
-
-    if not Path(path).is_file():
-        raise InputError(path, "data.path", "no such file")
+    regular_file(path, "data.path", text=fmt == "csv")
     try:
         if fmt == "csv":
             return pd.read_csv(path)

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from pvsst.core.atomic import write_json
+from pvsst.core.errors import InputError
+from pvsst.core.redaction import redact_data
 from pvsst.core.run_layout import MANIFEST, TRIALS
 from pvsst.experiments.spec.prereg import package_versions
 
@@ -51,10 +53,19 @@ class RunManifest:
 
     @classmethod
     def load(cls, run_dir: str | Path) -> "RunManifest | None":
+        """The manifest of ``run_dir`` (``None``: it has none); an unreadable or corrupt one is an ``InputError``."""
         path = Path(run_dir) / MANIFEST
         if not path.is_file():
             return None
-        return cls(path, json.loads(path.read_text(encoding="utf-8")))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as err:
+            where = f" (line {err.lineno})" if isinstance(err, json.JSONDecodeError) else ""
+            raise InputError(path, "manifest", f"corrupt: not the JSON pvsst writes{where}; restore it from a "
+                             "backup, or give a new --out") from None
+        if not isinstance(data, dict):
+            raise InputError(path, "manifest", f"corrupt: a JSON {type(data).__name__}, not the object pvsst writes")
+        return cls(path, data)
 
     @classmethod
     def create(cls, run_dir: str | Path, **fields: Any) -> "RunManifest":
@@ -64,6 +75,17 @@ class RunManifest:
     def open(cls, run_dir: str | Path, **fields: Any) -> "RunManifest":
         """The run directory's manifest, or a new one holding ``fields``."""
         return cls.load(run_dir) or cls.create(run_dir, **fields)
+
+    @property
+    def kind(self) -> str | None:
+        """``survey`` (a ``pvsst survey run``), ``study`` (``pvsst run``, ``pvsst simulate``) or ``None`` (not yet known)."""
+        return "survey" if "survey_id" in self.data else "study" if "spec_sha256" in self.data else None
+
+    def require_kind(self, kind: str) -> None:
+        """Refuse (``InputError``) a manifest of another kind of run than ``kind``."""
+        if self.kind not in (None, kind):
+            raise InputError(self.path, "manifest", f"this folder holds a {self.kind} run, not a {kind} run; "
+                             "give a new --out")
 
     def get(self, name: str, default: Any = None) -> Any:
         """A top-level field of the manifest."""
@@ -112,4 +134,5 @@ class RunManifest:
         return self.units(TRIALS)
 
     def save(self) -> None:
-        write_json(self.path, self.data)
+        """Write the manifest atomically, secrets redacted (:func:`pvsst.core.redaction.redact_data`)."""
+        write_json(self.path, redact_data(self.data))
