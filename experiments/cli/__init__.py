@@ -23,6 +23,7 @@ from pvsst.core.redaction import redact
 
 EXIT_INPUT_ERROR = 2
 EXIT_OS_ERROR = 1
+MAX_LINE = 2000
 
 
 def _click_exceptions(name: str) -> tuple[type[BaseException], ...]:
@@ -100,8 +101,9 @@ def _run(argv: list[str] | None) -> int:
 
 
 def _say(message: str) -> None:
-    """Print one line on stderr, secrets redacted and line breaks folded."""
-    print(f"pvsst: {' '.join(redact(message).split())}", file=sys.stderr)
+    """Print one line on stderr, secrets redacted, line breaks folded, at most :data:`MAX_LINE` characters."""
+    line = " ".join(redact(message).split())
+    print(f"pvsst: {line if len(line) <= MAX_LINE else line[:MAX_LINE - 3] + '...'}", file=sys.stderr)
 
 
 @contextmanager

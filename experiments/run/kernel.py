@@ -17,7 +17,8 @@ manifest; it hands over a :class:`RunJob`. The kernel then, inside
 4. writes each finished unit's tables (``RUN/<section>/<unit_id>/``, DONE last): the kernel is the
    run store's only writer; records its status in the manifest and tallies it in the
    :class:`~pvsst.experiments.run.summary.RunSummary`; moves the one progress bar;
-5. stops at a run-level stop (budget spent, replay miss), closes the executor and records the summary.
+5. stops at a run-level stop (budget spent, replay miss), closes the executor and records the summary
+   (and any corrupt response-cache row the workers dropped and asked again: ``cache_rows_dropped``).
 
 A worker returns :class:`UnitResult` values: plain data (tables, files, counts), nothing written.
 
@@ -142,6 +143,9 @@ def run_units(job: RunJob) -> RunSummary:
         job.manifest.save()
         job.gateway.create_cache()
         _execute(job, payloads, pending)
+        dropped = job.gateway.dropped_rows()
+        if dropped:  # corrupt cache rows, asked again: on record, not fatal
+            job.manifest.record(cache_rows_dropped=dropped)
     if job.finish is not None:
         job.finish(job.summary)
     if job.summary.degraded and not job.summary.exit_code:

@@ -12,6 +12,7 @@ from typing import Annotated
 
 from pydantic import Field, ValidationError
 
+from pvsst.core.bounds import MAX_BUDGET_TOKENS
 from pvsst.core.errors import InputError
 from pvsst.core.validation import StrictModel, describe_validation_error
 from pvsst.sim.llm.stops import RunStop
@@ -40,7 +41,7 @@ class BudgetCap(StrictModel):
 
 
     max_usd: Annotated[float, Field(ge=0)] | None = None
-    max_tokens: Annotated[int, Field(ge=0)] | None = None
+    max_tokens: Annotated[int, Field(ge=0, le=MAX_BUDGET_TOKENS)] | None = None
 
 
 @dataclass
