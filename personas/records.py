@@ -116,6 +116,8 @@ def read_personas(path: str | Path) -> pd.DataFrame:
     """Read a persona table written by :func:`write_personas` (or any table with ``persona_id``)."""
     path = Path(path)
     suffix = _format_of(path)
+    if not path.exists():
+        raise InputError(str(path), "path", "no such persona file")
     regular_file(path, "path", text=suffix == ".csv")
     try:
         frame = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.core.run_folder import holds_run_folder
-from pvsst.core.atomic import atomic_directory
+from pvsst.core.atomic import atomic_directory, check_replaceable
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import FIGURE_FORMATS, PaperFigure
 from pvsst.analysis.paired import IncompleteBlocksWarning
@@ -38,7 +38,7 @@ from pvsst.analysis.report.markdown import (VERDICT_RULE, bullet_list, deviation
 from pvsst.analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypotheses_or_default, hypothesis_verdicts
 from pvsst.analysis.run_analysis import analyze_plan, analyze_run, headline_table
 from pvsst.analysis.store import load_run, load_trial_table
-from pvsst.core.run_layout import ANALYSIS, MANIFEST
+from pvsst.core.run_layout import ANALYSIS, MANIFEST, REPORT
 
 REPORT_FORMATS = ("md", "html")
 ANALYSIS_TABLES = ("trial_outcomes", "per_round", "contrasts", "headline")
@@ -123,6 +123,7 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
                      progress: Callable[[str], None] | None = None) -> ReportResult:
     """Write ``RUN/report/`` for a run directory (see the module docstring)."""
     run_dir = Path(run_dir)
+    check_replaceable(run_dir / REPORT)  # before anything is computed
     step = progress or (lambda label: None)
     data = load_run(run_dir)
     manifest = data.manifest
@@ -167,7 +168,9 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
 def build_table_report(table_path: str | Path, out_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
                        figure_formats: Sequence[str] = FIGURE_FORMATS, plan: RunPlan | None = None,
                        progress: Callable[[str], None] | None = None) -> ReportResult:
-    """Write a report of a published per-trial table: contrasts, headline table and forest plots."""
+    """Write a report of a published per-trial table: contrasts, headline table and forest plots (into
+    ``out_dir``, refused at once while it holds a file pvsst did not write)."""
+    check_replaceable(out_dir)
     step = progress or (lambda label: None)
     plan = plan or RunPlan.pvsst()
     table = load_trial_table(table_path, required=(*plan.block, "condition"))

@@ -42,7 +42,8 @@ from pvsst.analysis.report.survey_audit import audit_figure_plans, audit_section
 from pvsst.analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import ANALYSIS, MANIFEST, SURVEY
+from pvsst.core.atomic import check_replaceable
+from pvsst.core.run_layout import ANALYSIS, MANIFEST, REPORT, SURVEY
 
 METRIC_DEFINITIONS = (
     ("p, q", "the human and the simulated answer distributions over a question's K substantive options "
@@ -301,6 +302,7 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
                         progress: Callable[[str], None] | None = None) -> ReportResult:
     """Write ``RUN/report/`` for a survey run (see the module docstring)."""
     run_dir = Path(run_dir)
+    check_replaceable(run_dir / REPORT)  # before anything is computed
     step = progress or (lambda label: None)
     if not is_survey_run(run_dir):
         raise InputError(run_dir, SURVEY, "not a survey run directory (run `pvsst survey run` first)")

@@ -151,8 +151,8 @@ def _left_by_pvsst(name: str) -> bool:
 @contextmanager
 def run_folder_lock(run_dir: str | Path, *, shared: bool = False, create: bool = False) -> Iterator[None]:
     """Hold the lock of ``run_dir`` for the block (see the module docstring); ``create`` makes the folder
-    first (a run's ``--out``). A folder that does not exist, or whose lock another process holds, is an
-    ``InputError`` naming it."""
+    first (a run's ``--out``). A folder that does not exist, that is not a run's (no manifest: nothing is
+    written into it, not even the lock), or whose lock another process holds, is an ``InputError`` naming it."""
     run_dir = Path(run_dir)
     if create:
         try:
@@ -162,6 +162,8 @@ def run_folder_lock(run_dir: str | Path, *, shared: bool = False, create: bool =
                              f"{os_error_line(err).split(': ')[-1]}") from None
     elif not run_dir.is_dir():
         raise InputError(run_dir, "run folder", "does not exist" if not run_dir.exists() else "is not a folder")
+    elif os.path.realpath(run_dir) not in _HELD and not (run_dir / MANIFEST).is_file():
+        raise InputError(run_dir, MANIFEST, "missing (not a pvsst run folder)")
     key = os.path.realpath(run_dir)
     held = _HELD.get(key)
     if held is not None:  # this process holds it already (a report running its analysis)
