@@ -18,9 +18,8 @@ fails is rolled back, and the file stays usable.
 
 Examples
 --------
->>> import errno
->>> failed_write_line(OSError(errno.ENOSPC, "No space left on device", "/runs/r1/trials/t1"))
-'/runs/r1/trials/t1: no space left on device'
+>>> failed_write_line(sqlite3.OperationalError("database or disk is full"), "/runs/r1/cache.sqlite")
+'/runs/r1/cache.sqlite: no space left on device'
 >>> failed_write_line(OSError("Error writing bytes to file. Detail: [errno 28] No space left on device"), "/runs/r1")
 '/runs/r1: no space left on device'
 """

@@ -161,7 +161,7 @@ def run_folder_lock(run_dir: str | Path, *, shared: bool = False, create: bool =
             raise InputError(run_dir, "--out", f"cannot create the run folder: "
                              f"{os_error_line(err).split(': ')[-1]}") from None
     elif not run_dir.is_dir():
-        raise InputError(run_dir, "run folder", "does not exist" if not run_dir.exists() else "is not a folder")
+        raise InputError(run_dir, "run directory", "does not exist" if not run_dir.exists() else "is not a folder")
     elif os.path.realpath(run_dir) not in _HELD and not (run_dir / MANIFEST).is_file():
         raise InputError(run_dir, MANIFEST, "missing (not a pvsst run folder)")
     key = os.path.realpath(run_dir)

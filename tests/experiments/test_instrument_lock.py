@@ -114,7 +114,7 @@ STUDY_FILE_PROBLEMS = {  # name -> (edit of the study's folder, the file the one
                                "missing materials file"),
     "personas_file_missing": (lambda d: (d / "scripted_smoke.yaml").write_text(
         (d / "scripted_smoke.yaml").read_text() + "personas: {source: file, path: people.parquet}\n"),
-        "people.parquet", "no such persona file"),
+        "people.parquet", "personas.path: no such file"),
 }
 
 
