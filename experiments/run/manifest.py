@@ -2,7 +2,8 @@
 
 The manifest is rewritten atomically (temp file + rename) after every finished unit, so a killed run
 always leaves a readable manifest that says which units finished. Every change goes through a method of
-:class:`RunManifest`: the input's record (:meth:`~RunManifest.record`), deviations, one entry per
+:class:`RunManifest`, which redacts what it records (:func:`pvsst.core.redaction.redact_data`: no API key
+or URL credential is ever written): the input's record (:meth:`~RunManifest.record`), deviations, one entry per
 session in ``runs`` (:meth:`~RunManifest.start_run`, :meth:`~RunManifest.update_run`) and one status
 entry per unit under its section (``trials`` of a study, ``units`` of a survey).
 
@@ -69,7 +70,8 @@ class RunManifest:
 
     @classmethod
     def create(cls, run_dir: str | Path, **fields: Any) -> "RunManifest":
-        return cls(Path(run_dir) / MANIFEST, {"created_at": utc_now(), "deviations": [], "runs": [], **fields})
+        return cls(Path(run_dir) / MANIFEST, {"created_at": utc_now(), "deviations": [], "runs": [],
+                                              **redact_data(fields)})
 
     @classmethod
     def open(cls, run_dir: str | Path, **fields: Any) -> "RunManifest":
@@ -93,17 +95,18 @@ class RunManifest:
 
     def record(self, **fields: Any) -> None:
         """Set top-level fields (what was run: the input, its hashes, the design)."""
-        self.data.update(fields)
+        self.data.update(redact_data(fields))
 
     def add_deviations(self, records: list[dict], same: Callable[[dict, dict], bool] | None = None) -> None:
         """Append deviation records; with ``same``, one equal to a recorded one is not added again."""
+        records = redact_data(records)
         recorded = self.data.setdefault("deviations", [])
         recorded += [d for d in records if same is None or not any(same(d, old) for old in recorded)]
 
     # -- sessions ------------------------------------------------------------------------------------
     def start_run(self, **fields: Any) -> None:
         """Open this session's entry in ``runs`` (started_at, executor, workers, versions ...)."""
-        self.data.setdefault("runs", []).append({"started_at": utc_now(), **fields})
+        self.data.setdefault("runs", []).append({"started_at": utc_now(), **redact_data(fields)})
 
     @property
     def current_run(self) -> dict:
@@ -112,7 +115,7 @@ class RunManifest:
 
     def update_run(self, **fields: Any) -> None:
         """Add fields to this session's entry (finished_at, summary, interrupted, write_failed)."""
-        self.data["runs"][-1].update(fields)
+        self.data["runs"][-1].update(redact_data(fields))
 
     # -- units ---------------------------------------------------------------------------------------
     def units(self, section: str) -> dict[str, dict]:
@@ -122,11 +125,11 @@ class RunManifest:
     def declare(self, section: str, entries: Mapping[str, Mapping]) -> None:
         """Enter every planned unit of a section with its fields; a new one is ``pending``."""
         for unit_id, fields in entries.items():
-            self.units(section).setdefault(unit_id, {"status": "pending"}).update(fields)
+            self.units(section).setdefault(unit_id, {"status": "pending"}).update(redact_data(fields))
 
     def set_unit(self, section: str, unit_id: str, **fields: Any) -> None:
         """Update one unit's entry (its status, calls, error ...)."""
-        self.units(section).setdefault(unit_id, {}).update(fields)
+        self.units(section).setdefault(unit_id, {}).update(redact_data(fields))
 
     @property
     def trials(self) -> dict[str, dict]:
@@ -134,5 +137,5 @@ class RunManifest:
         return self.units(TRIALS)
 
     def save(self) -> None:
-        """Write the manifest atomically, secrets redacted (:func:`pvsst.core.redaction.redact_data`)."""
-        write_json(self.path, redact_data(self.data))
+        """Write the manifest atomically (every value was redacted as it was recorded)."""
+        write_json(self.path, self.data)
