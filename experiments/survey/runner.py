@@ -101,7 +101,10 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     deviations, lock, data = _deviations(spec_path, file_spec, spec, deviation, options, gateway or {})
     command = ["survey", "run", spec_path, *_option_words(options), *gateway_options(gateway or {})]
     digest = survey_sha256(spec)
-    human = None if (run_dir / SURVEY).is_file() else human_table(spec)  # checks the data before anything is written
+    inputs = None
+    if not (run_dir / SURVEY).is_file():  # the data and the personas are checked before anything is written
+        human = human_table(spec)
+        inputs = (human, *asked_tables(spec, human))
     with claimed_run_folder(run_dir):
         manifest = RunManifest.load(run_dir)
         if manifest is not None:
@@ -116,9 +119,9 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
                         models=list(spec.asked_models), data_sha256=data_sha256(spec), data=data)
         manifest.add_deviations(deviations, same=_same)
         with preparing(run_dir, resume_command(command, run_dir, deviation)):
-            if human is not None:
+            if inputs is not None:
                 manifest.save()  # before the inputs: a folder holding a run's files has its manifest
-                write_inputs(spec, run_dir, human, *asked_tables(spec, human))
+                write_inputs(spec, run_dir, *inputs)
             asked = read_inputs(spec, run_dir)
         units = plan_units(spec, asked["persona_id"].astype(str).tolist())
         return run_units(survey_job(spec, run_dir, manifest, units, asked, workers=workers, replay_only=replay_only,

@@ -44,9 +44,9 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pvsst.core.errors import InputError, os_error_line
+from pvsst.core.errors import InputError, os_errno
 from pvsst.core.redaction import redact
-from pvsst.core.run_layout import LOCK, MANIFEST
+from pvsst.core.run_layout import CACHE_FILES, LOCK, MANIFEST, RUN_ENTRIES, RUN_RECORDS
 
 NAME_MAX = 255
 """Longest file name (bytes) the common filesystems take."""
@@ -87,7 +87,7 @@ def check_run_folder(run_dir: str | Path) -> None:
     except FileNotFoundError:
         return
     except OSError as err:
-        raise InputError(run_dir, "--out", f"cannot use it as a run folder: {os_error_line(err).split(': ')[-1]}") \
+        raise InputError(run_dir, "--out", f"cannot use it as a run folder: {_problem(err)}") \
             from None
     if not stat.S_ISDIR(mode):
         what = "a file" if stat.S_ISREG(mode) else "a device or special file"
@@ -97,9 +97,7 @@ def check_run_folder(run_dir: str | Path) -> None:
     try:
         entries = sorted(entry.name for entry in os.scandir(run_dir) if not _left_by_pvsst(entry.name))
     except OSError as err:
-        raise InputError(run_dir, "--out", f"cannot read the folder: {os_error_line(err).split(': ')[-1]}") from None
-    from pvsst.core.run_layout import CACHE_FILES, RUN_ENTRIES, RUN_RECORDS
-
+        raise InputError(run_dir, "--out", f"cannot read the folder: {_problem(err)}") from None
     if set(entries) <= CACHE_FILES:
         return  # nothing, or only a response cache (content-addressed: it replays only identical requests)
 
@@ -143,6 +141,11 @@ def claimed_run_folder(run_dir: str | Path) -> Iterator[None]:
         yield
 
 
+def _problem(err: OSError) -> str:
+    code = os_errno(err)
+    return os.strerror(code).lower() if code else str(err)[:200]
+
+
 def _left_by_pvsst(name: str) -> bool:
     """The lock file, or a hidden staging folder an interrupted write left (``.NAME.*.tmp``)."""
     return name == LOCK or (name.startswith(".") and name.endswith(".tmp"))
@@ -159,7 +162,7 @@ def run_folder_lock(run_dir: str | Path, *, shared: bool = False, create: bool =
             run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise InputError(run_dir, "--out", f"cannot create the run folder: "
-                             f"{os_error_line(err).split(': ')[-1]}") from None
+                             f"{_problem(err)}") from None
     elif not run_dir.is_dir():
         raise InputError(run_dir, "run directory", "does not exist" if not run_dir.exists() else "is not a folder")
     elif os.path.realpath(run_dir) not in _HELD and not (run_dir / MANIFEST).is_file():
@@ -209,7 +212,7 @@ def _open_lock(path: Path, shared: bool) -> int | None:
                 return os.open(path, os.O_RDONLY)
             except OSError:
                 return None
-        raise InputError(path.parent, "lock", f"cannot write the run folder: {os_error_line(err).split(': ')[-1]}") \
+        raise InputError(path.parent, "lock", f"cannot write the run folder: {_problem(err)}") \
             from None
 
 
