@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from pvsst.core.bounds import MAX_BOOTSTRAP_DRAWS, MAX_RANDOMIZATION_DRAWS, MAX_SEED
 from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import MANIFEST
@@ -185,7 +186,7 @@ class RandomizationPlan(StrictModel):
     """
 
     method: Literal["auto", "exhaustive", "monte_carlo"] = "auto"
-    draws: Annotated[int, Field(ge=1)] = MONTE_CARLO_DRAWS
+    draws: Annotated[int, Field(ge=1, le=MAX_RANDOMIZATION_DRAWS)] = MONTE_CARLO_DRAWS
     exhaustive_max_n: Annotated[int, Field(ge=1, le=30)] = EXHAUSTIVE_MAX_N
 
 
@@ -218,8 +219,8 @@ class AnalysisPlan(StrictModel):
 
     contrasts: Annotated[dict[Identifier, Contrast], Field(min_length=1)]
     metrics: list[str] = []
-    bootstrap_draws: Annotated[int, Field(ge=1)] = BOOTSTRAP_DRAWS
-    bootstrap_seed: Annotated[int, Field(ge=0)] = PVSST_SEED
+    bootstrap_draws: Annotated[int, Field(ge=1, le=MAX_BOOTSTRAP_DRAWS)] = BOOTSTRAP_DRAWS
+    bootstrap_seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = PVSST_SEED
     randomization: RandomizationPlan = RandomizationPlan()
     alpha: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.05
     consistency: ConsistencyCriterion = ConsistencyCriterion()

@@ -45,11 +45,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pvsst.core.run_folder import holds_run_folder
 from pvsst.analysis.consistency.judgments import JUDGMENTS_DIR, agreement_table, choose_judge, read_judgments
 from pvsst.analysis.consistency.run_summary import (agent_round_table, belief_consistency_table,
                                                    require_contrast_metrics)
 from pvsst.analysis.contrast_table import PairedContrastAnalysis, paired_contrast_table
-from pvsst.core.atomic import atomic_directory
+from pvsst.core.atomic import atomic_directory, check_replaceable
 from pvsst.core.errors import InputError
 from pvsst.analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
 from pvsst.analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
@@ -266,9 +267,12 @@ def analyze_plan(table: pd.DataFrame, plan: RunPlan, metrics, strata, source: st
                                  alpha=settings.alpha, randomization=settings.randomization, source=source)
 
 
+@holds_run_folder
 def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = None,
                 homophily_replicates: int = HOMOPHILY_REPLICATES) -> RunAnalysis:
-    """Load a run, compute every table of ``RUN/analysis/`` and write them atomically."""
+    """Load a run, compute every table of ``RUN/analysis/`` and write them atomically (refused at once, before
+    anything is computed, while ``RUN/analysis/`` holds a file pvsst did not write)."""
+    check_replaceable(Path(run_dir) / ANALYSIS, keep=(JUDGMENTS_DIR,))
     data = load_run(run_dir)
     _require_trials(data)
     # The plan is checked against the arms the trials record before any outcome is computed, so a
@@ -315,7 +319,7 @@ def _require_trials(data: RunTables) -> None:
 
 def _write_atomically(out_dir: Path, tables: dict[str, pd.DataFrame]) -> None:
     """Replace ``out_dir`` by the tables, keeping the stance judgments ``pvsst judge`` wrote there."""
-    with atomic_directory(out_dir) as staging:
+    with atomic_directory(out_dir, ledger=True, keep=(JUDGMENTS_DIR,)) as staging:
         if (out_dir / JUDGMENTS_DIR).is_dir():
             shutil.copytree(out_dir / JUDGMENTS_DIR, staging / JUDGMENTS_DIR)
         for name, frame in tables.items():

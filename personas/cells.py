@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.core.validation import checked_weights
 
 DEFAULT_GEOGRAPHY = "state"
 CELL_ID_DIGITS = 16
@@ -218,9 +219,7 @@ def cell_table(personas: pd.DataFrame, attributes, geography: str = DEFAULT_GEOG
     else:
         if weight not in personas.columns:
             raise InputError(source, "weight", f"no column {weight!r} in the persona table")
-        mass = pd.to_numeric(personas[weight], errors="coerce").to_numpy(dtype=float)
-        if np.isnan(mass).any() or (mass < 0).any():
-            raise InputError(source, "weight", f"column {weight!r} must hold non-negative numbers")
+        mass = checked_weights(personas[weight], source, "weight", weight)
     ids = np.array([cell_id_of(dict(zip(attributes, row))) for row in cells.itertuples(index=False, name=None)])
     if len(set(ids)) != len(ids):
         raise InputError(source, "cells", "two cells share an id (hash collision); rename a level")

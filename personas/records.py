@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import regular_file
 from pvsst.core.validation import first_duplicate
 
 FORMATS = (".parquet", ".csv")
@@ -115,8 +116,9 @@ def read_personas(path: str | Path) -> pd.DataFrame:
     """Read a persona table written by :func:`write_personas` (or any table with ``persona_id``)."""
     path = Path(path)
     suffix = _format_of(path)
-    if not path.is_file():
+    if not path.exists():
         raise InputError(str(path), "path", "no such persona file")
+    regular_file(path, "path", text=suffix == ".csv")
     try:
         frame = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
     except (OSError, ValueError, pa.ArrowException) as err:

@@ -180,10 +180,11 @@ class SocialModel(mesa.Model):
         take_votes = VOTE_HANDLERS[self.protocol.reply_handling]
         for (agent, targets), result in zip(ballots, self.call(requests), strict=True):
             accepted = take_votes(result.parsed, result.record.status, len(targets))
-            ballot_ok = result.ok and (bool(accepted) or self.protocol.vote_error_denominator == "rows")
-            if not ballot_ok:
+            ballot_ok = result.ok
+            if not ballot_ok or (not accepted and self.protocol.vote_error_denominator == "voters"):
                 # A failed ballot counts no vote; its rows (value 0) keep the failure on record. Under
-                # `voters` a reply without one usable vote is a failed ballot too.
+                # `voters` a parsed reply without one usable vote is a cast ballot with no vote: rows of
+                # value 0 that parsed, so the call counts in the rate's denominator and not as a failure.
                 accepted = [(position, 0) for position in range(len(targets))]
             values = [0] * len(targets)
             for position, value in accepted:

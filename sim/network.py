@@ -32,7 +32,9 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, StringConstraints, ValidationError, model_validator
 
+from pvsst.core.bounds import MAX_AGENTS
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import regular_file
 from pvsst.core.validation import SpecFieldError, StrictModel, describe_validation_error
 
 NETWORK_PARAMETERS: dict[str, tuple[str, ...]] = {
@@ -70,8 +72,8 @@ class NetworkSpec(StrictModel):
 
     kind: Literal["complete", "erdos_renyi", "barabasi_albert", "watts_strogatz", "sbm", "edgelist"] = "complete"
     p: _Share | None = None
-    m: Annotated[int, Field(ge=1)] | None = None
-    k: Annotated[int, Field(ge=2)] | None = None
+    m: Annotated[int, Field(ge=1, le=MAX_AGENTS)] | None = None
+    k: Annotated[int, Field(ge=2, le=MAX_AGENTS)] | None = None
     homophily: _Share | None = None
     attribute: _Text | None = None
     path: _Text | None = None
@@ -151,7 +153,7 @@ def _sbm(spec: NetworkSpec, agent_ids: list[str], personas: pd.DataFrame | None,
 
 
 def _edgelist(spec: NetworkSpec, agent_ids: list[str]) -> nx.DiGraph:
-    path = Path(spec.path or "")
+    path = regular_file(Path(spec.path or ""), "network.path", text=True)
     try:
         graph = nx.read_edgelist(path, create_using=nx.DiGraph, nodetype=str, data=False)
     except (OSError, UnicodeDecodeError) as err:

@@ -23,7 +23,7 @@ similarity_edge_cases  pvsst (nan, non-empty rows)  reference (0.0; diagonal ``n
 number_format          two_decimals (``0.70``)      python (``0.7``, ``0.675``, ``1.0``: ``str(float)``)
 transport_retries      gateway (5 tries, 1-8 s)     reference (3 tries, waits 1.5, 3, 4.5 s, any error)
 reasoning_blocks       strip (litellm's split)      keep (the text as the server sent it)
-vote_error_denominator rows (calls with vote rows)  voters (every vote call; no usable vote = failure)
+vote_error_denominator rows (calls with vote rows)  voters (every vote call; parse/transport failure)
 ollama_route           model (the model string's)   generate (``/api/generate``, ``system`` field)
 ====================== ===========================  ==================================================
 
@@ -98,8 +98,9 @@ class Protocol:
     (``strip``: the reply handler gets the rest) or the handler gets the reply text exactly as the server
     sent it, block and all (``keep``; :mod:`pvsst.sim.llm.raw_reply`). ``vote_error_denominator``:
     ``vote_parse_error_rate`` counts the vote calls that left vote rows (``rows``; a parsed reply with no
-    usable vote leaves none) or every voter's call, a call without a usable vote counted as a failure
-    (``voters``: its ballot is recorded as failed rows). ``ollama_route``: an Ollama model goes by the
+    usable vote leaves none) or every voter's call (``voters``: a parsed reply without a usable vote is a
+    cast ballot with no vote, recorded as rows of value 0 that parsed; only a parse or transport failure
+    fails a ballot, as in the reference). ``ollama_route``: an Ollama model goes by the
     route its model string names (``model``: ``ollama_chat/`` is ``/api/chat``) or to ``/api/generate``
     with the reference's payload (``generate``: the user message as ``prompt``, the system message as
     ``system``; :func:`pvsst.sim.llm.dispatch.generate_kwargs`). Other providers are not affected.

@@ -11,12 +11,14 @@ failed keeps the agent's prior state and its post is the raw text (cut) or ``(no
 * opinion: one of the seven labels as given, else the first label (scale order) contained in its
   lower-cased text, else the prior opinion: ``"Strongly Oppose"`` becomes ``oppose`` and
   ``"Lean Support"`` becomes ``support``, because ``oppose`` / ``support`` come first in scale order;
-* confidence: a number clamped to [0, 1]; the prior confidence if it is not a number;
+* confidence: a number clamped to [0, 1]; the prior confidence if it is not a number; an integer too
+  large for a float makes the reply a failed generation (``(generation failed)``, the prior state);
 * reason: cut to 200 characters;
 * after every attempt failed to parse: the post is the raw text cut to the limit (or ``(no post)``)
   and the prior opinion and confidence stay; a transport failure gives ``(generation failed)``;
 * votes: each entry ``int()``-converted and clamped to [-1, 1], entries that are not integers skipped
-  (their post gets no vote), extra entries ignored; a missing or non-list ``votes`` gives no votes.
+  (their post gets no vote), extra entries ignored; a missing or non-list ``votes`` gives no votes (a
+  cast ballot without votes: only a parse or transport failure fails a ballot).
 
 Examples
 --------
@@ -102,6 +104,9 @@ def lenient_confidence(value: Any, prior: float) -> float:
 
     >>> lenient_confidence("0.4", 0.7), lenient_confidence(-2, 0.7), lenient_confidence(None, 0.7)
     (0.4, 0.0, 0.7)
+
+    An integer too large for a float raises ``OverflowError``: the reference treats that reply as a
+    failed generation (:func:`lenient_post_reply`).
     """
     try:
         confidence = float(value)
@@ -121,7 +126,10 @@ def lenient_post_reply(parsed: dict | None, status: str, text: str | None, *, pr
     post = str(parsed.get("post", "")).strip()[:char_limit] or EMPTY_POST
     opinion = parsed.get("opinion", STANCE_LABELS[prior_stance])
     stance = snap_opinion(opinion, prior_stance)
-    confidence = lenient_confidence(parsed.get("confidence", prior_confidence), prior_confidence)
+    try:
+        confidence = lenient_confidence(parsed.get("confidence", prior_confidence), prior_confidence)
+    except OverflowError:  # a JSON integer beyond a float: the reference's generation fails on it
+        return PostReply(GENERATION_FAILED, prior_stance, prior_confidence, "", False)
     reason = str(parsed.get("reason", ""))[:REASON_LIMIT]
     return PostReply(post, stance, confidence, reason, True)
 
@@ -131,7 +139,10 @@ def strict_post_reply(parsed: dict | None, status: str, text: str | None, *, pri
     """pvsst's handling: a schema-valid reply sets post, stance and confidence; a failure keeps them."""
     if status == STATUS_OK and isinstance(parsed, dict):
         post = str(parsed["post"]).strip()[:char_limit] or NO_POST
-        confidence = min(1.0, max(0.0, float(parsed["confidence"])))
+        try:
+            confidence = min(1.0, max(0.0, float(parsed["confidence"])))
+        except OverflowError:  # the schema bounds it, but a JSON integer beyond a float is no confidence
+            return PostReply((text or "").strip()[:char_limit] or NO_POST, prior_stance, prior_confidence, "", False)
         return PostReply(post, LABEL_TO_STANCE[parsed["opinion"]], confidence,
                          str(parsed.get("reason", ""))[:REASON_LIMIT], True)
     return PostReply((text or "").strip()[:char_limit] or NO_POST, prior_stance, prior_confidence, "", False)
@@ -150,7 +161,7 @@ def lenient_votes(parsed: dict | None, status: str, n_targets: int) -> list[tupl
             continue  # int() of nan / inf raises; the entry is not an integer
         try:
             vote = max(-1, min(1, int(entry)))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             continue
         if position < n_targets:
             accepted.append((position, vote))

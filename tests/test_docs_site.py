@@ -60,7 +60,7 @@ def test_every_field_needs_a_meaning_and_every_meaning_a_field(caplog):
     with caplog.at_level(logging.WARNING):
         text = tables.schema_reference(StudySpec, descriptions, "specs.md")
     assert caplog.records == []
-    assert "| `max_concurrency` | integer (>= 1) | `4` |" in text
+    assert "| `max_concurrency` | integer (>= 1, <= 100000) | `4` |" in text
 
     planted = {key: value for key, value in descriptions.items() if key != "execution.max_concurrency"}
     planted["execution.no_such_field"] = "a meaning for a field that does not exist"

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.core.atomic import atomic_directory
+from pvsst.core.run_folder import holds_run_folder
+from pvsst.core.atomic import atomic_directory, check_replaceable
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import FIGURE_FORMATS, PaperFigure
 from pvsst.analysis.paired import IncompleteBlocksWarning
@@ -37,7 +38,7 @@ from pvsst.analysis.report.markdown import (VERDICT_RULE, bullet_list, deviation
 from pvsst.analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypotheses_or_default, hypothesis_verdicts
 from pvsst.analysis.run_analysis import analyze_plan, analyze_run, headline_table
 from pvsst.analysis.store import load_run, load_trial_table
-from pvsst.core.run_layout import ANALYSIS, MANIFEST
+from pvsst.core.run_layout import ANALYSIS, MANIFEST, REPORT
 
 REPORT_FORMATS = ("md", "html")
 ANALYSIS_TABLES = ("trial_outcomes", "per_round", "contrasts", "headline")
@@ -116,11 +117,13 @@ def frozen_spec(manifest: Mapping) -> tuple[dict, str]:
     return dict(manifest.get("spec") or {}), "the frozen spec recorded in the run's manifest"
 
 
+@holds_run_folder
 def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
                      figure_formats: Sequence[str] = FIGURE_FORMATS, homophily_replicates: int = 200,
                      progress: Callable[[str], None] | None = None) -> ReportResult:
     """Write ``RUN/report/`` for a run directory (see the module docstring)."""
     run_dir = Path(run_dir)
+    check_replaceable(run_dir / REPORT)  # before anything is computed
     step = progress or (lambda label: None)
     data = load_run(run_dir)
     manifest = data.manifest
@@ -165,7 +168,9 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
 def build_table_report(table_path: str | Path, out_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
                        figure_formats: Sequence[str] = FIGURE_FORMATS, plan: RunPlan | None = None,
                        progress: Callable[[str], None] | None = None) -> ReportResult:
-    """Write a report of a published per-trial table: contrasts, headline table and forest plots."""
+    """Write a report of a published per-trial table: contrasts, headline table and forest plots (into
+    ``out_dir``, refused at once while it holds a file pvsst did not write)."""
+    check_replaceable(out_dir)
     step = progress or (lambda label: None)
     plan = plan or RunPlan.pvsst()
     table = load_trial_table(table_path, required=(*plan.block, "condition"))
@@ -349,7 +354,7 @@ def write_report(out_dir: Path, markdown: str, figures: Sequence[tuple[str, Pape
                  figure_formats: Sequence[str], *, title: str,
                  extra_tables: Mapping[str, pd.DataFrame] | None = None) -> list[Path]:
     """Build the report in a temporary sibling folder, then swap it into ``out_dir`` (atomic per folder)."""
-    with atomic_directory(out_dir) as staging:
+    with atomic_directory(out_dir, ledger=True) as staging:
         ext = "png" if "png" in figure_formats else figure_formats[0]
         images = {}
         for _, figure in figures:
@@ -364,4 +369,4 @@ def write_report(out_dir: Path, markdown: str, figures: Sequence[tuple[str, Pape
             (staging / "report.html").write_text(markdown_to_html(markdown, images, title=title), encoding="utf-8")
         for name, frame in (extra_tables or {}).items():
             frame.to_csv(staging / name, index=False)
-    return sorted(p for p in out_dir.rglob("*") if p.is_file())
+    return sorted(p for p in out_dir.rglob("*") if p.is_file() and not p.name.startswith("."))

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pvsst.core.run_folder import holds_run_folder
 from pvsst.analysis.figures.fidelity import fidelity_by_question_figure, is_control
 from pvsst.analysis.figures.style import FIGURE_FORMATS
 from pvsst.analysis.figures.survey import answer_shares_figure, js_heatmap_figure, subgroup_gaps_figure
@@ -41,7 +42,8 @@ from pvsst.analysis.report.survey_audit import audit_figure_plans, audit_section
 from pvsst.analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import ANALYSIS, MANIFEST, SURVEY
+from pvsst.core.atomic import check_replaceable
+from pvsst.core.run_layout import ANALYSIS, MANIFEST, REPORT, SURVEY
 
 METRIC_DEFINITIONS = (
     ("p, q", "the human and the simulated answer distributions over a question's K substantive options "
@@ -294,11 +296,13 @@ def _environment(manifest: Mapping) -> str:
     return markdown_table(pd.DataFrame(rows))
 
 
+@holds_run_folder
 def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
                         figure_formats: Sequence[str] = FIGURE_FORMATS, draws: int | None = None,
                         progress: Callable[[str], None] | None = None) -> ReportResult:
     """Write ``RUN/report/`` for a survey run (see the module docstring)."""
     run_dir = Path(run_dir)
+    check_replaceable(run_dir / REPORT)  # before anything is computed
     step = progress or (lambda label: None)
     if not is_survey_run(run_dir):
         raise InputError(run_dir, SURVEY, "not a survey run directory (run `pvsst survey run` first)")

@@ -39,9 +39,10 @@ from pvsst.analysis.poststratification import ESTIMATE_COLUMNS, population_estim
 from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, QuestionScale, ScoredRun, substantive_distributions
 from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import CELLS
 from pvsst.analysis.paired import require_columns
 
-CELLS_FILE = "cells.parquet"
+CELLS_FILE = CELLS
 ESTIMATES_FILE = "estimates.csv"
 NATIONAL = "US"
 KEYS = ("model", "condition", "elicitation")

@@ -36,6 +36,8 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import regular_file
+from pvsst.core.validation import checked_weights
 from pvsst.personas.respondents import canonical_value, canonical_values  # one matching rule for survey values
 
 GROUP_PREFIX = "group:"
@@ -91,10 +93,7 @@ def load_survey_table(source: str) -> pd.DataFrame:
 
 
 def _read_file(path: str, fmt: str, value_labels: bool) -> pd.DataFrame:
-    from pathlib import Path
-
-    if not Path(path).is_file():
-        raise InputError(path, "data.path", "no such file")
+    regular_file(path, "data.path", text=fmt == "csv")
     try:
         if fmt == "csv":
             return pd.read_csv(path)
@@ -219,10 +218,8 @@ def human_answers(source: str, id_column: str, answers: list[AnswerColumn], grou
     if weight_column is None:
         weights = np.ones(len(frame))
     else:
-        raw_weights = pd.to_numeric(_column(frame, source, "data.weight", weight_column), errors="coerce")
-        if raw_weights.isna().any() or (raw_weights < 0).any() or raw_weights.sum() <= 0:
-            raise InputError(source, "data.weight", f"column {weight_column!r} must hold non-negative numbers")
-        weights = raw_weights.to_numpy(dtype=float)
+        weights = checked_weights(_column(frame, source, "data.weight", weight_column), source, "data.weight",
+                                  weight_column)
     out = pd.DataFrame({"respondent_id": canonical_values(ids), "weight": weights})
     if strata_column is not None:
         out["stratum"] = _design_column(frame, source, "data.strata", strata_column)

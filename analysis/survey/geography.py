@@ -31,6 +31,7 @@ import pandas as pd
 
 from pvsst.personas.cells import cell_codes, cell_id_of
 from pvsst.core.errors import InputError
+from pvsst.core.validation import checked_weights
 
 DEFAULT_DRAWS = 1000
 DEFAULT_SEED = 20260729
@@ -55,9 +56,7 @@ def _answered(survey: pd.DataFrame, question: str, options, geography: str | Non
     if weight is None:
         mass = np.ones(len(rows))
     else:
-        mass = pd.to_numeric(rows[weight], errors="coerce").to_numpy(dtype=float)
-        if np.isnan(mass).any() or (mass < 0).any():
-            raise InputError("survey", "weight", f"column {weight!r} must hold non-negative numbers")
+        mass = checked_weights(rows[weight], "survey", "weight", weight)
     if geography is not None and rows[geography].isna().any():
         raise InputError("survey", "geography", f"{int(rows[geography].isna().sum())} respondent(s) have no "
                          f"{geography!r}")

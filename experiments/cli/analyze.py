@@ -11,9 +11,13 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from pvsst.core.run_folder import holds_run_folder
+from pvsst.experiments.cli.folder_options import run_argument
 
+
+@holds_run_folder
 def analyze_command(
-    run: Path = typer.Argument(..., help="A run directory (with manifest.json and trials/)."),
+    run: Path = run_argument("A run directory (with manifest.json and trials/)."),
     homophily_replicates: int = typer.Option(200, "--homophily-replicates", min=2,
                                              help="Null replicates per homophily comparison."),
 ) -> None:
@@ -49,7 +53,8 @@ def analyze_command(
                       f"{'yes' if row['consistency_pass'] else 'no'} ({row['models_positive']} models, "
                       f"{row['topics_positive']} topics)", f"{row['mixed_coefficient']:+.4f}")
     console.print(table)
-    console.print(f"wrote {', '.join(sorted(p.name for p in result.out_dir.iterdir()))} to {result.out_dir}")
+    written = sorted(p.name for p in result.out_dir.iterdir() if not p.name.startswith("."))
+    console.print(f"wrote {', '.join(written)} to {result.out_dir}")
 
 
 def _console() -> Console:

@@ -11,9 +11,11 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from pvsst.experiments.cli.folder_options import run_argument
+
 
 def judge_command(
-    run: Path = typer.Argument(..., help="A run directory (with manifest.json and trials/)."),
+    run: Path = run_argument("A run directory (with manifest.json and trials/)."),
     judge: str = typer.Option(None, "--judge", help="`lexicon` or a model string (default: the spec's "
                               "analysis.stance_judge)."),
     materials: Path = typer.Option(None, "--materials", help="A directory holding judge_system.txt and "

@@ -16,15 +16,16 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from pvsst.core.errors import InputError
+from pvsst.experiments.cli.folder_options import out_option, run_argument
 
 
 def report_command(
-    run: Path = typer.Argument(None, help="A run directory (an experiment run with trials/, or a survey run)."),
+    run: Path = run_argument("A run directory (an experiment run with trials/, or a survey run).", None),
     formats: str = typer.Option("md,html", "--format", help="Report formats, comma-separated: md, html."),
     figures: str = typer.Option("png,pdf", "--figures", help="Figure formats, comma-separated: png, pdf."),
     from_table: Path = typer.Option(None, "--from-table",
                                     help="Report a published per-trial table (CSV/Parquet) instead of a run."),
-    out: Path = typer.Option(None, "--out", help="Output folder for --from-table (default: ./<table>_report)."),
+    out: Path = out_option("Output folder for --from-table (default: ./<table>_report).", None),
     homophily_replicates: int = typer.Option(200, "--homophily-replicates", min=2,
                                              help="Null replicates when the analysis must be computed first."),
 ) -> None:

@@ -6,13 +6,14 @@ from typing import Optional
 
 import typer
 
+from pvsst.experiments.cli.folder_options import RETRY_DEGRADED, out_option
 from pvsst.experiments.cli.gateway_options import (API_BASE, MAX_CONCURRENCY, REQUEST_TIMEOUT, REQUESTS_PER_MINUTE,
                                                    STRUCTURED_OUTPUT, gateway_overrides)
 
 
 def run(
     spec: Path = typer.Argument(..., help="Study spec (YAML), frozen with `pvsst prereg freeze`."),
-    out: Path = typer.Option(..., "--out", help="Run directory (created; an existing one is resumed)."),
+    out: Path = out_option("Run directory: new or empty (created), or a run of this spec (resumed)."),
     executor: Optional[str] = typer.Option(None, "--executor", help="local (process pool) or ray; default: the spec's."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Trials in parallel; default: the spec's."),
     replay_only: bool = typer.Option(False, "--replay-only", help="Serve every call from the run's cache; a miss stops the run (exit 4)."),
@@ -24,11 +25,14 @@ def run(
     request_timeout: Optional[float] = REQUEST_TIMEOUT,
     api_base: Optional[str] = API_BASE,
     structured_output: Optional[str] = STRUCTURED_OUTPUT,
+    retry_degraded: bool = RETRY_DEGRADED,
 ) -> None:
     """Run every trial of a frozen spec; skips trials already DONE (resume).
 
     The gateway options override the spec's execution section for this run (recorded in the manifest
-    as a deviation); a resumed run is given them again.
+    as a deviation); a resumed run is given them again. OUT must be new, empty or a run of this spec; a
+    second command on the same folder while this one runs is refused (exit 2), naming this one.
+    --retry-degraded runs the degraded trials again.
 
     Exit codes: 0 all trials done; 1 some trials failed, or are degraded (more of their model calls
     failed than the spec's analysis.parse_failure_threshold; both recorded in the manifest), or a write
@@ -43,7 +47,8 @@ def run(
                         gateway=gateway_overrides(max_concurrency=max_concurrency,
                                                   requests_per_minute=requests_per_minute,
                                                   request_timeout_s=request_timeout, api_base=api_base,
-                                                  structured_output=structured_output))
+                                                  structured_output=structured_output),
+                        retry_degraded=retry_degraded)
     print_summary(summary)
 
 

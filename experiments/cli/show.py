@@ -9,10 +9,11 @@ from rich.console import Console
 
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import TRIALS
+from pvsst.experiments.cli.folder_options import run_argument
 
 
 def show(
-    run: Path = typer.Argument(..., help="Run directory (written by `pvsst run` or `pvsst simulate`)."),
+    run: Path = run_argument("Run directory (written by `pvsst run` or `pvsst simulate`)."),
     trial: str = typer.Argument(..., help="Trial id (a folder under RUN/trials)."),
     round: Optional[int] = typer.Option(None, "--round", help="Only this round."),
     agent: Optional[str] = typer.Option(None, "--agent", help="Only this agent id."),

@@ -10,11 +10,14 @@ import typer
 import yaml
 from rich.console import Console
 
+from pvsst.core.atomic import write_text
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import METRICS, TRIALS
+from pvsst.core.run_folder import claimed_run_folder
+from pvsst.core.run_layout import METRICS, SIMULATE_SPEC, TRIALS
+from pvsst.experiments.cli.folder_options import out_option
 from pvsst.experiments.cli.gateway_options import MAX_CONCURRENCY, gateway_overrides
 
-SPEC_FILE = "simulate.yaml"
+SPEC_FILE = SIMULATE_SPEC
 
 
 def simulate(
@@ -33,7 +36,8 @@ def simulate(
     follow_dynamics: bool = typer.Option(False, "--follow-dynamics", help="Follow on like, unfollow on downvote."),
     seed_formula: Optional[str] = typer.Option(None, "--seed-formula", help="Request-seed formula: pvsst or hashed (large populations; default: the protocol's)."),
     protocol: str = typer.Option("pvsst", "--protocol", help="Procedure preset: pvsst or pvsst_reference (the reference implementation's mechanics)."),
-    out: Path = typer.Option(Path("runs/simulate"), "--out", help="Run directory; the trial is written to OUT/trials/<trial_id> (an existing one is resumed)."),
+    out: Path = out_option("Run directory; the trial is written to OUT/trials/<trial_id> (an existing one is resumed).",
+                           Path("runs/simulate")),
     max_concurrency: Optional[int] = MAX_CONCURRENCY,
 ) -> None:
     """Run one trial as a one-trial study and write it as `pvsst run` would (same trial id, same metrics.json).
@@ -51,14 +55,13 @@ def simulate(
                           seed=seed, model_name=model_name, network=network, feed_size=feed_size, push=push,
                           personas=personas, feed_candidates=feed_candidates, follow_dynamics=follow_dynamics,
                           seed_formula=seed_formula, protocol=protocol)
-    out.mkdir(parents=True, exist_ok=True)  # everything is validated: only now is anything written
-    path = out / SPEC_FILE
     document = spec.model_dump(mode="json", exclude_defaults=True)
     document["push_direction"]["by_seed"] = spec.push_direction.by_seed  # integer keys, as a spec writes them
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
     one = trial_id(model_name, spec.factors.topics[0].id, seed, condition)
-    summary = run_study(path, out, workers=1, deviation=f"pvsst simulate: the one trial {one}",
-                        gateway=gateway_overrides(max_concurrency=max_concurrency), trial_ids=[one])
+    with claimed_run_folder(out):  # everything is validated: only now is anything written
+        path = write_text(out / SPEC_FILE, yaml.safe_dump(document, sort_keys=False))
+        summary = run_study(path, out, workers=1, deviation=f"pvsst simulate: the one trial {one}",
+                            gateway=gateway_overrides(max_concurrency=max_concurrency), trial_ids=[one])
     metrics = json.loads((out / TRIALS / one / METRICS).read_text()) if summary.done else {}
     if metrics:
         Console().print(f"{out / TRIALS / one}: {metrics['n_calls']} calls ({metrics['cache_hits']} cached), final "

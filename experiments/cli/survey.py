@@ -8,6 +8,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pvsst.core.run_folder import holds_run_folder
+from pvsst.experiments.cli.folder_options import RETRY_DEGRADED, out_option, run_argument
 from pvsst.experiments.cli.gateway_options import (API_BASE, MAX_CONCURRENCY, REQUEST_TIMEOUT, REQUESTS_PER_MINUTE,
                                                    STRUCTURED_OUTPUT, gateway_overrides)
 
@@ -18,7 +20,7 @@ survey_app = typer.Typer(help="Simulate survey answers and score them against re
 @survey_app.command("run")
 def run(
     survey: Path = typer.Argument(..., help="Survey instrument (YAML), frozen with `pvsst prereg freeze`."),
-    out: Path = typer.Option(..., "--out", help="Run directory (created; an existing one is resumed)."),
+    out: Path = out_option("Run directory: new or empty (created), or a run of this instrument (resumed)."),
     model: Optional[List[str]] = typer.Option(None, "--model", help="Model to ask (repeat for several); overrides the instrument's (recorded as a deviation)."),
     personas: Optional[str] = typer.Option(None, "--personas", help="respondents (matched to real respondents) or census."),
     n: Optional[int] = typer.Option(None, "--n", help="Number of personas; overrides the instrument's."),
@@ -32,13 +34,15 @@ def run(
     request_timeout: Optional[float] = REQUEST_TIMEOUT,
     api_base: Optional[str] = API_BASE,
     structured_output: Optional[str] = STRUCTURED_OUTPUT,
+    retry_degraded: bool = RETRY_DEGRADED,
 ) -> None:
     """Ask every persona every question under every condition (every model), plus the reference controls.
 
     The instrument must be frozen and unchanged (else exit 2) unless --deviation is given; --model,
     --personas, --n, --seed and the gateway options (--max-concurrency, --requests-per-minute,
     --request-timeout, --api-base, --structured-output) are recorded in the manifest as deviations.
-    The data must be as frozen (its sha256 is in the lock) unless --deviation is given.
+    The data must be as frozen (its sha256 is in the lock) unless --deviation is given. OUT must be new,
+    empty or a run of this instrument; --retry-degraded runs the degraded units again.
     Exit codes: 0 done; 1 some units failed, a write failed, or a unit or model is degraded (more of
     its calls failed than analysis.parse_failure_threshold); 2 bad input (also: changed data);
     4 replay-only cache miss; 130 / 143 stopped by Ctrl-C / SIGTERM (rerun to resume).
@@ -59,7 +63,8 @@ def run(
                          gateway=gateway_overrides(max_concurrency=max_concurrency,
                                                    requests_per_minute=requests_per_minute,
                                                    request_timeout_s=request_timeout, api_base=api_base,
-                                                   structured_output=structured_output))
+                                                   structured_output=structured_output),
+                         retry_degraded=retry_degraded)
     print_summary(summary)
 
 
@@ -68,8 +73,9 @@ def _cell(value: float) -> str:
 
 
 @survey_app.command("score")
+@holds_run_folder
 def score(
-    run_dir: Path = typer.Argument(..., help="A survey run directory written by `pvsst survey run`."),
+    run_dir: Path = run_argument("A survey run directory written by `pvsst survey run`."),
     draws: Optional[int] = typer.Option(None, "--draws", help="Bootstrap draws; default: the instrument's."),
 ) -> None:
     """Write RUN/analysis/fidelity.csv and print a per-question table (model beside the controls).
@@ -150,7 +156,7 @@ def _audit_and_consistency(run_dir: Path, draws: Optional[int]) -> None:
 
 @survey_app.command("report")
 def report(
-    run_dir: Path = typer.Argument(..., help="A survey run directory written by `pvsst survey run`."),
+    run_dir: Path = run_argument("A survey run directory written by `pvsst survey run`."),
     formats: str = typer.Option("md,html", "--format", help="Report formats, comma-separated: md, html."),
     figures: str = typer.Option("png,pdf", "--figures", help="Figure formats, comma-separated: png, pdf."),
 ) -> None:

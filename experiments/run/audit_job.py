@@ -138,7 +138,7 @@ def run_audit_unit(task: AuditTask) -> list[UnitResult]:
 
 def audit_job(study: StudyInput, run_dir: Path, members: pd.DataFrame, *, spent: RunSummary, executor: str | None,
               workers: int | None, replay_only: bool, budget_usd: float | None, ray_address: str | None,
-              progress: bool) -> RunJob:
+              progress: bool, retry_degraded: bool = False) -> RunJob:
     """The kernel's job for the audit units (after the trials: the run directory and its manifest exist);
     the budget caps count what the trials of this session (``spent``) spent."""
     spec, execution = study.spec, study.execution
@@ -171,7 +171,7 @@ def audit_job(study: StudyInput, run_dir: Path, members: pd.DataFrame, *, spent:
                   threshold=spec.analysis.parse_failure_threshold, executor=kind, workers=n_workers,
                   ray_address=ray_address or execution.ray_address, progress=progress,
                   session={"executor": kind, "workers": n_workers, "budget_usd": cap_usd, "job": AUDITS},
-                  manifest_prefix="audit_")
+                  manifest_prefix="audit_", retry_degraded=retry_degraded)
 
 
 def check_members(study: StudyInput) -> pd.DataFrame | None:

@@ -1,7 +1,7 @@
 """Open a frozen input: a study spec or survey instrument is run only as frozen, or with a recorded deviation.
 
 :func:`check_frozen` reads the input's lock once and compares the input (in canonical form) and its
-materials files with it. An unfrozen or changed input is refused (exit 2) unless a deviation text is
+files it reads (materials, persona table, edge list) with it. An unfrozen or changed input is refused (exit 2) unless a deviation text is
 given; the deviation is then recorded in the manifest with both hashes and what changed.
 
 Examples
@@ -24,9 +24,11 @@ from pvsst.experiments.spec.study import canonical_sha256
 
 
 def check_frozen(canonical: dict, spec_path: Path, deviation: str | None, materials_dir: Path | None = None,
-                 materials: dict[str, str] | None = None) -> tuple[str, dict | None, Lock | None]:
+                 materials: dict[str, str] | None = None,
+                 files: dict[str, Path] | None = None) -> tuple[str, dict | None, Lock | None]:
     """Return (current sha256, deviation record or None, the lock or None) for an input in canonical form,
-    the sha256 of its materials files and the lock beside ``spec_path``; refuse an unfrozen or changed input."""
+    the sha256 of the files it reads (materials files, input ``files`` by field) and the lock beside
+    ``spec_path``; refuse an unfrozen or changed input."""
     lock = read_lock(spec_path)
     if lock is None:
         if deviation is None:
@@ -34,14 +36,15 @@ def check_frozen(canonical: dict, spec_path: Path, deviation: str | None, materi
                              "first, or pass --deviation TEXT")
         current = canonical_sha256(canonical)
         return current, {"text": deviation, "frozen_sha256": None, "current_sha256": current, "at": utc_now()}, None
-    check = compare(canonical, lock, spec_name=spec_path.name, materials_dir=materials_dir, materials=materials)
+    check = compare(canonical, lock, spec_name=spec_path.name, materials_dir=materials_dir, materials=materials,
+                    files=files)
     if check.ok:
         return check.current_sha256, ({"text": deviation, "frozen_sha256": check.frozen_sha256,
                                        "current_sha256": check.current_sha256, "at": utc_now()}
                                       if deviation else None), lock
     if deviation is None and check.frozen_sha256 == check.current_sha256:
-        raise InputError(check.changed_materials[0], "sha256", "materials file changed since the spec was frozen "
-                         f"({len(check.changed_materials)} file(s) differ); re-freeze or pass --deviation TEXT")
+        raise InputError(check.changed_materials[0], "sha256", "changed since the spec was frozen (a file the "
+                         f"run reads; {len(check.changed_materials)} file(s) differ); re-freeze or pass --deviation TEXT")
     if deviation is None:
         raise InputError(spec_path, "spec_sha256", f"hash mismatch: spec changed since it was frozen (frozen "
                          f"{check.frozen_sha256[:12]}, now {check.current_sha256[:12]}; changed: "

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pvsst.core.run_folder import holds_run_folder
 from pvsst.analysis.consistency.judgments import JUDGMENTS_DIR, agreement_table, judge_slug, read_judgments
 from pvsst.analysis.store import load_run
 from pvsst.core.atomic import atomic_file, write_text
@@ -86,6 +87,7 @@ def gateway_config(spec: dict | None) -> GatewayConfig:
     return GatewayConfig.model_validate({k: v for k, v in execution.items() if k in GatewayConfig.model_fields})
 
 
+@holds_run_folder
 def judge_run(run_dir: str | Path, judge_name: str, *, materials: str | Path | None = None,
               seed: int = 0) -> JudgeRunResult:
     """Judge every parsed post of ``run_dir`` with ``judge_name`` and write the files of the module docstring.

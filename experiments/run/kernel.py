@@ -7,14 +7,18 @@ Study trials (``pvsst run``, ``pvsst simulate``) and survey units (``pvsst surve
 manifest; it hands over a :class:`RunJob`. The kernel then, inside
 :func:`~pvsst.experiments.run.run_guard.guarded_run` (signals and failed writes end in one line):
 
-1. opens this session in the manifest and lets the job write its inputs (``prepare``);
-2. skips every unit whose folder holds ``DONE`` (a finished one stays degraded if it was);
+1. opens this session in the manifest and skips every unit whose folder holds ``DONE``, after checking
+   its files against the hashes the marker records (:func:`pvsst.core.integrity.verify_unit`; a
+   finished one stays degraded if it was, unless ``retry_degraded``: then it is run again);
+2. saves the manifest (a folder holding a run's files always has one) and lets the job write its
+   inputs (``prepare``);
 3. runs the pending units' payloads on an executor (:mod:`pvsst.experiments.run.executors`), which
    knows only a picklable function and its payloads;
 4. writes each finished unit's tables (``RUN/<section>/<unit_id>/``, DONE last): the kernel is the
    run store's only writer; records its status in the manifest and tallies it in the
    :class:`~pvsst.experiments.run.summary.RunSummary`; moves the one progress bar;
-5. stops at a run-level stop (budget spent, replay miss), closes the executor and records the summary.
+5. stops at a run-level stop (budget spent, replay miss), closes the executor and records the summary
+   (and any corrupt response-cache row the workers dropped and asked again: ``cache_rows_dropped``).
 
 A worker returns :class:`UnitResult` values: plain data (tables, files, counts), nothing written.
 
@@ -45,6 +49,7 @@ from typing import Any
 import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from pvsst.core.integrity import verify_unit
 from pvsst.core.run_layout import CACHE, is_complete
 from pvsst.experiments.run.call_health import degraded_line, model_calls_summary
 from pvsst.experiments.run.executors import InlineExecutor, make_executor
@@ -114,6 +119,8 @@ class RunJob:
     finish: Callable[[RunSummary], None] | None = None
     progress: bool = True
     manifest_prefix: str = ""       # of the manifest's model_calls / finished_at (a second job of one run)
+    retry_degraded: bool = False    # run the degraded units again (``--retry-degraded``)
+    retrying: set[str] = field(default_factory=set)
 
 
 def echo_unit(unit_id: str) -> list[UnitResult]:
@@ -128,13 +135,17 @@ def run_units(job: RunJob) -> RunSummary:
     with guarded_run(job.manifest, what=job.what, unit=job.summary.unit, total=len(job.unit_ids),
                      resume=resume, cache_path=job.run_dir / CACHE,
                      finished=lambda: sum(is_complete(job.run_dir / job.section / u) for u in job.unit_ids)):
-        payloads = job.prepare(job)
         job.run_dir.mkdir(parents=True, exist_ok=True)
-        remove_staging(job.run_dir / job.section)  # a unit a killed run was writing
         pending = _skip_finished(job)
+        job.manifest.save()
+        payloads = job.prepare(job)
+        remove_staging(job.run_dir / job.section)  # a unit a killed run was writing
         job.manifest.save()
         job.gateway.create_cache()
         _execute(job, payloads, pending)
+        dropped = job.gateway.dropped_rows()
+        if dropped:  # corrupt cache rows, asked again: on record, not fatal
+            job.manifest.record(cache_rows_dropped=dropped)
     if job.finish is not None:
         job.finish(job.summary)
     if job.summary.degraded and not job.summary.exit_code:
@@ -148,14 +159,21 @@ def run_units(job: RunJob) -> RunSummary:
 
 
 def _skip_finished(job: RunJob) -> list[str]:
-    """The unit ids without DONE, in run order; the finished ones are counted as skipped."""
+    """The unit ids without DONE (and, with ``retry_degraded``, the degraded ones), in run order; the
+    finished ones are verified (a changed file is an ``InputError`` naming it) and counted as skipped."""
     pending = []
     for unit_id in job.unit_ids:
-        if not is_complete(job.run_dir / job.section / unit_id):
+        unit_dir = job.run_dir / job.section / unit_id
+        if not is_complete(unit_dir):
             pending.append(unit_id)
             continue
-        job.summary.skipped += 1
+        verify_unit(unit_dir)
         entry = job.manifest.units(job.section).get(unit_id, {})
+        if entry.get("status") == DEGRADED and job.retry_degraded:
+            pending.append(unit_id)  # its folder is kept until the new attempt's tables replace it
+            job.retrying.add(unit_id)
+            continue
+        job.summary.skipped += 1
         if entry.get("status") == DEGRADED:  # still degraded: resuming does not make it a success
             job.summary.degraded.append(degraded_line(unit_id, entry, job.threshold))
         else:
@@ -199,6 +217,12 @@ def _store(job: RunJob, result: UnitResult) -> None:
         write_table_directory(job.run_dir / job.section, result.unit_id, result.tables or {}, result.files)
     error = job.name_originals(result.error) if result.error else ""
     status = unit_status(result.status, result.calls, result.failed_calls, job.threshold)
+    if result.unit_id in job.retrying and status not in ("done", DEGRADED):
+        # the retry failed: the degraded tables are still the unit's, and so is its status
+        job.manifest.set_unit(job.section, result.unit_id, retry_error=error or status)
+        job.summary.degraded.append(degraded_line(result.unit_id, job.manifest.units(job.section)[result.unit_id],
+                                                  job.threshold))
+        return
     share = result.failed_calls / result.calls if result.calls else 0.0
     job.manifest.set_unit(job.section, result.unit_id, status=status, error=error, calls=result.calls,
                           cache_hits=result.cache_hits, failed_calls=result.failed_calls,

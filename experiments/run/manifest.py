@@ -2,7 +2,8 @@
 
 The manifest is rewritten atomically (temp file + rename) after every finished unit, so a killed run
 always leaves a readable manifest that says which units finished. Every change goes through a method of
-:class:`RunManifest`: the input's record (:meth:`~RunManifest.record`), deviations, one entry per
+:class:`RunManifest`, which redacts what it records (:func:`pvsst.core.redaction.redact_data`: no API key
+or URL credential is ever written): the input's record (:meth:`~RunManifest.record`), deviations, one entry per
 session in ``runs`` (:meth:`~RunManifest.start_run`, :meth:`~RunManifest.update_run`) and one status
 entry per unit under its section (``trials`` of a study, ``units`` of a survey).
 
@@ -28,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from pvsst.core.atomic import write_json
+from pvsst.core.errors import InputError
+from pvsst.core.redaction import redact_data
 from pvsst.core.run_layout import MANIFEST, TRIALS
 from pvsst.experiments.spec.prereg import package_versions
 
@@ -51,19 +54,40 @@ class RunManifest:
 
     @classmethod
     def load(cls, run_dir: str | Path) -> "RunManifest | None":
+        """The manifest of ``run_dir`` (``None``: it has none); an unreadable or corrupt one is an ``InputError``."""
         path = Path(run_dir) / MANIFEST
         if not path.is_file():
             return None
-        return cls(path, json.loads(path.read_text(encoding="utf-8")))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as err:
+            where = f" (line {err.lineno})" if isinstance(err, json.JSONDecodeError) else ""
+            raise InputError(path, "manifest", f"corrupt: not the JSON pvsst writes{where}; restore it from a "
+                             "backup, or give a new --out") from None
+        if not isinstance(data, dict):
+            raise InputError(path, "manifest", f"corrupt: a JSON {type(data).__name__}, not the object pvsst writes")
+        return cls(path, data)
 
     @classmethod
     def create(cls, run_dir: str | Path, **fields: Any) -> "RunManifest":
-        return cls(Path(run_dir) / MANIFEST, {"created_at": utc_now(), "deviations": [], "runs": [], **fields})
+        return cls(Path(run_dir) / MANIFEST, {"created_at": utc_now(), "deviations": [], "runs": [],
+                                              **redact_data(fields)})
 
     @classmethod
     def open(cls, run_dir: str | Path, **fields: Any) -> "RunManifest":
         """The run directory's manifest, or a new one holding ``fields``."""
         return cls.load(run_dir) or cls.create(run_dir, **fields)
+
+    @property
+    def kind(self) -> str | None:
+        """``survey`` (a ``pvsst survey run``), ``study`` (``pvsst run``, ``pvsst simulate``) or ``None`` (not yet known)."""
+        return "survey" if "survey_id" in self.data else "study" if "spec_sha256" in self.data else None
+
+    def require_kind(self, kind: str) -> None:
+        """Refuse (``InputError``) a manifest of another kind of run than ``kind``."""
+        if self.kind not in (None, kind):
+            raise InputError(self.path, "manifest", f"this folder holds a {self.kind} run, not a {kind} run; "
+                             "give a new --out")
 
     def get(self, name: str, default: Any = None) -> Any:
         """A top-level field of the manifest."""
@@ -71,17 +95,18 @@ class RunManifest:
 
     def record(self, **fields: Any) -> None:
         """Set top-level fields (what was run: the input, its hashes, the design)."""
-        self.data.update(fields)
+        self.data.update(redact_data(fields))
 
     def add_deviations(self, records: list[dict], same: Callable[[dict, dict], bool] | None = None) -> None:
         """Append deviation records; with ``same``, one equal to a recorded one is not added again."""
+        records = redact_data(records)
         recorded = self.data.setdefault("deviations", [])
         recorded += [d for d in records if same is None or not any(same(d, old) for old in recorded)]
 
     # -- sessions ------------------------------------------------------------------------------------
     def start_run(self, **fields: Any) -> None:
         """Open this session's entry in ``runs`` (started_at, executor, workers, versions ...)."""
-        self.data.setdefault("runs", []).append({"started_at": utc_now(), **fields})
+        self.data.setdefault("runs", []).append({"started_at": utc_now(), **redact_data(fields)})
 
     @property
     def current_run(self) -> dict:
@@ -90,7 +115,7 @@ class RunManifest:
 
     def update_run(self, **fields: Any) -> None:
         """Add fields to this session's entry (finished_at, summary, interrupted, write_failed)."""
-        self.data["runs"][-1].update(fields)
+        self.data["runs"][-1].update(redact_data(fields))
 
     # -- units ---------------------------------------------------------------------------------------
     def units(self, section: str) -> dict[str, dict]:
@@ -100,11 +125,11 @@ class RunManifest:
     def declare(self, section: str, entries: Mapping[str, Mapping]) -> None:
         """Enter every planned unit of a section with its fields; a new one is ``pending``."""
         for unit_id, fields in entries.items():
-            self.units(section).setdefault(unit_id, {"status": "pending"}).update(fields)
+            self.units(section).setdefault(unit_id, {"status": "pending"}).update(redact_data(fields))
 
     def set_unit(self, section: str, unit_id: str, **fields: Any) -> None:
         """Update one unit's entry (its status, calls, error ...)."""
-        self.units(section).setdefault(unit_id, {}).update(fields)
+        self.units(section).setdefault(unit_id, {}).update(redact_data(fields))
 
     @property
     def trials(self) -> dict[str, dict]:
@@ -112,4 +137,5 @@ class RunManifest:
         return self.units(TRIALS)
 
     def save(self) -> None:
+        """Write the manifest atomically (every value was redacted as it was recorded)."""
         write_json(self.path, self.data)

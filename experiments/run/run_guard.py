@@ -18,9 +18,8 @@ fails is rolled back, and the file stays usable.
 
 Examples
 --------
->>> import errno
->>> failed_write_line(OSError(errno.ENOSPC, "No space left on device", "/runs/r1/trials/t1"))
-'/runs/r1/trials/t1: no space left on device'
+>>> failed_write_line(sqlite3.OperationalError("database or disk is full"), "/runs/r1/cache.sqlite")
+'/runs/r1/cache.sqlite: no space left on device'
 >>> failed_write_line(OSError("Error writing bytes to file. Detail: [errno 28] No space left on device"), "/runs/r1")
 '/runs/r1: no space left on device'
 """
@@ -28,7 +27,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -39,7 +37,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pvsst.core.errors import RunStopped
+from pvsst.core.errors import RunStopped, os_error_line
 from pvsst.experiments.run.manifest import RunManifest, utc_now
 
 EXIT_WRITE_FAILED = 1
@@ -56,23 +54,14 @@ def _raise_terminated(signum, frame) -> None:
     raise Terminated()
 
 
-def _errno_of(err: OSError) -> int | None:
-    if err.errno:
-        return err.errno
-    found = re.search(r"\[errno (\d+)\]", str(err), flags=re.IGNORECASE)  # pyarrow keeps it in the text
-    return int(found.group(1)) if found else None
-
-
 def failed_write_line(err: BaseException, fallback: str | Path | None = None) -> str:
-    """``PATH: problem`` for an ``OSError`` (or SQLite's disk-full / read-only error): the path it names,
-    else ``fallback``; the problem in the system's words, lower case."""
+    """``PATH: problem`` for an ``OSError`` (:func:`~pvsst.core.errors.os_error_line`) or SQLite's disk-full /
+    read-only error: the path it names, else ``fallback``; the problem in the system's words, lower case."""
     if isinstance(err, sqlite3.Error):
         code = errno.ENOSPC if "full" in str(err) else errno.EROFS if "readonly" in str(err) else None
-        path = fallback
-    else:
-        code, path = _errno_of(err), getattr(err, "filename", None) or fallback
-    problem = os.strerror(code).lower() if code else " ".join(str(err).split())[:200]
-    return f"{path}: {problem}" if path is not None else problem
+        problem = os.strerror(code).lower() if code else " ".join(str(err).split())[:200]
+        return f"{fallback}: {problem}" if fallback is not None else problem
+    return os_error_line(err, fallback)
 
 
 def _is_write_failure(err: BaseException) -> bool:

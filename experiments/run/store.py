@@ -1,4 +1,5 @@
-"""Write a unit's folder atomically: tables into a temporary directory, renamed, DONE marker last.
+"""Write a unit's folder atomically: tables into a temporary directory, renamed, DONE marker last (holding
+the sha256 of every file, :mod:`pvsst.core.integrity`).
 
 The run kernel (:mod:`pvsst.experiments.run.kernel`) writes every trial and survey unit with
 :func:`write_table_directory`; the names are those of :mod:`pvsst.core.run_layout` (docs/run-store.md)::
@@ -17,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.core.atomic import atomic_directory
+from pvsst.core.integrity import write_done
 from pvsst.core.run_layout import DONE, is_complete, table_file
 
 
@@ -46,7 +48,7 @@ def write_table_directory(root: str | Path, name: str, tables: dict[str, pd.Data
                 write_table(frame, tmp / table_file(table))
             for filename, text in (files or {}).items():
                 (tmp / filename).write_text(text)
-        (final / DONE).write_text("ok\n")
+        write_done(final)
     except OSError as err:
         if err.filename is None:  # pyarrow names no file: name the directory being written
             raise OSError(err.errno, err.strerror or str(err), str(final)) from err

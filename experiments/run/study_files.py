@@ -30,6 +30,7 @@ import pandas as pd
 
 from pvsst.core.atomic import atomic_directory
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import regular_file
 from pvsst.core.run_layout import MATERIALS
 from pvsst.experiments.run.persona_source import resolve_personas
 from pvsst.experiments.spec.materials import spec_materials_dir
@@ -141,6 +142,7 @@ def collect_study_files(spec: StudySpec, spec_dir: Path) -> tuple[StudyFiles, di
 
 
 def _read(path: Path, field: str) -> bytes:
+    regular_file(path, field)
     try:
         return path.read_bytes()
     except OSError as err:
@@ -183,7 +185,8 @@ def write_materials(run_dir: str | Path, source: str | Path) -> dict[str, str]:
     """Copy the study materials ``source`` into ``run_dir/materials`` (atomically); return their sha256s.
 
     The run store then holds the wording its prompts were made from, for the report's template-echo
-    audit and for anyone reading the run later.
+    audit and for anyone reading the run later. A copy that holds these files already (a resumed run)
+    is left as it is; another one is replaced only if every file in it is pvsst's.
 
     Examples
     --------
@@ -196,7 +199,12 @@ def write_materials(run_dir: str | Path, source: str | Path) -> dict[str, str]:
     hashes = materials_hashes(source)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    with atomic_directory(run_dir / MATERIALS) as tmp:
+    try:
+        if materials_hashes(run_dir / MATERIALS) == hashes:
+            return hashes
+    except InputError:  # no copy yet, or an incomplete one: write it
+        pass
+    with atomic_directory(run_dir / MATERIALS, ledger=True) as tmp:
         for name in MATERIAL_FILES:
             shutil.copy2(Path(source) / name, tmp / name)
     return hashes

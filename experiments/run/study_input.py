@@ -21,7 +21,7 @@ from pvsst.core.errors import InputError
 from pvsst.experiments.run.frozen import check_frozen, override_record
 from pvsst.experiments.spec.design import Design, expand
 from pvsst.experiments.spec.execution import Execution
-from pvsst.experiments.spec.materials import spec_materials_dir, spec_materials_hashes
+from pvsst.experiments.spec.materials import spec_input_files, spec_materials_dir, spec_materials_hashes
 from pvsst.experiments.spec.study import StudySpec, canonical_spec, load_spec
 
 
@@ -52,9 +52,14 @@ def open_study(spec_path: str | Path, deviation: str | None, overrides: dict | N
     spec = load_spec(spec_path)
     canonical = canonical_spec(spec)
     materials_dir = spec_materials_dir(spec, spec_path.parent)
-    hashes = spec_materials_hashes(spec, materials_dir)
+    hashes = spec_materials_hashes(spec, materials_dir, spec_path.parent)
     execution = spec.execution.with_options("command line", **(overrides or {}))
-    digest, record, lock = check_frozen(canonical, spec_path, deviation, materials_dir, hashes)
+    digest, record, lock = check_frozen(canonical, spec_path, deviation, materials_dir, hashes,
+                                        spec_input_files(spec, spec_path.parent))
+    if record is not None:  # not as frozen: check what a freeze would have checked, before anything is written
+        from pvsst.experiments.run.study_files import check_study_files
+
+        check_study_files(spec, spec_path.parent)
     override = override_record(overrides or {}, spec.execution.model_dump(mode="json"),
                                execution.model_dump(mode="json"), digest, digest, "execution")
     return StudyInput(spec_path, deviation, {k: v for k, v in (overrides or {}).items() if v is not None},

@@ -28,8 +28,10 @@ from pvsst.sim.llm.budget import BudgetCap
 
 def study_manifest(run_dir: Path, study: StudyInput) -> RunManifest:
     """The run's manifest with the study, its design and its deviations recorded; a run directory of
-    another spec is refused unless a deviation is given."""
+    another spec is refused unless a deviation is given, one of a survey always."""
     manifest = RunManifest.load(run_dir)
+    if manifest is not None:
+        manifest.require_kind("study")
     if manifest is not None and manifest.get("spec_sha256") != study.digest and study.deviation is None:
         raise InputError(run_dir / MANIFEST, "spec_sha256", "this run directory holds a run of a different "
                          "spec; use a new --out, or pass --deviation TEXT to continue it with this spec")
@@ -50,7 +52,7 @@ def study_manifest(run_dir: Path, study: StudyInput) -> RunManifest:
 
 def study_job(study: StudyInput, run_dir: Path, *, executor: str | None,
               workers: int | None, replay_only: bool, budget_usd: float | None, ray_address: str | None,
-              progress: bool) -> RunJob:
+              progress: bool, retry_degraded: bool = False) -> RunJob:
     """The kernel's job for the study's trials (options given on the command line win over the spec's)."""
     spec, execution = study.spec, study.execution
     kind, n_workers = executor or execution.executor, workers or execution.workers
@@ -68,7 +70,8 @@ def study_job(study: StudyInput, run_dir: Path, *, executor: str | None,
                   threshold=spec.analysis.parse_failure_threshold, executor=kind, workers=n_workers,
                   ray_address=ray_address or execution.ray_address, progress=progress,
                   session={"executor": kind, "workers": n_workers, "budget_usd": cap_usd},
-                  stream=run_block_trials, resume_payload=remaining_block, lost=lost_block)
+                  stream=run_block_trials, resume_payload=remaining_block, lost=lost_block,
+                  retry_degraded=retry_degraded)
 
 
 def check_options(workers: int | None, budget_usd: float | None) -> None:

@@ -15,6 +15,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pvsst.sim.llm.config import GatewayConfig
@@ -41,6 +42,18 @@ class GatewaySettings:
 
         if self.cache_path is not None:
             ResponseCache(self.cache_path).close()
+
+    def dropped_rows(self) -> list[dict]:
+        """The corrupt rows the run's cache dropped (and had asked again), from the file itself."""
+        from pvsst.sim.llm.cache import ResponseCache
+
+        if self.cache_path is None or not Path(self.cache_path).is_file():
+            return []
+        cache = ResponseCache(self.cache_path)
+        try:
+            return cache.dropped()
+        finally:
+            cache.close()
 
     def open_cache(self):
         """This worker's cache: the SQLite file, a client of the driver's cache server, or none (no path)."""

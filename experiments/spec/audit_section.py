@@ -32,6 +32,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from pvsst.core.bounds import MAX_MATCHED_SETS, MAX_PERMUTATIONS
 from pvsst.experiments.spec.base import SpecFieldError, StrictModel
 from pvsst.personas.respondents import GSS_IDEOLOGIES, VOCABULARY
 from pvsst.personas.survey_attributes import IDEOLOGIES_CCES, IDEOLOGY_NOT_SURE, RELIGIOSITIES
@@ -51,11 +52,11 @@ class AuditSpec(StrictModel):
     """What a counterfactual persona audit varies, over how many matched sets, and how it is tested."""
 
     vary: dict[str, list[str]]
-    matched_sets: int = Field(ge=2)
+    matched_sets: int = Field(ge=2, le=MAX_MATCHED_SETS)
     arity_null: bool = True
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     fdr: Literal["benjamini_hochberg"] = "benjamini_hochberg"
-    permutations: int = Field(default=2000, ge=99)
+    permutations: int = Field(default=2000, ge=99, le=MAX_PERMUTATIONS)
 
     @field_validator("vary", mode="before")
     @classmethod

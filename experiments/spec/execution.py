@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from pvsst.core.bounds import MAX_CHUNK, MAX_WORKERS
 from pvsst.core.validation import NonEmptyText, SpecFieldError
 from pvsst.sim.llm.config import GatewayConfig
 
@@ -33,9 +34,9 @@ class Execution(GatewayConfig):
     """How a run executes: the gateway's settings and the executor (``pvsst run`` options override them)."""
 
     executor: Literal["local", "ray"] = "local"
-    workers: Annotated[int, Field(ge=1)] = 1
+    workers: Annotated[int, Field(ge=1, le=MAX_WORKERS)] = 1
     ray_address: NonEmptyText | None = None
-    chunk_size: Annotated[int, Field(ge=1)] = 50
+    chunk_size: Annotated[int, Field(ge=1, le=MAX_CHUNK)] = 50
 
     @model_validator(mode="after")
     def _consistent(self) -> Execution:

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pvsst.core.atomic import write_text
 from pvsst.core.errors import InputError
-from pvsst.experiments.spec.materials import spec_materials_dir, spec_materials_hashes
+from pvsst.experiments.spec.materials import spec_input_files, spec_materials_dir, spec_materials_hashes
 from pvsst.experiments.spec.study import canonical_sha256, canonical_spec, load_spec, spec_sha256
 from pvsst.sim.materials import materials_hashes
 from pvsst.sim.llm.types import canonical_json
@@ -60,7 +60,10 @@ class Lock(BaseModel):
     versions: dict[str, str]
     spec: dict[str, Any]
     materials: dict[str, str] = Field(default_factory=dict)
-    """Materials file name -> sha256 at freezing (empty in locks written before materials existed)."""
+    """sha256 at freezing of every file a run reads besides the spec: the materials files by file name,
+    the files named by spec fields (``personas.path``, ``trial.network.path``) by field
+    (:func:`pvsst.experiments.spec.materials.spec_materials_hashes`); empty in locks written before
+    materials existed."""
     data: dict[str, str] = Field(default_factory=dict, exclude_if=lambda value: not value)
     """An instrument's data fingerprint at freezing (:func:`pvsst.experiments.survey.checks.data_record`);
     empty for a study spec and in locks written before data was locked."""
@@ -72,7 +75,8 @@ class Verification:
 
     ``diff`` holds unified-diff lines (frozen -> current) of the canonical spec as YAML;
     ``changed_fields`` names each changed value as ``"dotted.path: old -> new"``;
-    ``changed_materials`` lists the materials files (paths) whose content differs from the frozen one;
+    ``changed_materials`` lists the files read besides the spec (paths: materials, persona table, edge
+    list) whose content differs from the frozen one;
     ``version_changes`` lists packages whose version differs from the one recorded at freezing
     (informative only: it does not make the verification fail); ``changed_data`` names an instrument's
     data set when its fingerprint differs from the frozen one.
@@ -195,7 +199,7 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
     """
     document = load_document(spec_path)
     digest = document.sha256
-    materials_dir, materials = document_materials(document, spec_path, document.model)
+    materials_dir, materials, files = document_materials(document, spec_path, document.model)
     data = check_inputs(document, spec_path)
     path = lock_path(spec_path)
     if path.exists():
@@ -214,7 +218,7 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
                 raise InputError(name, "data.sha256", f"the data differs from that frozen {existing.frozen_at}"
                                  f"{'' if existing.data else ' (the lock records none)'}; pass --force to re-freeze")
             if existing.spec_sha256 == digest:
-                changed = changed_materials(existing.materials, materials, materials_dir or Path("."))
+                changed = changed_materials(existing.materials, materials, materials_dir or Path("."), files)
                 raise InputError(changed[0] if changed else str(path), "sha256", f"the study materials differ "
                                  f"from those frozen {existing.frozen_at}; pass --force to re-freeze")
             raise InputError(str(path), "spec_sha256", f"a lock of a different spec exists (frozen "
@@ -253,9 +257,9 @@ def verify(spec_path: str | Path) -> Verification:
     if lock is None:
         raise InputError(str(lock_path(spec_path)), "lock",
                          f"no lock file: run `pvsst prereg freeze {spec_path}` first")
-    materials_dir, hashes = document_materials(document, spec_path, document.model)
+    materials_dir, hashes, files = document_materials(document, spec_path, document.model)
     result = compare(document.canonical, lock, spec_name=Path(spec_path).name, materials_dir=materials_dir,
-                     materials=hashes)
+                     materials=hashes, files=files)
     if document.kind == "survey" and lock.data:
         from pvsst.experiments.survey.checks import data_record
 
@@ -268,10 +272,10 @@ def verify(spec_path: str | Path) -> Verification:
 
 
 def compare(current: dict, lock: Lock, *, spec_name: str = "spec", materials_dir: Path | None = None,
-            materials: dict[str, str] | None = None) -> Verification:
+            materials: dict[str, str] | None = None, files: dict[str, Path] | None = None) -> Verification:
     """Compare a loaded spec (its canonical form, :func:`~pvsst.experiments.spec.study.canonical_spec`) and the
-    sha256 of its materials files (``materials``, from ``materials_dir``) with a loaded lock; reads no
-    spec or lock file.
+    sha256 of the files it reads (``materials``: the materials files of ``materials_dir`` and the input
+    ``files`` by field) with a loaded lock; reads no spec or lock file.
 
     Examples
     --------
@@ -285,7 +289,7 @@ def compare(current: dict, lock: Lock, *, spec_name: str = "spec", materials_dir
     versions = package_versions()
     version_changes = [f"{name}: {lock.versions[name]} -> {versions.get(name, 'not installed')}"
                        for name in sorted(lock.versions) if lock.versions[name] != versions.get(name, "not installed")]
-    materials = changed_materials(lock.materials, materials or {}, materials_dir or Path("."))
+    materials = changed_materials(lock.materials, materials or {}, materials_dir or Path("."), files)
     if digest == lock.spec_sha256 and not materials:
         return Verification(True, lock.spec_sha256, digest, lock, version_changes=version_changes)
     diff = list(difflib.unified_diff(canonical_yaml(lock.spec).splitlines(), canonical_yaml(current).splitlines(),
@@ -296,19 +300,24 @@ def compare(current: dict, lock: Lock, *, spec_name: str = "spec", materials_dir
                         version_changes=version_changes)
 
 
-def document_materials(document: Document, spec_path: str | Path, spec: Any = None) -> tuple[Path | None, dict[str, str]]:
-    """The study materials directory of a study spec and the sha256 of each of its files (a missing file
-    is an ``InputError`` naming it), with the stance judge's two templates when ``analysis.stance_judge``
-    is a model (the directory's pair, else pvsst's); ``(None, {})`` for a survey instrument, which has none."""
+def document_materials(document: Document, spec_path: str | Path,
+                       spec: Any = None) -> tuple[Path | None, dict[str, str], dict[str, Path]]:
+    """The study materials directory of a study spec, the sha256 of every file a run reads besides the
+    spec (:func:`~pvsst.experiments.spec.materials.spec_materials_hashes`; a missing file is an
+    ``InputError`` naming it) and the input files by field; ``(None, {}, {})`` for a survey instrument,
+    whose data is locked by its own record."""
     if document.kind != "study":
-        return None, {}
+        return None, {}, {}
     spec = spec if spec is not None else load_spec(spec_path)
-    directory = spec_materials_dir(spec, Path(spec_path).parent)
-    return directory, spec_materials_hashes(spec, directory)
+    spec_dir = Path(spec_path).parent
+    directory = spec_materials_dir(spec, spec_dir)
+    return directory, spec_materials_hashes(spec, directory, spec_dir), spec_input_files(spec, spec_dir)
 
 
-def changed_materials(frozen: dict[str, str], current: dict[str, str], directory: Path) -> list[str]:
-    """Paths of the materials files whose hash differs from the frozen one (or that the lock lacks).
+def changed_materials(frozen: dict[str, str], current: dict[str, str], directory: Path,
+                      files: dict[str, Path] | None = None) -> list[str]:
+    """Paths of the files whose hash differs from the frozen one (or that the lock lacks): a materials file
+    under ``directory``, or the input file a spec field names (``files``: field -> path).
 
     Examples
     --------
@@ -316,8 +325,12 @@ def changed_materials(frozen: dict[str, str], current: dict[str, str], directory
     ['m/vote.txt']
     >>> changed_materials({}, {"post.txt": "a"}, Path("m"))
     ['m/post.txt']
+    >>> changed_materials({"personas.path": "a"}, {"personas.path": "b"}, Path("m"), {"personas.path": Path("p.csv")})
+    ['p.csv']
     """
-    return [str(directory / name) for name in sorted(set(frozen) | set(current)) if frozen.get(name) != current.get(name)]
+    files = files or {}
+    return [str(files.get(name, directory / name)) for name in sorted(set(frozen) | set(current))
+            if frozen.get(name) != current.get(name)]
 
 
 def canonical_yaml(data: dict) -> str:

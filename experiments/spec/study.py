@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from pvsst.core.bounds import MAX_BOOTSTRAP_CELLS, MAX_SEED
 from pvsst.core.errors import InputError
 from pvsst.analysis.plan import AnalysisPlan, Hypothesis, Outcomes
 from pvsst.experiments.spec.audit_section import AuditSpec
@@ -84,7 +85,7 @@ class Factors(StrictModel):
 
     models: Annotated[list[NonEmptyText], Field(min_length=1)]
     topics: Annotated[list[TopicSpec], Field(min_length=1)]
-    seeds: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]
+    seeds: Annotated[list[Annotated[int, Field(ge=0, le=MAX_SEED)]], Field(min_length=1)]
     conditions: Annotated[list[str], Field(min_length=1)]
 
     @field_validator("topics", mode="before")
@@ -272,6 +273,7 @@ class StudySpec(StrictModel):
                                  f"{self.trial.n_agents} agents (trial.n_agents)")
         self._check_stages()
         self._check_audit()
+        self._check_bootstrap()
         self.execution.check_models(self.factors.models)
         self.execution.check_study()
         return self
@@ -302,6 +304,15 @@ class StudySpec(StrictModel):
         for seed in by_seed:
             if seed not in self.factors.seeds:
                 raise SpecFieldError(f"push_direction.by_seed[{seed}]", "seed is not in factors.seeds")
+
+    def _check_bootstrap(self) -> None:
+        sizes = {"model": len(self.factors.models), "topic_id": len(self.factors.topics), "seed": len(self.factors.seeds)}
+        blocks = 1
+        for key in self.blocks.block_key:
+            blocks *= sizes[key]
+        if self.analysis.bootstrap_draws * blocks > MAX_BOOTSTRAP_CELLS:
+            raise SpecFieldError("analysis.bootstrap_draws", f"{self.analysis.bootstrap_draws} draws x {blocks} blocks "
+                                 f"exceed the {MAX_BOOTSTRAP_CELLS:,} the bootstrap may hold at once; draw fewer")
 
     def _check_audit(self) -> None:
         audit = self.audit

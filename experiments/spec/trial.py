@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from pvsst.core.bounds import MAX_PERSONAS, MAX_SEED
 from pvsst.experiments.spec.base import NonEmptyText, SpecFieldError, StrictModel
 from pvsst.sim.network import NETWORK_PARAMETERS, NetworkSpec  # noqa: F401 - the spec's network section is the engine's
 from pvsst.sim.trial.settings import TrialSettings
@@ -70,9 +71,9 @@ class PersonaSpec(StrictModel):
     """
 
     source: Literal["default", "census", "file"] = "default"
-    n: Annotated[int, Field(ge=1)] | None = None
+    n: Annotated[int, Field(ge=1, le=MAX_PERSONAS)] | None = None
     geography: Annotated[str, Field(pattern=r"^(US|[A-Z]{2}(,[A-Z]{2})*)$")] | None = None
-    seed: Annotated[int, Field(ge=0)] | None = None
+    seed: Annotated[int, Field(ge=0, le=MAX_SEED)] | None = None
     path: NonEmptyText | None = None
     card_style: Literal["pvsst_short", "third_person", "first_person"] = "pvsst_short"
 

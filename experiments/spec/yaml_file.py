@@ -1,6 +1,10 @@
-"""Reading a spec file: YAML that rejects duplicate keys (PyYAML keeps the last one silently).
+"""Reading a spec file: YAML that rejects duplicate keys (PyYAML keeps the last one silently), and bombs.
 
-A preregistered spec must mean one thing, so ``seeds:`` written twice is an error, not an override.
+A preregistered spec must mean one thing, so ``seeds:`` written twice is an error, not an override. A
+spec is also read within bounds: the file must be a regular file of at most :data:`MAX_SPEC_BYTES`,
+and the document, with every alias expanded, at most :data:`MAX_SPEC_NODES` values: nine nested
+aliases of ten (a "billion laughs") are refused in milliseconds, before anything is built from them.
+An integer too long to read (Python reads at most 4,300 digits) or nesting too deep is one line too.
 """
 from __future__ import annotations
 
@@ -10,6 +14,11 @@ from typing import Any
 import yaml
 
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import regular_file
+
+MAX_SPEC_BYTES = 16 << 20
+MAX_SPEC_NODES = 200_000
+"""Values in a spec with its aliases expanded (the largest shipped instrument holds a few thousand)."""
 
 
 # libyaml's parser where PyYAML was built with it (the PyPI wheels are): ~10x faster than the pure-Python
@@ -25,6 +34,11 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
     seen = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(None, None, "a key that is not a single value",
+                                                    key_node.start_mark) from None
         if key in seen:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         seen.add(key)
@@ -48,13 +62,16 @@ def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
     ...         print(err.field, "|", err.problem)
     yaml | duplicate key 'a' at line 2, column 1
     """
-    path = Path(path)
+    path = regular_file(path, "file")
+    if path.stat().st_size > MAX_SPEC_BYTES:
+        raise InputError(str(path), "file", f"{path.stat().st_size:,} bytes: larger than the {MAX_SPEC_BYTES:,} a spec "
+                         "may be")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(str(path), "file", f"cannot read ({getattr(err, 'strerror', None) or err})") from None
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        data = _load(text)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -64,7 +81,53 @@ def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
         raise InputError(str(path), "yaml", f"{problem}{where}") from None
     except yaml.YAMLError as err:
         raise InputError(str(path), "yaml", f"invalid YAML: {str(err).splitlines()[0]}") from None
+    except RecursionError:
+        raise InputError(str(path), "yaml", "nested too deeply") from None
+    except ValueError as err:  # an integer of more digits than Python reads
+        raise InputError(str(path), "yaml", f"a value pvsst cannot read: {str(err)[:120]}") from None
     if not isinstance(data, dict):
         raise InputError(str(path), "spec", f"the file must hold a mapping of spec sections, "
                                             f"not {type(data).__name__}")
     return data
+
+
+def _load(text: str) -> Any:
+    """The document in ``text``: composed, its size with aliases expanded checked, then built."""
+    loader = _UniqueKeyLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        size = expanded_size(node)
+        if size > MAX_SPEC_NODES:
+            raise yaml.YAMLError(f"the document expands to more than {MAX_SPEC_NODES:,} values (aliases "
+                                 "expanded); a spec holds far fewer (an alias bomb?)")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def expanded_size(root: yaml.Node, limit: int = MAX_SPEC_NODES) -> int:
+    """How many values a composed YAML document holds with every alias expanded (counting stops past
+    ``limit``); an alias is the node it names, shared, so this takes one visit per distinct node.
+
+    Examples
+    --------
+    >>> loader = _UniqueKeyLoader("a: &x [1, 2]\\nb: [*x, *x, *x]")
+    >>> expanded_size(loader.get_single_node())
+    16
+    """
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = ([part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode)
+                    else list(node.value) if isinstance(node, yaml.SequenceNode) else [])
+        if children_done or not children:
+            sizes[id(node)] = min(limit + 1, 1 + sum(sizes[id(child)] for child in children))
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+    return sizes[id(root)]

@@ -38,11 +38,12 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import CELLS
 from pvsst.personas.cell_cards import cell_cards
 from pvsst.personas.cells import cell_table
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
 
-CELLS_FILE = "cells.parquet"
+CELLS_FILE = CELLS
 NATIONAL = "US"
 GEOGRAPHY = "geography"
 CELL_CARD = "card"

@@ -63,6 +63,11 @@ def human_table(spec: SurveySpec, frame: pd.DataFrame | None = None) -> pd.DataF
     human = human_answers(spec.data.label, spec.data.respondent_id, answer_columns(spec), group_columns(spec),
                           spec.data.weight, frame=frame, strata_column=spec.data.strata,
                           cluster_column=spec.data.cluster)
+    for index, question in enumerate(spec.questions):
+        if human[question.id].isna().all():
+            raise InputError(spec.data.label, f"questions[{index}].column", f"no respondent answers {question.id!r} "
+                             f"(every value of column {question.column!r} is missing or non-substantive): nothing to "
+                             "score its answers against")
     if spec.data.geography is not None:
         column = spec.data.geography
         if column not in frame.columns:

@@ -45,7 +45,8 @@ import pandas as pd
 
 from pvsst.core.atomic import atomic_file, write_json
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import CACHE, HUMAN, PERSONAS, SCORING, SURVEY, UNITS
+from pvsst.core.run_folder import claimed_run_folder
+from pvsst.core.run_layout import CACHE, HUMAN, MANIFEST, PERSONAS, SCORING, SURVEY, UNITS
 from pvsst.experiments.run.call_health import degraded_line
 from pvsst.experiments.run.frozen import check_frozen, override_record
 from pvsst.experiments.run.kernel import RunJob, run_units
@@ -89,7 +90,8 @@ class SurveyRunSummary(RunSummary):
 def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[str] | None = None,
                personas: str | None = None, n: int | None = None, seed: int | None = None,
                workers: int | None = None, replay_only: bool = False, deviation: str | None = None,
-               progress: bool = True, elicitation: str | None = None, gateway: dict | None = None) -> SurveyRunSummary:
+               progress: bool = True, elicitation: str | None = None, gateway: dict | None = None,
+               retry_degraded: bool = False) -> SurveyRunSummary:
     """Run (or resume) a frozen survey instrument into ``run_dir``; see the module docstring."""
     spec_path, run_dir = Path(spec_path), Path(run_dir)
     options = {"model": model or None, "personas": personas, "n": n, "seed": seed, "elicitation": elicitation}
@@ -98,19 +100,33 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
         raise InputError("--workers", str(workers), "must be >= 1")
     deviations, lock, data = _deviations(spec_path, file_spec, spec, deviation, options, gateway or {})
     command = ["survey", "run", spec_path, *_option_words(options), *gateway_options(gateway or {})]
-    with preparing(run_dir, resume_command(command, run_dir, deviation)):
-        if not (run_dir / SURVEY).is_file():
-            human = human_table(spec)  # validates the instrument against the data before anything is written
-            write_inputs(spec, run_dir, human, *asked_tables(spec, human))
-        asked = read_inputs(spec, run_dir)
-    units = plan_units(spec, asked["persona_id"].astype(str).tolist())
-    manifest = RunManifest.open(run_dir, survey_id=spec.id, survey_path=str(spec_path))
-    manifest.record(survey_sha256=survey_sha256(spec), frozen_sha256=lock.spec_sha256 if lock else None,
-                    frozen_at=lock.frozen_at if lock else None, instrument_sha256=survey_sha256(file_spec),
-                    models=list(spec.asked_models), data_sha256=data_sha256(spec), data=data)
-    manifest.add_deviations(deviations, same=_same)
-    return run_units(survey_job(spec, run_dir, manifest, units, asked, workers=workers,
-                                replay_only=replay_only, command=command, deviation=deviation, progress=progress))
+    digest = survey_sha256(spec)
+    inputs = None
+    if not (run_dir / SURVEY).is_file():  # the data and the personas are checked before anything is written
+        human = human_table(spec)
+        inputs = (human, *asked_tables(spec, human))
+    with claimed_run_folder(run_dir):
+        manifest = RunManifest.load(run_dir)
+        if manifest is not None:
+            manifest.require_kind("survey")
+            if manifest.get("survey_sha256") not in (None, digest):
+                raise InputError(run_dir / MANIFEST, "survey_sha256", "this run directory holds a run of a "
+                                 f"different instrument (recorded {str(manifest.get('survey_sha256'))[:12]}, now "
+                                 f"{digest[:12]}); use a new --out")
+        manifest = manifest or RunManifest.create(run_dir, survey_id=spec.id, survey_path=str(spec_path))
+        manifest.record(survey_sha256=digest, frozen_sha256=lock.spec_sha256 if lock else None,
+                        frozen_at=lock.frozen_at if lock else None, instrument_sha256=survey_sha256(file_spec),
+                        models=list(spec.asked_models), data_sha256=data_sha256(spec), data=data)
+        manifest.add_deviations(deviations, same=_same)
+        with preparing(run_dir, resume_command(command, run_dir, deviation)):
+            if inputs is not None:
+                manifest.save()  # before the inputs: a folder holding a run's files has its manifest
+                write_inputs(spec, run_dir, *inputs)
+            asked = read_inputs(spec, run_dir)
+        units = plan_units(spec, asked["persona_id"].astype(str).tolist())
+        return run_units(survey_job(spec, run_dir, manifest, units, asked, workers=workers, replay_only=replay_only,
+                                    command=command, deviation=deviation, progress=progress,
+                                    retry_degraded=retry_degraded))
 
 
 def open_survey(spec_path: Path, options: dict, gateway: dict) -> tuple[SurveySpec, SurveySpec]:
@@ -133,7 +149,7 @@ def _option_words(options: dict) -> list:
 
 def survey_job(spec: SurveySpec, run_dir: Path, manifest: RunManifest, units: list[SurveyUnit],
                asked: pd.DataFrame, *, workers: int | None, replay_only: bool, command: list, deviation: str | None,
-               progress: bool) -> RunJob:
+               progress: bool, retry_degraded: bool = False) -> RunJob:
     """The run kernel's job for the survey's units (one payload per unit)."""
     n_workers = workers or spec.execution.workers
     canonical = canonical_survey(spec)
@@ -156,7 +172,7 @@ def survey_job(spec: SurveySpec, run_dir: Path, manifest: RunManifest, units: li
                   unit_ids=[u.unit_id for u in units], work=run_units_of, prepare=lambda job: payloads,
                   gateway=gateway, summary=SurveyRunSummary(total=len(units)), command=command, deviation=deviation,
                   threshold=threshold, workers=n_workers, session={"workers": n_workers}, finish=finish,
-                  progress=progress)
+                  progress=progress, retry_degraded=retry_degraded)
 
 
 # -- the run -------------------------------------------------------------------------------------

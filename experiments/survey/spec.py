@@ -25,6 +25,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from pvsst.core.bounds import MAX_ATTEMPTS, MAX_BOOTSTRAP_DRAWS, MAX_PERSONAS, MAX_SEED, MAX_TOKENS
 from pvsst.core.errors import InputError
 from pvsst.core.validation import describe_validation_error
 from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
@@ -188,8 +189,8 @@ class PersonaSourceSpec(StrictModel):
     ``attributes`` reads from the data; ``census``: raked census personas (``n``, ``seed``, ``geography``)."""
 
     source: Literal["respondents", "census"] = "census"
-    n: int | None = Field(default=200, ge=1)
-    seed: int = 0
+    n: int | None = Field(default=200, ge=1, le=MAX_PERSONAS)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     geography: str = "US"
     attributes: dict[Literal[PERSONA_ATTRIBUTES], AttributeMapSpec] = Field(default_factory=dict)
     id_prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")] | None = None
@@ -214,8 +215,8 @@ class ConditionSpec(StrictModel):
 class SamplingSpec(StrictModel):
     temperature: float = Field(default=0.7, ge=0.0, le=2.0)
     samples_per_persona: int = Field(default=1, ge=1, le=100)
-    max_tokens: int = Field(default=24, ge=4)
-    max_attempts: int = Field(default=3, ge=1)
+    max_tokens: int = Field(default=24, ge=4, le=MAX_TOKENS)
+    max_attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS)
     # The order the options are shown in: as the instrument lists them, reversed, or shuffled per
     # persona x question (the same order in every condition, so conditions stay paired). Codes stay
     # attached to their labels; only the listing order changes (a control for response-order effects).
@@ -224,10 +225,10 @@ class SamplingSpec(StrictModel):
 
 class SurveyAnalysisSpec(StrictModel):
     smoothing: float = Field(default=1e-3, gt=0.0, le=0.1)
-    bootstrap_draws: int = Field(default=1000, ge=10)
-    bootstrap_seed: int = 20260729
+    bootstrap_draws: int = Field(default=1000, ge=10, le=MAX_BOOTSTRAP_DRAWS)
+    bootstrap_seed: int = Field(default=20260729, ge=0, le=MAX_SEED)
     ci_level: float = Field(default=0.95, gt=0.5, lt=1.0)
-    min_group_n: int = Field(default=10, ge=1)
+    min_group_n: int = Field(default=10, ge=1, le=MAX_PERSONAS)
     # A unit or model whose share of failed calls exceeds this is degraded (the run exits 1).
     parse_failure_threshold: float = Field(default=0.05, ge=0.0, le=1.0)
 
@@ -256,7 +257,7 @@ class SurveySpec(StrictModel):
     # A counterfactual persona audit: the personas asked are matched sets (pvsst.experiments.spec.audit_section).
     audit: AuditSpec | None = None
     execution: Execution = Execution()
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     prompt_version: Literal["v1"] = "v1"
 
     @field_validator("conditions", mode="before")

@@ -28,6 +28,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from pvsst.core.errors import InputError
+
+LEDGER = ".pvsst-files"
+"""The list of files a directory written with ``atomic_directory(..., ledger=True)`` holds."""
 FILE_MODE = 0o644
 """Permissions of a written file (``mkstemp`` creates 0600; outputs are ordinary shared files)."""
 
@@ -97,22 +101,66 @@ def write_csv_tables(tables: dict[str, Any], directory: str | Path) -> list[Path
 
 
 @contextmanager
-def atomic_directory(path: str | Path) -> Iterator[Path]:
+def atomic_directory(path: str | Path, *, ledger: bool = False, keep: tuple[str, ...] = ()) -> Iterator[Path]:
     """Yield an empty staging directory beside ``path``; on a clean exit it replaces ``path``.
 
     An existing ``path`` is renamed out of the way first and deleted after the new one is in, so
-    ``path`` is always either the old complete directory or the new complete one.
+    ``path`` is always either the old complete directory or the new complete one. With ``ledger`` (a
+    folder a user may also see and use: ``RUN/analysis``, ``RUN/report``, ``RUN/materials``) the new
+    directory lists its files in :data:`LEDGER`, and an existing ``path`` is replaced only when every
+    file in it is pvsst's (:func:`check_replaceable`; ``keep``: subfolders the caller carries into the
+    new directory): pvsst never deletes a file it did not write.
     """
-    path = Path(path)
+    path = Path(os.path.abspath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield staging
+        if ledger:
+            files = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if not p.is_dir())
+            (staging / LEDGER).write_text(json.dumps(files, indent=0) + "\n", encoding="utf-8")
+            check_replaceable(path, staging, keep)
         os.chmod(staging, 0o755)
         swap_in_directory(staging, path)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def check_replaceable(target: str | Path, staging: str | Path | None = None, keep: tuple[str, ...] = ()) -> None:
+    """Refuse (``InputError`` naming the file) to replace ``target`` while it holds a file pvsst did not
+    write: one its :data:`LEDGER` does not list, not under a ``keep`` subfolder (carried into the new
+    directory by its writer) and, once the new directory is ready (``staging``), not in it either. Called
+    before a command computes anything (no ``staging``) and again just before the swap.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "report").mkdir(); (root / "new").mkdir()
+    >>> _ = (root / "report" / "notes.md").write_text("mine")
+    >>> try:
+    ...     check_replaceable(root / "report", root / "new")
+    ... except InputError as err:
+    ...     print(Path(err.source).name, "|", err.problem[:24])
+    notes.md | not written by pvsst, wh
+    """
+    target = Path(target)
+    if not target.is_dir():
+        return
+    try:
+        listed = set(json.loads((target / LEDGER).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        listed = set()
+    for found in sorted(target.rglob("*")):
+        if found.is_dir() and not found.is_symlink():
+            continue
+        name = found.relative_to(target).as_posix()
+        if name == LEDGER or name in listed or name.split("/")[0] in keep:
+            continue
+        if staging is None or not (Path(staging) / name).exists():
+            raise InputError(found, "run folder", f"not written by pvsst, which replaces {target.name}/ as a "
+                             "whole; move the file elsewhere, then run the command again")
 
 
 def swap_in_directory(staging: str | Path, target: str | Path) -> None:

@@ -15,6 +15,8 @@
     RUN/human.parquet        a survey run's real answers, coded
     RUN/units/<unit_id>/     a survey unit: UNIT_TABLES as Parquet, DONE
     RUN/analysis/            the outputs of ``pvsst analyze`` and ``pvsst survey score``
+    RUN/report/              the report of ``pvsst report``
+    RUN/.pvsst.lock          the run-folder lock (:mod:`pvsst.core.run_folder`) and who holds it
 
 A unit folder (trial or survey unit) is complete when it holds ``DONE``, written last.
 
@@ -45,7 +47,19 @@ SCORING = "scoring.json"
 HUMAN = "human.parquet"
 UNITS = "units"
 ANALYSIS = "analysis"
+REPORT = "report"
 DONE = "DONE"
+LOCK = ".pvsst.lock"
+
+CELLS = "cells.parquet"
+SIMULATE_SPEC = "simulate.yaml"
+CACHE_FILES = frozenset({CACHE, f"{CACHE}-wal", f"{CACHE}-shm"})
+RUN_ENTRIES = frozenset({MANIFEST, *CACHE_FILES, MATERIALS, PERSONAS, TRIALS, AUDITS,
+                         SURVEY, SCORING, HUMAN, CELLS, UNITS, ANALYSIS, REPORT, SIMULATE_SPEC})
+"""Every name pvsst writes at the top of a run folder (a folder holding only these is a run's)."""
+RUN_RECORDS = frozenset({PERSONAS, TRIALS, AUDITS, SURVEY, HUMAN, UNITS})
+"""The names among :data:`RUN_ENTRIES` that only a run writes (its units and its inputs): a folder holding
+one of them but no manifest lost its manifest."""
 
 TRIAL_TABLES = ("agents", "posts", "votes", "exposures", "edges", "llm_calls")
 """The tables of a study trial that are read across trials (a trial also holds ``prompts``)."""
@@ -67,9 +81,16 @@ def is_complete(unit_dir: str | Path) -> bool:
     return (Path(unit_dir) / DONE).is_file()
 
 
-def complete_unit_dirs(run_dir: str | Path, section: str) -> list[Path]:
-    """The complete folders under ``run_dir/section`` (:data:`TRIALS`, :data:`AUDITS` or :data:`UNITS`), sorted by name."""
+def complete_unit_dirs(run_dir: str | Path, section: str, *, verify: bool = True) -> list[Path]:
+    """The complete folders under ``run_dir/section`` (:data:`TRIALS`, :data:`AUDITS` or :data:`UNITS`), sorted by
+    name; with ``verify`` each is checked against the hashes its ``DONE`` records
+    (:func:`pvsst.core.integrity.verify_unit`: a changed, missing or truncated file is an ``InputError``)."""
+    from pvsst.core.integrity import verify_unit
+
     root = Path(run_dir) / section
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and is_complete(p))
+    units = sorted(p for p in root.iterdir() if p.is_dir() and is_complete(p))
+    for unit in units if verify else ():
+        verify_unit(unit)
+    return units

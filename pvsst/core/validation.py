@@ -22,10 +22,13 @@ extra_forbidden
 from __future__ import annotations
 
 import difflib
+import reprlib
 import typing
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from pvsst.core.errors import InputError
 
 # Identifiers used in trial ids and file names: letters, digits, dot, dash and underscore.
 IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
@@ -144,9 +147,32 @@ def describe_validation_error(err: ValidationError, root: type[BaseModel] | None
         problem = "required but missing"
     else:
         message = first["msg"].removeprefix("Value error, ")
-        shown = repr(first.get("input"))
-        problem = f"{'key: ' if is_key else ''}{message} (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
+        shown = bounded_repr(first.get("input"))
+        problem = f"{'key: ' if is_key else ''}{message[:300]} (got {shown})"
     return field or "spec", problem.replace("\n", " ")
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxtuple, _REPR.maxset = 3, 4, 4, 4, 4
+_REPR.maxstring, _REPR.maxlong, _REPR.maxother = 50, 40, 50
+
+
+def bounded_repr(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` built within bounds (a few items per level, long numbers and strings cut), at most
+    ``limit`` characters: an error message never expands what a bad input holds.
+
+    Examples
+    --------
+    >>> bounded_repr(10**400)[:20], len(bounded_repr(10**400)) <= 60
+    ('1000000000000000...', True)
+    >>> bounded_repr([[list(range(10))] * 10] * 10)
+    '[[[0, 1, 2, 3, ...], [0, 1, 2, 3, ...], [0, 1,...'
+    """
+    try:
+        shown = repr(value[:limit + 1]) if isinstance(value, str) else _REPR.repr(value)
+    except Exception:  # a value whose repr fails: name its type
+        shown = f"<{type(value).__name__}>"
+    return shown if len(shown) <= limit else shown[:limit - 3] + "..."
 
 
 def _key_suggestion(root: type[BaseModel], loc: list) -> str:
@@ -175,3 +201,33 @@ def _model_inside(annotation: Any) -> Any:
         if found is not None:
             return found
     return None
+
+
+def checked_weights(values: Any, source: str, field: str, column: str) -> "np.ndarray":
+    """The weights of column ``column`` (any sequence) as floats; ``InputError`` at ``source: field`` unless
+    every weight is a finite non-negative number and not all are zero.
+
+    Examples
+    --------
+    >>> checked_weights([1, "2.5", 0], "gss", "data.weight", "wt").tolist()
+    [1.0, 2.5, 0.0]
+    >>> try:
+    ...     checked_weights([1.0, float("inf")], "gss", "data.weight", "wt")
+    ... except Exception as err:
+    ...     print(err)
+    gss: data.weight: column 'wt' must hold finite numbers (row 1: inf)
+    """
+    import numpy as np
+    import pandas as pd
+
+    raw = pd.Series(list(values) if not isinstance(values, pd.Series) else values).reset_index(drop=True)
+    numbers = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    for problem, bad in (("numbers", np.isnan(numbers)), ("finite numbers", np.isinf(numbers)),
+                         ("non-negative numbers", numbers < 0)):
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(source, field, f"column {column!r} must hold {problem} (row {row}: "
+                             f"{str(raw.iloc[row])[:30]})")
+    if len(numbers) and not numbers.sum() > 0:
+        raise InputError(source, field, f"column {column!r}: every weight is zero")
+    return numbers

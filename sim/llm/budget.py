@@ -12,6 +12,7 @@ from typing import Annotated
 
 from pydantic import Field, ValidationError
 
+from pvsst.core.bounds import MAX_BUDGET_TOKENS
 from pvsst.core.errors import InputError
 from pvsst.core.validation import StrictModel, describe_validation_error
 from pvsst.sim.llm.stops import RunStop
@@ -25,8 +26,9 @@ class BudgetExceeded(RunStop):
 
 
 class BudgetCap(StrictModel):
-    """Spending caps; the run stops cleanly when either is reached (``None``: no cap on that unit; ``0``:
-    no call may start).
+    """Spending caps; the run stops cleanly when either is reached (``None``: no cap on that unit). A token
+    cap of ``0`` lets no call start; a dollar cap of ``0`` lets only free calls run (local and scripted
+    models): it is reached by the first reply that costs anything.
 
     The one definition of a cap: the study spec's ``budget`` section is this model, and
     :class:`Budget` validates its caps with it.
@@ -39,7 +41,7 @@ class BudgetCap(StrictModel):
 
 
     max_usd: Annotated[float, Field(ge=0)] | None = None
-    max_tokens: Annotated[int, Field(ge=0)] | None = None
+    max_tokens: Annotated[int, Field(ge=0, le=MAX_BUDGET_TOKENS)] | None = None
 
 
 @dataclass
@@ -56,6 +58,10 @@ class Budget:
     >>> budget.charge(cost_usd=0.0, tokens=60)
     >>> budget.exhausted, budget.message()
     (True, 'LLM budget exceeded: spent 120 tokens of a 100-token cap')
+    >>> free = Budget(max_usd=0.0)
+    >>> free.charge(cost_usd=0.0, tokens=60)
+    >>> free.exhausted
+    False
     """
 
     max_usd: float | None = None
@@ -78,17 +84,23 @@ class Budget:
 
     @property
     def exhausted(self) -> bool:
-        """True once either cap is reached (spend >= cap): no new call may start."""
-        usd_hit = self.max_usd is not None and self.spent_usd >= self.max_usd
-        tokens_hit = self.max_tokens is not None and self.spent_tokens >= self.max_tokens
-        return usd_hit or tokens_hit
+        """True once either cap is reached (spend >= cap; a $0 cap by a spend above $0): no new call may start."""
+        return self._usd_hit or self._tokens_hit
+
+    @property
+    def _usd_hit(self) -> bool:
+        return self.max_usd is not None and self.spent_usd >= self.max_usd and (self.spent_usd > 0 or self.max_usd > 0)
+
+    @property
+    def _tokens_hit(self) -> bool:
+        return self.max_tokens is not None and self.spent_tokens >= self.max_tokens
 
     def message(self) -> str:
         """One line stating spent vs cap for the unit(s) that hit the cap."""
         parts = []
-        if self.max_usd is not None and self.spent_usd >= self.max_usd:
+        if self._usd_hit:
             parts.append(f"spent ${self.spent_usd:.6f} of a ${self.max_usd:.6f} cap")
-        if self.max_tokens is not None and self.spent_tokens >= self.max_tokens:
+        if self._tokens_hit:
             parts.append(f"spent {self.spent_tokens} tokens of a {self.max_tokens}-token cap")
         if not parts:
             parts.append(f"spent ${self.spent_usd:.6f} and {self.spent_tokens} tokens (under the cap)")

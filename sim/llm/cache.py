@@ -4,6 +4,10 @@ Keys are :meth:`pvsst.sim.llm.types.LLMRequest.cache_key` (sha256 over model, me
 parameters and seed). Only successful replies are stored, so a rerun replays them without a provider
 call. The database runs in WAL mode with a busy timeout, so several processes (local executor workers,
 Ray tasks on one machine) can read and write the same file at once.
+
+A row that does not read back as a reply (its JSON corrupt, a count that is not a number: a disk or an
+edit damaged it) is dropped, recorded in the ``dropped`` table, and read as a miss, so the call is
+asked again instead of failing its trial; :meth:`ResponseCache.dropped` lists what was dropped.
 """
 from __future__ import annotations
 
@@ -52,9 +56,30 @@ CREATE TABLE IF NOT EXISTS responses (
     cost_usd REAL NOT NULL DEFAULT 0,
     stores INTEGER NOT NULL DEFAULT 1,
     created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS dropped (
+    key TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    at REAL NOT NULL
 )
 """
 _FIELDS = ("model", "text", "parsed", "prompt_tokens", "completion_tokens", "cost_usd", "created")
+
+
+def _row_problem(record: dict[str, Any]) -> str | None:
+    """Why a stored row cannot be a reply (a field of the wrong type), or ``None``."""
+    if not isinstance(record["model"], str):
+        return "model: not text"
+    if record["text"] is not None and not isinstance(record["text"], str):
+        return "text: not text"
+    if record["parsed"] is not None and not isinstance(record["parsed"], str):
+        return "parsed: not JSON text"
+    for name in ("prompt_tokens", "completion_tokens"):
+        if not isinstance(record[name], int):
+            return f"{name}: not an integer"
+    if not isinstance(record["cost_usd"], (int, float)):
+        return "cost_usd: not a number"
+    return None
 
 
 class ResponseCache:
@@ -105,20 +130,47 @@ class ResponseCache:
             self._conn.execute("PRAGMA journal_mode = WAL")
         # WAL + NORMAL: durable across application crashes, no fsync per commit.
         self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute(_SCHEMA)
+        self._conn.executescript(_SCHEMA)
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored record for ``key`` (text, parsed JSON, tokens, model, created) or ``None``."""
+        """The stored record for ``key`` (text, parsed JSON, tokens, model, created) or ``None`` (a miss, or
+        a corrupt row, which is dropped and recorded).
+
+        Examples
+        --------
+        >>> cache = ResponseCache(":memory:")
+        >>> cache.put("k1", {"model": "m", "text": "hi", "parsed": {"a": 1}})
+        >>> _ = cache._conn.execute("UPDATE responses SET parsed = '{broken' WHERE key = 'k1'")
+        >>> cache.get("k1"), "k1" in cache, cache.dropped()[0]["reason"][:31]
+        (None, False, 'parsed: not JSON (Expecting pro')
+        """
         with self._lock:
             row = self._conn.execute(
                 f"SELECT {', '.join(_FIELDS)} FROM responses WHERE key = ?", (key,)).fetchone()
             if row is None:
                 self.misses += 1
                 return None
-            self.hits += 1
         record = dict(zip(_FIELDS, row))
-        record["parsed"] = None if record["parsed"] is None else json.loads(record["parsed"])
-        return record
+        problem = _row_problem(record)
+        if problem is None:
+            try:
+                record["parsed"] = None if record["parsed"] is None else json.loads(record["parsed"])
+            except (ValueError, TypeError) as err:
+                problem = f"parsed: not JSON ({err})"[:200]
+        with self._lock:
+            if problem is None:
+                self.hits += 1
+                return record
+            self.misses += 1
+            self._conn.execute("DELETE FROM responses WHERE key = ?", (key,))
+            self._conn.execute("INSERT INTO dropped (key, reason, at) VALUES (?, ?, ?)", (key, problem, time.time()))
+        return None
+
+    def dropped(self) -> list[dict[str, Any]]:
+        """The corrupt rows dropped from this file so far (key, reason, at), oldest first."""
+        with self._lock:
+            rows = self._conn.execute("SELECT key, reason, at FROM dropped ORDER BY at").fetchall()
+        return [{"key": key, "reason": reason, "at": at} for key, reason, at in rows]
 
     def put(self, key: str, record: dict[str, Any]) -> None:
         """Store (or replace) the reply for ``key``; ``record`` needs ``model`` and ``text``."""

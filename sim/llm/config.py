@@ -27,6 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from pvsst.core.bounds import MAX_CONCURRENCY, MAX_REQUESTS_PER_MINUTE
 from pvsst.core.errors import InputError
 from pvsst.core.validation import NonEmptyText, SpecFieldError, StrictModel, describe_validation_error, require_unique
 from pvsst.sim.llm.structured_modes import SETTINGS, default_setting
@@ -51,14 +52,14 @@ class Endpoint(StrictModel):
 
     api_base: NonEmptyText
     weight: Annotated[float, Field(gt=0)] = 1.0
-    max_concurrency: Annotated[int, Field(ge=1)] | None = None
+    max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
 
 
 class GatewayConfig(StrictModel):
     """How the gateway calls the models: concurrency, pacing, timeout, model servers, structured output."""
 
-    max_concurrency: Annotated[int, Field(ge=1)] = DEFAULT_MAX_CONCURRENCY
-    requests_per_minute: Annotated[int, Field(ge=1)] | None = None
+    max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] = DEFAULT_MAX_CONCURRENCY
+    requests_per_minute: Annotated[int, Field(ge=1, le=MAX_REQUESTS_PER_MINUTE)] | None = None
     request_timeout_s: Annotated[float, Field(gt=0)] = DEFAULT_TIMEOUT_S
     api_base: NonEmptyText | None = None
     endpoints: Annotated[list[Endpoint], Field(min_length=1)] | None = Field(

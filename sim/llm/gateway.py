@@ -16,6 +16,7 @@ from typing import Any
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from pvsst.core.errors import InputError
+from pvsst.core.redaction import redact
 from pvsst.sim.llm.budget import Budget, BudgetExceeded
 from pvsst.sim.llm.cache import ReplayMiss, ResponseCache
 from pvsst.sim.llm.config import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, Endpoint, GatewayConfig
@@ -335,7 +336,7 @@ class Gateway:
                                  "cost_usd": cost})
         record = self._record(request, cached=False, attempts=tries, status=status, prompt_tokens=prompt_tokens,
                               completion_tokens=completion_tokens, cost_usd=cost,
-                              latency_s=time.perf_counter() - started, error=error, endpoint=endpoint,
+                              latency_s=time.perf_counter() - started, error=redact(error), endpoint=redact(endpoint),
                               failovers=failovers, structured_output=mode)
         return LLMResult(text=text, parsed=parsed if status == STATUS_OK else None, record=record,
                          extra={"seeds": seeds, "attempt_statuses": statuses})

@@ -11,6 +11,7 @@ import re
 import time
 from typing import Any
 
+from pvsst.core.redaction import redact
 from pvsst.sim.llm.types import STATUS_ERROR, STATUS_RATE_LIMIT, STATUS_SERVER_ERROR, STATUS_TIMEOUT
 
 _TIMEOUT_CLASSES = {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout"}
@@ -117,6 +118,7 @@ def retry_after_s(err: BaseException) -> float | None:
 
 
 def one_line(err: BaseException, limit: int = 300) -> str:
-    """``ClassName: message`` on one line, shortened: what provenance records as ``error``."""
-    text = " ".join(str(err).split())
+    """``ClassName: message`` on one line, secrets redacted (:func:`pvsst.core.redaction.redact`), shortened:
+    what provenance records as ``error``."""
+    text = redact(" ".join(str(err).split()))
     return f"{type(err).__name__}: {text}"[:limit]

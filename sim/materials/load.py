@@ -30,6 +30,7 @@ import pandas as pd
 import yaml
 
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import regular_file
 from pvsst.sim.materials.catalog import (ACCOUNT_ROLES, ACCOUNTS_FILE, MATERIAL_FILES, PERSONA_FILES, TEMPLATES,
                                         TemplateFile)
 from pvsst.sim.materials.template import MaterialTemplate, TemplateSyntaxError
@@ -102,6 +103,8 @@ def materials_hashes(directory: str | Path) -> dict[str, str]:
     directory = Path(directory)
     hashes = {}
     for name in sorted(MATERIAL_FILES):
+        if (directory / name).exists():
+            regular_file(directory / name, "materials")
         try:
             hashes[name] = hashlib.sha256((directory / name).read_bytes()).hexdigest()
         except FileNotFoundError:

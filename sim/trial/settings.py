@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
+from pvsst.core.bounds import MAX_AGENTS, MAX_ATTEMPTS, MAX_CHARACTERS, MAX_DISTRIBUTED_SOURCES, MAX_FEED_SIZE, MAX_ROUNDS, MAX_TOKENS, MAX_VOTES_PER_VOTER
 from pvsst.core.errors import InputError
 from pvsst.core.validation import SpecFieldError, StrictModel, describe_validation_error
 from pvsst.sim.conditions import Condition, get_condition
@@ -59,18 +60,18 @@ class TrialSettings(StrictModel):
     (12, 5)
     """
 
-    n_agents: Annotated[int, Field(ge=2)] = 12
-    n_rounds: Annotated[int, Field(ge=1)] = 6
-    feed_size: Annotated[int, Field(ge=1)] = 5
-    votes_per_voter: Annotated[int, Field(ge=0)] = 5
-    memory_rounds: Annotated[int, Field(ge=0)] = 3
-    n_distributed_sources: Annotated[int, Field(ge=1)] = 4
+    n_agents: Annotated[int, Field(ge=2, le=MAX_AGENTS)] = 12
+    n_rounds: Annotated[int, Field(ge=1, le=MAX_ROUNDS)] = 6
+    feed_size: Annotated[int, Field(ge=1, le=MAX_FEED_SIZE)] = 5
+    votes_per_voter: Annotated[int, Field(ge=0, le=MAX_VOTES_PER_VOTER)] = 5
+    memory_rounds: Annotated[int, Field(ge=0, le=MAX_ROUNDS)] = 3
+    n_distributed_sources: Annotated[int, Field(ge=1, le=MAX_DISTRIBUTED_SOURCES)] = 4
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] = 0.8
     vote_temperature: Annotated[float, Field(ge=0.0, le=2.0)] = 0.6
-    max_tokens: Annotated[int, Field(ge=1)] = 120
-    vote_max_tokens: Annotated[int, Field(ge=1)] = 70
-    post_char_limit: Annotated[int, Field(ge=1)] = 180
-    max_attempts: Annotated[int, Field(ge=1)] = 3
+    max_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] = 120
+    vote_max_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] = 70
+    post_char_limit: Annotated[int, Field(ge=1, le=MAX_CHARACTERS)] = 180
+    max_attempts: Annotated[int, Field(ge=1, le=MAX_ATTEMPTS)] = 3
     initial_confidence: _Share = 0.70
     adversary_confidence: _Share = 0.85
     request_seed_formula: Literal["pvsst", "hashed"] = "pvsst"

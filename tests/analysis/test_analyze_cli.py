@@ -20,7 +20,7 @@ def test_analyze_writes_every_table_and_prints_the_headline(tmp_path, capsys):
     assert main(["analyze", str(run), "--homophily-replicates", "20"]) == 0
     out = capsys.readouterr().out
     assert "Preregistered headline: final_honest_pairwise_similarity" in out
-    assert sorted(p.name for p in (run / "analysis").iterdir()) == sorted(ANALYSIS_FILES)
+    assert sorted(p.name for p in (run / "analysis").iterdir()) == sorted([*ANALYSIS_FILES, ".pvsst-files"])
     outcomes = pd.read_csv(run / "analysis" / "trial_outcomes.csv")
     assert len(outcomes) == 32 and outcomes["exposure_audit_pass"].all()
     adversarial = outcomes["condition"].isin(["single_source", "distributed_sources"])

@@ -49,7 +49,7 @@ def test_an_option_nobody_chose_is_kept_and_design_columns_are_read():
     ([AnswerColumn("q", "q", CODES)], [], None, "values 9 of column 'q' match no option"),
     ([], [GroupColumn("g", "g", {"a": "A", "b": "B", "c": "C"})], None, "empty group"),
     ([], [GroupColumn("g", "g", {"a": "A"})], None, "values b of column 'g' map to no group level"),
-    ([], [], "q", "must hold non-negative numbers"),
+    ([], [], "q", "column 'q' must hold numbers (row 4: nan)"),
 ])
 def test_loader_refuses_mismatches(answers, groups, weight, fragment):
     with pytest.raises(InputError) as err:

@@ -159,7 +159,7 @@ def test_a_survey_run_whose_calls_all_fail_exits_1_naming_the_model(tmp_path, ca
     spec = small_instrument(model="scripted/broken", controls=["uniform"], conditions=["direct"])
     out = tmp_path / "run"
     assert main(["survey", "run", str(write(tmp_path, spec)), "--out", str(out), "--n", "6"]) == 1
-    printed = capsys.readouterr().out
+    printed = capsys.readouterr().err  # a run that did not succeed says so on stderr
     assert "degraded model scripted/broken | direct: 100.0% of 12 calls failed (threshold 5.0%)" in printed
     assert "2 done, 2 degraded, 0 failed" in printed and "(1 model(s) degraded)" in printed
     manifest = json.loads((out / "manifest.json").read_text())

@@ -107,14 +107,14 @@ def test_the_lock_records_the_data_and_a_run_on_changed_data_needs_a_deviation(t
 STUDY_FILE_PROBLEMS = {  # name -> (edit of the study's folder, the file the one line names, a phrase of it)
     "edge_list_unknown_agent": (lambda d: (d / "edges.txt").write_text("a00 a01\na01 zz9\n"), "edges.txt",
                                 "unknown agent id 'zz9'"),
-    "edge_list_missing": (lambda d: (d / "edges.txt").unlink(), "edges.txt", "cannot read"),
+    "edge_list_missing": (lambda d: (d / "edges.txt").unlink(), "edges.txt", "no such file"),
     "template_unknown_placeholder": (lambda d: (d / "my_materials" / "post_system.txt").write_text(
         "Say $nonsense.\n"), "post_system.txt", "unknown placeholder"),
     "materials_file_missing": (lambda d: (d / "my_materials" / "post_system.txt").unlink(), "post_system.txt",
                                "missing materials file"),
     "personas_file_missing": (lambda d: (d / "scripted_smoke.yaml").write_text(
         (d / "scripted_smoke.yaml").read_text() + "personas: {source: file, path: people.parquet}\n"),
-        "people.parquet", "no such persona file"),
+        "people.parquet", "personas.path: no such file"),
 }
 
 

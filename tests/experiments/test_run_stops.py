@@ -25,7 +25,7 @@ def test_replay_only_miss_exits_4_and_keeps_the_trials_that_finished(tmp_path, c
             shutil.copy(first / name, second / name)
     capfd.readouterr()
     code = main(["run", str(small_smoke_spec(tmp_path / "b", "[101, 211]")), "--out", str(second), "--replay-only"])
-    out = capfd.readouterr().out
+    out = capfd.readouterr().err  # a run that did not succeed says so on stderr
     assert code == 4, out
     assert "stopped: replay-only: no cached reply for model scripted/imitate" in out
     done = trial_dirs(second)
@@ -45,7 +45,7 @@ def test_a_budget_that_admits_no_call_exits_3_and_writes_no_trial(tmp_path, capf
     spec = small_smoke_spec(tmp_path / "a", "[101]", extra="budget: {max_tokens: 0}\n")
     run = tmp_path / "run"
     code = main(["run", str(spec), "--out", str(run)])
-    out = capfd.readouterr().out
+    out = capfd.readouterr().err
     assert code == 3, out
     assert "stopped: LLM budget exceeded: spent 0 tokens of a 0-token cap" in out
     assert not (run / "trials").exists()

@@ -89,7 +89,7 @@ def test_budget_cap_stops_the_run_cleanly_with_exit_3(tmp_path, capfd):
     freeze(spec, force=True)
     run = tmp_path / "run"
     code = main(["run", str(spec), "--out", str(run)])
-    out = capfd.readouterr().out
+    out = capfd.readouterr().err  # a stop is said on stderr
     assert code == 3, out
     (line,) = [l for l in out.splitlines() if "stopped:" in l]
     spent = int(re.search(r"spent (\d+) tokens of a (\d+)-token cap", line).group(1))

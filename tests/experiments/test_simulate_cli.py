@@ -45,7 +45,7 @@ def test_simulate_writes_a_complete_trial_directory(tmp_path, capfd):
     assert names == {"agents.parquet", "posts.parquet", "votes.parquet", "exposures.parquet", "edges.parquet",
                      "llm_calls.parquet", "prompts.parquet", "metrics.json", "DONE"}
     assert {p.name for p in out.iterdir() if not p.name.startswith("cache.sqlite-")} == {
-        "simulate.yaml", "manifest.json", "cache.sqlite", "materials", "trials"}
+        "simulate.yaml", "manifest.json", "cache.sqlite", "materials", "trials", ".pvsst.lock"}
     assert not [p for p in (out / "trials").iterdir() if p.name.startswith(".tmp")]
 
 

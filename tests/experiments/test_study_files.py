@@ -71,8 +71,16 @@ def test_a_failed_trial_names_the_drivers_file_not_the_staged_copy(tmp_path, mon
     (spec.parent / "edges.txt").write_text("a00 zz9\n")  # an id no agent has (after freezing: freeze refuses it)
     monkeypatch.setenv("PVSST_SCRATCH", str(tmp_path / "scratch"))
     capfd.readouterr()
-    assert main(["run", str(spec), "--out", str(tmp_path / "run")]) == 1
-    out = capfd.readouterr().out
+    # The run checks the edge list against the lock, and under a deviation as a freeze would: refused, nothing written.
+    assert main(["run", str(spec), "--out", str(tmp_path / "run")]) == 2
+    assert f"{spec.parent / 'edges.txt'}: sha256: changed since the spec was frozen" in capfd.readouterr().err
+    assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--deviation", "new edges"]) == 2
+    assert "edges.txt: network.path: unknown agent id 'zz9'" in capfd.readouterr().err
+    assert not (tmp_path / "run").exists()
+    # A file that fails only in the workers (the check skipped here) is named as the driver knows it.
+    monkeypatch.setattr("pvsst.experiments.run.study_files.check_study_files", lambda spec, folder: None)
+    assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--deviation", "new edges"]) == 1
+    out = capfd.readouterr().err
     assert "8 trials: 0 done, 8 failed" in out
     error = next(iter(RunManifest.load(tmp_path / "run").trials.values()))["error"]
     assert f"{spec.parent / 'edges.txt'}: network.path: unknown agent id 'zz9'" in error
@@ -89,5 +97,5 @@ def test_staging_is_once_per_content_and_a_missing_file_is_an_input_error(tmp_pa
 
     spec = study_with_own_files(tmp_path / "study")
     (spec.parent / "edges.txt").unlink()
-    with pytest.raises(InputError, match="edges.txt: trial.network.path: cannot read"):
+    with pytest.raises(InputError, match="edges.txt: trial.network.path: no such file"):
         collect_study_files(load_spec(spec), spec.parent)

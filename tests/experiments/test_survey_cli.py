@@ -57,7 +57,7 @@ def test_other_bad_input_exits_2(tmp_path, capsys):
     good = write(tmp_path, small_instrument(), "good.yaml")
     assert "--personas" in refused(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--personas", "aliens"])
     assert "model" in refused(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--model", "scripted/nobody"])
-    assert "not a survey run" in refused(capsys, ["survey", "score", str(tmp_path)])
+    assert "not a pvsst run folder" in refused(capsys, ["survey", "score", str(tmp_path)])
     # Respondent-matched personas need a mapping of data columns to persona attributes.
     unmapped = small_instrument()
     unmapped["personas"]["attributes"] = {}

@@ -74,7 +74,7 @@ def test_client_errors_are_tried_once_and_the_trials_are_degraded(tmp_path, capf
         spec = served_spec(tmp_path, MODEL, {"api_base": stub.api_base, "structured_output": "json_schema"},
                            n_agents=3, n_rounds=1)
         code = main(["run", str(spec), "--out", str(tmp_path / "run")])
-    out = capfd.readouterr().out
+    out = capfd.readouterr().err  # a run that did not succeed says so on stderr
     manifest = _manifest(tmp_path / "run")
     calls = _calls(tmp_path / "run")
     assert len(calls) == 4 * (3 + 3) and stub.requests == len(calls)  # each call tried once
@@ -87,7 +87,7 @@ def test_client_errors_are_tried_once_and_the_trials_are_degraded(tmp_path, capf
     assert "4 trials: 0 done, 4 degraded, 0 failed" in out
     # resuming does not turn them into successes
     assert main(["run", str(spec), "--out", str(tmp_path / "run")]) == 1
-    assert "4 degraded" in capfd.readouterr().out
+    assert "4 degraded" in capfd.readouterr().err
     # and the report's audit says so
     assert main(["report", str(tmp_path / "run"), "--figures", "png", "--format", "md",
                  "--homophily-replicates", "2"]) == 0, capfd.readouterr()

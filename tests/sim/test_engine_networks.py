@@ -46,9 +46,11 @@ def test_edge_list_file_is_read_and_validated(tmp_path):
     good.write_text("a00 a01\na01 a02\n")
     graph = build_follow_graph(NetworkSpec(kind="edgelist", path=str(good)), IDS, None, np.random.default_rng(0))
     assert sorted(graph.edges) == [("a00", "a01"), ("a01", "a02")] and graph.number_of_nodes() == 12
-    with pytest.raises(InputError, match="unreadable"):
+    with pytest.raises(InputError, match="missing.txt: network.path: no such file"):
         build_follow_graph(NetworkSpec(kind="edgelist", path=str(tmp_path / "missing.txt")), IDS, None,
                            np.random.default_rng(0))
+    with pytest.raises(InputError, match="network.path: a directory, not a regular file"):  # refused unread
+        build_follow_graph(NetworkSpec(kind="edgelist", path=str(tmp_path)), IDS, None, np.random.default_rng(0))
 
 
 def test_followee_feeds_only_show_followed_accounts():

@@ -8,8 +8,8 @@ holding a brace before valid JSON, 4 and 5 valid JSON. Vote calls: ordinal 5 get
 Expected values are the reference implementation's failure handling, stated in ``pvsst.sim.protocol``
 (``pvsst_reference``: 3 tries per request with waits of 1.5, 3 and 4.5 s, every error retried, then
 ``(generation failed)`` without a parse retry; the raw reply with its ``<think>`` block reaches the
-lenient parser, which fails on the brace three times and keeps the raw text; a vote call without a usable
-vote is a failed vote of its voter) and pvsst's (5 tries, waits 1, 2, 4, 8 s; the block split off by
+lenient parser, which fails on the brace three times and keeps the raw text; a vote call that parsed
+without a usable vote is a cast ballot with no vote) and pvsst's (5 tries, waits 1, 2, 4, 8 s; the block split off by
 litellm; the schema rejects an empty vote list). Waits are those the gateway asks of its ``sleep``,
 injected, so no test time is spent waiting.
 """
@@ -159,10 +159,10 @@ def test_reference_rows(reference):
     assert [statuses[("post", f"a0{i}")] for i in range(4)] == ["server_error", "server_error", "timeout",
                                                                  "parse_error"]
     votes = result.votes
-    failed = votes[~votes["parse_ok"]]
-    assert set(failed["voter_id"]) == {"a05"} and len(failed) == 5 and (failed["value"] == 0).all()
-    assert len(votes) == 30
-    assert vote_call_failure_rate(votes, honest_agent_ids(result.agents)) == pytest.approx(1 / 6)
+    cast_empty = votes[votes["voter_id"] == "a05"]  # {"votes": []}: a ballot cast with no vote
+    assert len(cast_empty) == 5 and (cast_empty["value"] == 0).all() and cast_empty["parse_ok"].all()
+    assert len(votes) == 30 and votes["parse_ok"].all()
+    assert vote_call_failure_rate(votes, honest_agent_ids(result.agents)) == 0.0
 
 
 def test_reference_with_rows_denominator_drops_the_voter():

@@ -125,7 +125,7 @@ def test_editing_a_materials_file_after_freeze_makes_run_exit_2_naming_it(tmp_pa
     assert set(lock["materials"]) == set(MATERIAL_FILES)
     out = tmp_path / "run"
     assert main(["run", str(spec), "--out", str(out), "--workers", "1"]) == 0
-    assert sorted(p.name for p in (out / "materials").iterdir()) == sorted(MATERIAL_FILES)
+    assert sorted(p.name for p in (out / "materials").iterdir()) == sorted([*MATERIAL_FILES, ".pvsst-files"])
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["materials"]["sha256"] == lock["materials"]
     metrics = json.loads(next((out / "trials").glob("*likes*/metrics.json")).read_text())
