@@ -2,7 +2,7 @@
 
 A paired contrast reduces each complete block (e.g. one model x topic x seed) to one difference
 ``d_b = metric(treatment arm) - metric(baseline arm)``. This module turns vectors of such differences into
-the published PV-SST numbers, following the study's protocol to the letter (``shared/reference/README.md``):
+the published PV-SST numbers, following the study's protocol to the letter (``tests/data/pvsst_reference/README.md``):
 
 - **Percentile bootstrap of the mean**: a fresh ``np.random.default_rng(seed)`` per vector, ONE call
   ``rng.integers(0, n, size=(draws, n))``, the row means of ``d`` at those indices, and numpy's default
