@@ -191,9 +191,11 @@ def main(spec: Path, runs: Path, result: Path, study: Path) -> None:
     Path("/tmp/ray").mkdir(exist_ok=True)
     # This cluster's session files, private to the namespace (and gone with it).
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/tmp/ray"], check=True)
-    # Token authentication, with a token of this cluster's own (not the user's ~/.ray/auth_token).
+    # Token authentication, with a token of this cluster's own (not the user's ~/.ray/auth_token). Every
+    # node keeps its session files in the namespace's /tmp/ray, whatever RAY_TMPDIR or TMPDIR the test
+    # session has (an empty TMPDIR would put them in the working directory).
     env = {**os.environ, **FAST_HEALTH_CHECKS, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token",
-           "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+           "RAY_AUTH_TOKEN": secrets.token_hex(32), "RAY_TMPDIR": "/tmp"}
     report: dict = {}
     started = time.monotonic()
     try:
