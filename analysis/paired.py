@@ -144,8 +144,35 @@ class PairedContrastResult:
     def n_blocks(self) -> int:
         return int(self.differences.size)
 
-    def conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
-        """Percentile-bootstrap ``1 - alpha`` interval of the mean difference (same seeded draws)."""
+    def conf_int(self, alpha: float | None = None) -> tuple[float, float]:
+        """Percentile-bootstrap ``1 - alpha`` interval of the mean difference.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            One minus the interval's coverage, in (0, 1). None (the default) is this result's own
+            ``alpha``, the level it was computed at (the plan's), whose bounds are ``ci95_low`` /
+            ``ci95_high``; any other level is recomputed from the same seeded draws.
+
+        Returns
+        -------
+        tuple of float
+            ``(low, high)``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> table = pd.DataFrame({"model": "m", "topic_id": "t", "seed": [1, 1, 2, 2, 3, 3],
+        ...                       "condition": ["a", "b"] * 3, "y": [3.0, 1.0, 2.0, 1.0, 4.0, 1.0]})
+        >>> result = paired_block_contrast(table, Contrast("a_minus_b", "a", "b"), "y", alpha=0.1)
+        >>> result.conf_int() == (result.ci95_low, result.ci95_high)
+        True
+        >>> result.conf_int(alpha=0.5)
+        (1.6666666666666667, 2.3333333333333335)
+        """
+        alpha = self.alpha if alpha is None else alpha
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must lie in (0, 1), not {alpha!r}")
         if alpha == self.alpha:
             return self.ci95_low, self.ci95_high
         return bootstrap_mean_ci(self.differences, draws=self.bootstrap_draws, seed=self.bootstrap_seed,
@@ -156,15 +183,42 @@ class PairedContrastResult:
         return pd.DataFrame([{column: self._value(column) for column in RESULT_COLUMNS}],
                             columns=list(RESULT_COLUMNS))
 
-    def summary(self) -> str:
-        """A short text report of this contrast."""
-        level = round(100 * (1 - self.alpha))
+    def summary(self, alpha: float | None = None) -> str:
+        """A short text report of this contrast, its interval at ``1 - alpha``.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            As in :meth:`conf_int`: None (the default) is this result's own ``alpha``.
+
+        Returns
+        -------
+        str
+            Blocks and sign counts, mean and median difference, the bootstrap interval (level, draws,
+            seed) and both p-values.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> table = pd.DataFrame({"model": "m", "topic_id": "t", "seed": [1, 1, 2, 2, 3, 3],
+        ...                       "condition": ["a", "b"] * 3, "y": [3.0, 1.0, 2.0, 1.0, 4.0, 1.0]})
+        >>> result = paired_block_contrast(table, Contrast("a_minus_b", "a", "b"), "y", alpha=0.1)
+        >>> print(result.summary(alpha=0.5))
+        Paired contrast a_minus_b on y (overall = all)
+          blocks: 3  (positive 3, negative 0, ties 0)
+          mean difference +2  median +2
+          50% bootstrap CI [+1.66667, +2.33333] (20000 draws, seed 20260729)
+          exact sign test p = 0.25
+          sign-flip randomization p = 0.25 (exhaustive, 8 patterns)
+        """
+        alpha = self.alpha if alpha is None else alpha
+        low, high = self.conf_int(alpha)
         return "\n".join([
             f"Paired contrast {self.contrast} on {self.metric} ({self.stratum_type} = {self.stratum})",
             f"  blocks: {self.n_blocks}  (positive {self.positive}, negative {self.negative}, "
             f"ties {self.ties})",
             f"  mean difference {self.mean_difference:+.6g}  median {self.median_difference:+.6g}",
-            f"  {level}% bootstrap CI [{self.ci95_low:+.6g}, {self.ci95_high:+.6g}] "
+            f"  {100 * (1 - alpha):g}% bootstrap CI [{low:+.6g}, {high:+.6g}] "
             f"({self.bootstrap_draws} draws, seed {self.bootstrap_seed})",
             f"  exact sign test p = {self.sign_test_p:.6g}",
             f"  sign-flip randomization p = {self.randomization_p:.6g} "
