@@ -199,9 +199,11 @@ def main(spec: Path, runs: Path, result: Path, study: Path) -> None:
     report: dict = {}
     started = time.monotonic()
     try:
-        subprocess.run([RAY, "start", "--head", "--port", ADDRESS.split(":")[1], "--num-cpus", "0",
-                        "--include-dashboard", "false", *NODE_FLAGS], env=env, check=True, capture_output=True,
-                       timeout=300)
+        head = subprocess.run([RAY, "start", "--head", "--port", ADDRESS.split(":")[1], "--num-cpus", "0",
+                               "--include-dashboard", "false", *NODE_FLAGS], env=env, capture_output=True, text=True,
+                              timeout=300)
+        if head.returncode != 0:  # the test prints the end of this process's output: say why
+            raise RuntimeError(f"ray start --head exited {head.returncode}: {(head.stdout + head.stderr)[-2500:]}")
         head_s = round(time.monotonic() - started, 1)
         nodes = [start_worker_node(runs, env) for _ in range(2)]
         report["cluster"] = {**check_nodes(runs, env), "head_s": head_s, "wall_s": round(time.monotonic() - started, 1)}
