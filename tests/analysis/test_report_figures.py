@@ -55,7 +55,8 @@ def test_every_figure_of_the_four_reports_reads_well(tmp_path, monkeypatch):
         markdown = (report.out_dir / "report.md").read_text()
         drawn = [figure for _, figure in report.figures]
         names = {f.name for f in drawn}
-        missing = [n for n in EXPECTED[kind] if not any(m == n or n.endswith("*") and m.startswith(n[:-1]) for m in names)]
+        missing = [n for n in EXPECTED[kind]
+                   if not any(m == n or n.endswith("*") and m.startswith(n[:-1]) for m in names)]
         assert not missing, f"{kind} report lacks {missing}: {sorted(names)}"
         for figure in drawn:
             name = f"{kind}/{figure.name}"
@@ -68,8 +69,8 @@ def test_every_figure_of_the_four_reports_reads_well(tmp_path, monkeypatch):
 
     scatter = next(f for _, f in reports["cells"].figures if f.name == "state_scatter_votetrump")
     labels = [label for label, _, _ in legend_entries(scatter.figure)]
-    assert {CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM} <= set(labels) <= {CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM,
-                                                                        "identity (simulated = real)", *scatter.data["source"]}
+    expected = {CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM}
+    assert expected <= set(labels) <= {*expected, "identity (simulated = real)", *scatter.data["source"]}, labels
     assert any(label.startswith("scripted/planted") for label in labels), labels
 
     distributions = pd.DataFrame({"question": "natenvir", "group": ["party=Democrat"] * 6 + ["party=Republican"] * 6,

@@ -62,7 +62,8 @@ def test_scatter_has_the_identity_line_and_the_oracle_beside_the_model():
     assert np.allclose(points["points-model"], [[0.3, 0.4], [0.5, 0.45], [0.7, 0.6]])
     assert np.allclose(points["points-cell_oracle"][:, 1], [0.32, 0.5, 0.66])
     assert np.allclose(points["points-uniform"][:, 1], 0.5)
-    assert sorted(figure.data["source"].unique()) == ["cell_oracle", "model", "uniform"] and "n = 3 states" in figure.caption
+    assert sorted(figure.data["source"].unique()) == ["cell_oracle", "model", "uniform"]
+    assert "n = 3 states" in figure.caption
     assert legend_problems("scatter", figure.figure) == []                         # colour and marker both differ
     oracle = next(c for c in ax.collections if c.get_gid() == "points-cell_oracle")
     assert oracle.get_facecolors().size == 0 or oracle.get_facecolors()[0][3] == 0  # open circles, as the caption says
