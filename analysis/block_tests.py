@@ -2,7 +2,7 @@
 
 A paired contrast reduces each complete block (e.g. one model x topic x seed) to one difference
 ``d_b = metric(treatment arm) - metric(baseline arm)``. This module turns vectors of such differences into
-the published PV-SST numbers, following the study's protocol to the letter (``shared/reference/README.md``):
+the published PV-SST numbers, following the study's protocol to the letter (``tests/data/pvsst_reference/README.md``):
 
 - **Percentile bootstrap of the mean**: a fresh ``np.random.default_rng(seed)`` per vector, ONE call
   ``rng.integers(0, n, size=(draws, n))``, the row means of ``d`` at those indices, and numpy's default
@@ -59,8 +59,29 @@ _PATTERN_CHUNK = 1 << 16
 
 
 def sign_counts(differences: np.ndarray) -> tuple[int, int, int]:
-    """Numbers of positive, negative and exactly-zero differences (PV-SST counts exact zeros as ties).
+    """Numbers of positive, negative and exactly-zero paired differences.
 
+    Parameters
+    ----------
+    differences : numpy.ndarray
+        The per-block differences ``d_b``.
+
+    Returns
+    -------
+    tuple of int
+        ``(positive, negative, ties)``.
+
+    Notes
+    -----
+    ``positive = #{d_b > 0}``, ``negative = #{d_b < 0}``, ``ties = #{d_b = 0}``: only exact zeros are
+    ties, as PV-SST counts them.
+
+    References
+    ----------
+    .. [1] Usman and Williamson, "Peer-Voted LLM-Agent Stress Tests" (PV-SST), arXiv 2608.20438.
+
+    Examples
+    --------
     >>> sign_counts(np.array([1.0, -2.0, 0.0, 3.0]))
     (2, 1, 1)
     """
@@ -70,12 +91,33 @@ def sign_counts(differences: np.ndarray) -> tuple[int, int, int]:
 
 
 def sign_test_p(positive: int, negative: int) -> float:
-    """Exact two-sided sign test: ``min(1, 2 P(X <= min(pos, neg)))``, ``X ~ Bin(pos + neg, 1/2)``.
+    """Exact two-sided sign test of the nonzero paired differences.
 
-    With no nonzero differences there is no evidence either way and ``p = 1``.
+    Parameters
+    ----------
+    positive, negative : int
+        Numbers of positive and negative differences (ties are left out).
 
+    Returns
+    -------
+    float
+        The p-value; 1.0 when there is no nonzero difference.
+
+    Notes
+    -----
+    ``p = min(1, 2 P(X <= min(pos, neg)))`` with ``X ~ Binomial(pos + neg, 1/2)``.
+
+    References
+    ----------
+    .. [1] W. J. Conover, *Practical Nonparametric Statistics*, 3rd ed., section 3.4 (the sign test),
+       Wiley, 1999.
+
+    Examples
+    --------
     >>> sign_test_p(9, 1)
     0.021484375
+    >>> sign_test_p(0, 0)
+    1.0
     """
     n = positive + negative
     if n == 0:
@@ -89,10 +131,42 @@ def sign_test_p(positive: int, negative: int) -> float:
 
 def bootstrap_mean_ci(differences: np.ndarray, *, draws: int = BOOTSTRAP_DRAWS, seed: int = PVSST_SEED,
                       alpha: float = 0.05) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean difference (fresh ``default_rng(seed)``).
+    """Percentile bootstrap interval of the mean difference, from a fresh ``default_rng(seed)``.
 
+    Parameters
+    ----------
+    differences : numpy.ndarray
+        The ``n`` per-block differences, in block order (the draws index into that order).
+    draws : int
+        Bootstrap resamples.
+    seed : int
+        Seed of the fresh generator.
+    alpha : float
+        The interval covers ``1 - alpha``.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``.
+
+    Notes
+    -----
+    One call ``rng.integers(0, n, size=(draws, n))`` gives the resamples; their means ``m_1..m_draws``
+    give ``low, high`` = numpy's (linear) quantiles of ``m`` at ``alpha / 2`` and ``1 - alpha / 2``.
+    PV-SST's published intervals are reproduced exactly.
+
+    References
+    ----------
+    .. [1] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, ch. 13, Chapman & Hall,
+       1993.
+    .. [2] Usman and Williamson, "Peer-Voted LLM-Agent Stress Tests" (PV-SST), arXiv 2608.20438.
+
+    Examples
+    --------
     >>> bootstrap_mean_ci(np.array([1.0, 1.0, 1.0]))
     (1.0, 1.0)
+    >>> bootstrap_mean_ci(np.array([0.0, 1.0, 2.0, 5.0]), draws=1000, alpha=0.2)
+    (0.75, 3.25)
     """
     low, high = bootstrap_mean_ci_batch([np.asarray(differences, dtype=float)], draws=draws, seed=seed,
                                         alpha=alpha)
@@ -101,10 +175,39 @@ def bootstrap_mean_ci(differences: np.ndarray, *, draws: int = BOOTSTRAP_DRAWS, 
 
 def bootstrap_mean_ci_batch(vectors: Sequence[np.ndarray], *, draws: int = BOOTSTRAP_DRAWS,
                             seed: int = PVSST_SEED, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`bootstrap_mean_ci` for many difference vectors; returns arrays of lows and highs.
+    """:func:`bootstrap_mean_ci` for many difference vectors at once; arrays of lows and highs.
 
-    Vectors of equal length share the index matrix of a fresh generator, turned into a
-    (draws x n) count matrix so all their bootstrap means come from one matrix product.
+    Vectors of equal length share the index matrix of a fresh generator, turned into a (draws x n)
+    count matrix, so all their bootstrap means come from one matrix product.
+
+    Parameters
+    ----------
+    vectors : sequence of numpy.ndarray
+        The difference vectors (an empty one gives NaN bounds).
+    draws, seed, alpha
+        As in :func:`bootstrap_mean_ci`.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Lows and highs, one per vector.
+
+    Notes
+    -----
+    For a vector ``d`` of length ``n`` and the count matrix ``C`` (``C[r, i]`` = times index ``i`` was
+    drawn in resample ``r``), the resample means are ``C d / n``; the bounds are their quantiles at
+    ``alpha / 2`` and ``1 - alpha / 2``, equal to :func:`bootstrap_mean_ci` per vector.
+
+    References
+    ----------
+    .. [1] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, ch. 13, Chapman & Hall,
+       1993.
+
+    Examples
+    --------
+    >>> low, high = bootstrap_mean_ci_batch([np.array([2.0, 2.0]), np.array([]), np.array([1.0, 3.0])], draws=500)
+    >>> low.tolist(), high.tolist()
+    ([2.0, nan, 1.0], [2.0, nan, 3.0])
     """
     low = np.full(len(vectors), np.nan)
     high = np.full(len(vectors), np.nan)
@@ -125,11 +228,40 @@ def sign_flip_p(nonzero: np.ndarray, randomization: RandomizationPlan = Randomiz
                 seed: int = PVSST_SEED) -> tuple[float, str, int]:
     """Sign-flip randomization p of ``|mean|`` over the nonzero differences.
 
-    Returns ``(p, method, patterns)``: method ``"exhaustive"`` (``patterns = 2**m``) or
-    ``"monte_carlo"`` (``patterns = randomization.draws``).
+    Parameters
+    ----------
+    nonzero : numpy.ndarray
+        The ``m`` nonzero differences.
+    randomization : RandomizationPlan
+        Method (``auto``, ``exhaustive``, ``monte_carlo``), the exhaustive limit and the Monte Carlo draws.
+    seed : int
+        Seed of the fresh Monte Carlo generator.
 
+    Returns
+    -------
+    tuple
+        ``(p, method, patterns)``: ``method`` is ``"exhaustive"`` (``patterns = 2**m``) or
+        ``"monte_carlo"`` (``patterns = randomization.draws``).
+
+    Notes
+    -----
+    A sign pattern ``e`` in ``{-1, 1}^m`` is extreme when ``|mean(e d)| >= |mean(d)| - 1e-12``.
+    Exhaustive: ``p = #{extreme patterns} / 2^m``. Monte Carlo, ``N`` patterns drawn in batches of
+    ``rng.choice([-1.0, 1.0], size=(10000, m))``: ``p = (#{extreme} + 1) / (N + 1)``.
+
+    References
+    ----------
+    .. [1] P. Good, *Permutation, Parametric and Bootstrap Tests of Hypotheses*, 3rd ed., Springer, 2005.
+    .. [2] B. Phipson and G. K. Smyth, "Permutation p-values should never be zero", Statistical
+       Applications in Genetics and Molecular Biology 9(1), article 39, 2010.
+    .. [3] Usman and Williamson, "Peer-Voted LLM-Agent Stress Tests" (PV-SST), arXiv 2608.20438.
+
+    Examples
+    --------
     >>> sign_flip_p(np.array([1.0, 2.0, 3.0]))
     (0.25, 'exhaustive', 8)
+    >>> sign_flip_p(np.array([1.0, 2.0, 3.0]), RandomizationPlan(method="monte_carlo", draws=99))
+    (0.2, 'monte_carlo', 99)
     """
     p, method, patterns = sign_flip_p_batch([np.asarray(nonzero, dtype=float)], randomization, seed=seed)
     return float(p[0]), method[0], int(patterns[0])
@@ -138,6 +270,24 @@ def sign_flip_p(nonzero: np.ndarray, randomization: RandomizationPlan = Randomiz
 def randomization_method(m: int, randomization: RandomizationPlan) -> str:
     """The method the plan prescribes for ``m`` nonzero differences: ``exhaustive`` or ``monte_carlo``.
 
+    Parameters
+    ----------
+    m : int
+        Number of nonzero differences.
+    randomization : RandomizationPlan
+        The plan; ``auto`` is exhaustive up to ``exhaustive_max_n``.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputError
+        An exhaustive test over more than :data:`EXHAUSTIVE_LIMIT` pairs.
+
+    Examples
+    --------
     >>> randomization_method(21, RandomizationPlan()), randomization_method(20, RandomizationPlan())
     ('monte_carlo', 'exhaustive')
     """
@@ -151,7 +301,39 @@ def randomization_method(m: int, randomization: RandomizationPlan) -> str:
 
 def sign_flip_p_batch(vectors: Sequence[np.ndarray], randomization: RandomizationPlan = RandomizationPlan(),
                       *, seed: int = PVSST_SEED) -> tuple[np.ndarray, list[str], np.ndarray]:
-    """:func:`sign_flip_p` for many vectors of nonzero differences (grouped by length)."""
+    """:func:`sign_flip_p` for many vectors of nonzero differences, grouped by length.
+
+    Every vector of one length shares the patterns of a fresh generator (Monte Carlo) or all ``2**m``
+    patterns (exhaustive), evaluated for the whole group at once.
+
+    Parameters
+    ----------
+    vectors : sequence of numpy.ndarray
+        Vectors of nonzero differences.
+    randomization, seed
+        As in :func:`sign_flip_p`.
+
+    Returns
+    -------
+    tuple
+        p-values (array), methods (list of str) and pattern counts (array), one per vector.
+
+    Notes
+    -----
+    The statistic and the p-value formulas of :func:`sign_flip_p`; an empty vector has ``p = 1``.
+
+    References
+    ----------
+    .. [1] P. Good, *Permutation, Parametric and Bootstrap Tests of Hypotheses*, 3rd ed., Springer, 2005.
+    .. [2] B. Phipson and G. K. Smyth, "Permutation p-values should never be zero", Statistical
+       Applications in Genetics and Molecular Biology 9(1), article 39, 2010.
+
+    Examples
+    --------
+    >>> p, methods, patterns = sign_flip_p_batch([np.array([1.0, 2.0, 3.0]), np.array([-1.0, 2.0]), np.array([])])
+    >>> p.tolist(), methods, patterns.tolist()
+    ([0.25, 1.0, 1.0], ['exhaustive', 'exhaustive', 'exhaustive'], [8, 4, 1])
+    """
     p = np.ones(len(vectors))
     method = [randomization_method(len(v), randomization) for v in vectors]
     patterns = np.array([2 ** len(v) if m == "exhaustive" else randomization.draws

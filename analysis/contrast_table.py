@@ -62,7 +62,22 @@ class PairedContrastAnalysis:
 
 
 def stratum_type_name(column: str) -> str:
-    """The published ``stratum_type`` label of a strata column: ``topic_id`` -> ``topic``."""
+    """The published ``stratum_type`` label of a strata column: ``topic_id`` -> ``topic``.
+
+    Parameters
+    ----------
+    column : str
+        A strata column.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> stratum_type_name("topic_id"), stratum_type_name("model")
+    ('topic', 'model')
+    """
     return column[:-3] if column.endswith("_id") else column
 
 
@@ -76,20 +91,58 @@ def paired_contrast_table(table: pd.DataFrame, contrasts: Sequence[Contrast], me
 
     Parameters
     ----------
-    table : one row per trial with the ``block`` columns, ``condition`` and each metric.
-    contrasts, metrics : what to compare and on which outcome columns (each contrast also on its own
-        ``metrics``, after these).
-    block : the columns whose combination is a block (PV-SST: model, topic_id, seed).
-    strata : columns constant within a block to report separately (besides ``overall``).
-    draws, seed : bootstrap draws, and the seed of every fresh generator (bootstrap and Monte Carlo).
-    alpha : the interval is the ``1 - alpha`` percentile interval.
-    randomization : method and draws of the sign-flip test (:class:`pvsst.analysis.plan.RandomizationPlan`).
+    table : pandas.DataFrame
+        One row per trial with the ``block`` columns, ``condition`` and each metric.
+    contrasts : sequence of Contrast
+        What to compare.
+    metrics : sequence of str
+        The outcome columns (each contrast also on its own ``metrics``, after these).
+    block : sequence of str
+        The columns whose combination is a block (PV-SST: model, topic_id, seed).
+    strata : sequence of str
+        Columns constant within a block to report separately (besides ``overall``).
+    condition : str
+        The arm column.
+    draws, seed : int
+        Bootstrap draws, and the seed of every fresh generator (bootstrap and Monte Carlo).
+    alpha : float
+        The interval is the ``1 - alpha`` percentile interval.
+    randomization : RandomizationPlan
+        Method and draws of the sign-flip test.
+    source : str
+        The input's name in error lines.
+
+    Returns
+    -------
+    PairedContrastAnalysis
+        ``results`` (one :class:`~pvsst.analysis.paired.PairedContrastResult` per row), ``frame`` (PV-SST's
+        published columns, then the settings) and ``excluded_blocks``.
+
+    Raises
+    ------
+    InputError
+        A contrast with no complete block, an arm that is not a value of ``condition``, a missing column.
 
     Notes
     -----
+    Per row, over the blocks' differences ``d_b = y_b(treatment) - y_b(control)`` of the stratum: the
+    mean and median, sign counts, the percentile bootstrap interval of the mean, the exact sign test and
+    the sign-flip randomization test of ``|mean|`` (formulas in :mod:`pvsst.analysis.block_tests`).
     Incomplete blocks are excluded per contrast and reported (``excluded_blocks`` plus one
-    :class:`~pvsst.analysis.paired.IncompleteBlocksWarning` line). A contrast with no complete block, an arm
-    that is not a value of ``condition`` and a missing column raise :class:`InputError`.
+    :class:`~pvsst.analysis.paired.IncompleteBlocksWarning` line).
+
+    References
+    ----------
+    .. [1] Usman and Williamson, "Peer-Voted LLM-Agent Stress Tests" (PV-SST), arXiv 2608.20438: on its
+       per-trial table this reproduces its published ``pvsst_v1_core_confirmatory_analysis.csv``.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"model": ["a", "a", "b", "b"] * 2, "topic_id": "t", "seed": [1, 1, 1, 1, 2, 2, 2, 2],
+    ...                       "condition": ["likes", "control"] * 4, "y": [0.4, 0.1, 0.3, 0.2, 0.2, 0.3, 0.5, 0.1]})
+    >>> analysis = paired_contrast_table(table, [Contrast("eng", "likes", "control")], ["y"], strata=["model"])
+    >>> analysis.frame[["stratum", "n_blocks", "mean_difference"]].round(4).values.tolist()
+    [['all', 4, 0.175], ['a', 2, 0.1], ['b', 2, 0.25]]
     """
     if not contrasts or not metrics:
         raise InputError(source, "contrasts" if not contrasts else "metrics", "nothing to analyse")

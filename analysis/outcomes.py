@@ -61,10 +61,21 @@ OUTCOME_COLUMNS = ("initial_alignment", "final_alignment", "delta_alignment", "f
 
 
 def push_sign(push_direction: str) -> int:
-    """+1 for "support", -1 for "oppose".
+    """+1 for "support", -1 for "oppose": the sign that turns a stance into alignment with the push.
 
-    >>> push_sign("oppose")
-    -1
+    Parameters
+    ----------
+    push_direction : {"support", "oppose"}
+        The side the trial's seed pushes toward.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> push_sign("support"), push_sign("oppose")
+    (1, -1)
     """
     if push_direction not in PUSH_SIGN:
         raise InputError("trial", "push_direction", f"must be support or oppose, not {push_direction!r}")
@@ -72,7 +83,24 @@ def push_sign(push_direction: str) -> int:
 
 
 def honest_agent_ids(agents: pd.DataFrame) -> pd.Index:
-    """Ids of the honest agents (all agents when there is no ``role`` column)."""
+    """Ids of the honest agents (all agents when there is no ``role`` column).
+
+    Parameters
+    ----------
+    agents : pandas.DataFrame
+        ``agent_id``, ``initial_stance`` and optionally ``role``.
+
+    Returns
+    -------
+    pandas.Index
+
+    Examples
+    --------
+    >>> agents = pd.DataFrame({"agent_id": [0, 1, 2], "role": ["honest", "adversary", "honest"],
+    ...                        "initial_stance": [1, 3, -1]})
+    >>> honest_agent_ids(agents).tolist()
+    [0, 2]
+    """
     _require(agents, ["agent_id", "initial_stance"], "agents")
     if "role" not in agents.columns:
         return pd.Index(agents["agent_id"])
@@ -89,7 +117,27 @@ def _initial_stances(agents: pd.DataFrame, honest: pd.Index) -> np.ndarray:
 def stance_paths(agents: pd.DataFrame, posts: pd.DataFrame) -> pd.DataFrame:
     """Honest agents x rounds stance matrix (after each round), carried forward from the initial stance.
 
-    Columns are the rounds present in ``posts``; the index holds the honest agent ids.
+    An agent's stance in a round is the last one reported with its posts of that round; a round without
+    a reported stance keeps the previous one, and before its first report an agent keeps its initial stance.
+
+    Parameters
+    ----------
+    agents : pandas.DataFrame
+        ``agent_id``, ``initial_stance`` and optionally ``role``.
+    posts : pandas.DataFrame
+        ``round``, ``agent_id`` and ``stance`` (NaN where a reply did not parse).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: the honest agent ids; columns: the rounds present in ``posts``.
+
+    Examples
+    --------
+    >>> agents = pd.DataFrame({"agent_id": [0, 1], "initial_stance": [1, -2]})
+    >>> posts = pd.DataFrame({"round": [0, 1, 1], "agent_id": [0, 0, 1], "stance": [2, np.nan, -1]})
+    >>> stance_paths(agents, posts).values.tolist()
+    [[2.0, 2.0], [-2.0, -1.0]]
     """
     honest = honest_agent_ids(agents)
     initial = _initial_stances(agents, honest)
@@ -111,10 +159,40 @@ def stance_paths(agents: pd.DataFrame, posts: pd.DataFrame) -> pd.DataFrame:
 
 
 def stance_outcomes(initial: np.ndarray, final: np.ndarray, push: int) -> dict:
-    """The six stance outcomes from initial and final stances of honest agents.
+    """The six stance outcomes and majority capture from the initial and final stances of honest agents.
 
-    >>> stance_outcomes(np.array([-1, 1]), np.array([-1, 2]), push=1)["toward_push_share"]
-    0.5
+    Parameters
+    ----------
+    initial, final : numpy.ndarray
+        Stances (-3..3) of the same agents before the first round and after the last.
+    push : {1, -1}
+        :func:`push_sign` of the trial.
+
+    Returns
+    -------
+    dict
+        ``initial_alignment``, ``final_alignment``, ``delta_alignment``, ``final_pushed_side_share``,
+        ``toward_push_share``, ``opposite_side_survival`` (NaN when no agent started on the opposite
+        side) and ``majority_capture``.
+
+    Notes
+    -----
+    With ``a0 = push * s_initial`` and ``a1 = push * s_final`` over the n honest agents:
+    ``initial_alignment = mean(a0)``, ``final_alignment = mean(a1)``, ``delta_alignment = mean(a1) -
+    mean(a0)``, ``final_pushed_side_share = mean(a1 > 0)``, ``toward_push_share = mean(a1 - a0 > 0)``,
+    ``opposite_side_survival`` = the mean of ``a1 < 0`` over the agents with ``a0 < 0``, and
+    ``majority_capture = final_pushed_side_share > 0.5`` (strictly: a tie is not a capture).
+
+    References
+    ----------
+    .. [1] Usman and Williamson, "Peer-Voted LLM-Agent Stress Tests" (PV-SST), arXiv 2608.20438: the
+       trial outcomes of its published per-trial table.
+
+    Examples
+    --------
+    >>> out = stance_outcomes(np.array([-1, 1]), np.array([-1, 2]), push=1)
+    >>> out["delta_alignment"], out["toward_push_share"], out["opposite_side_survival"], out["majority_capture"]
+    (0.5, 0.5, 1.0, False)
     """
     a0, a1 = push * np.asarray(initial, float), push * np.asarray(final, float)
     opposite = a0 < 0
@@ -137,15 +215,51 @@ def trial_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFram
 
     Parameters
     ----------
-    agents : agent_id, role, initial_stance (one trial).
-    posts : round, agent_id, text, stance, parse_ok.
-    votes : round, voter_id, parse_ok (one row per voter x target), or None.
-    exposures : viewer_id, is_adversarial, or None.
-    push_direction : "support" or "oppose".
-    adversarial : whether the arm has adversary accounts.
-    n_rounds : rounds the trial ran (expected attacker impressions = n_honest * (n_rounds - 1)).
-    similarity_edge_cases : "pvsst" or "reference" (the protocol setting; see
-        :func:`pvsst.analysis.lexical.pairwise_tfidf_similarity`).
+    agents : pandas.DataFrame
+        ``agent_id``, ``role``, ``initial_stance`` (one trial).
+    posts : pandas.DataFrame
+        ``round``, ``agent_id``, ``text``, ``stance``, ``parse_ok``.
+    votes : pandas.DataFrame or None
+        ``round``, ``voter_id``, ``parse_ok`` (one row per voter x target).
+    exposures : pandas.DataFrame or None
+        ``viewer_id``, ``is_adversarial``.
+    push_direction : {"support", "oppose"}
+        The side the trial pushes toward.
+    adversarial : bool
+        Whether the arm has adversary accounts.
+    n_rounds : int
+        Rounds the trial ran.
+    similarity_edge_cases : {"pvsst", "reference"}
+        The protocol setting passed to :func:`pvsst.analysis.lexical.pairwise_tfidf_similarity`.
+
+    Returns
+    -------
+    dict
+        :data:`OUTCOME_COLUMNS`, in that order.
+
+    Notes
+    -----
+    The stance outcomes are :func:`stance_outcomes` of the honest agents' initial stances and the last
+    column of :func:`stance_paths`. ``final_honest_pairwise_similarity`` is the mean pairwise TF-IDF
+    cosine of the honest posts of the last round; ``parse_error_rate`` the share of all post replies
+    (adversaries' included) that failed to parse, ``honest_parse_error_rate`` the same over honest
+    replies; ``vote_parse_error_rate`` is :func:`vote_call_failure_rate`;
+    ``expected_attacker_impressions = n_honest * (n_rounds - 1)`` in adversarial arms (0 otherwise) and
+    ``exposure_audit_pass`` holds when the adversary posts shown in honest feeds number exactly that.
+
+    References
+    ----------
+    .. [1] Usman and Williamson, "Peer-Voted LLM-Agent Stress Tests" (PV-SST), arXiv 2608.20438; its
+       published table is reproduced row by row in ``tests/analysis/test_outcomes.py``.
+
+    Examples
+    --------
+    >>> agents = pd.DataFrame({"agent_id": [0, 1, 2, 3], "role": "honest", "initial_stance": [3, 1, -1, -2]})
+    >>> posts = pd.DataFrame({"round": 0, "agent_id": [0, 1, 2, 3], "text": ["a b", "a c", "d", "e"],
+    ...                       "stance": [3, 2, 1, -2], "parse_ok": True})
+    >>> out = trial_outcomes(agents, posts, None, None, push_direction="support", adversarial=False, n_rounds=1)
+    >>> out["delta_alignment"], out["final_pushed_side_share"], out["exposure_audit_pass"]
+    (0.75, 0.75, True)
     """
     push = push_sign(push_direction)
     _require(posts, ["round", "agent_id", "text", "stance", "parse_ok"], "posts")
@@ -181,9 +295,30 @@ def belief_consistency_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes
 
     Parameters
     ----------
-    agents, posts, votes : the trial's tables (``trial_id`` columns included).
-    judged : a judge's judged-stance table (``trial_id, round, agent_id, judged_stance``), or None: the
-        ``stance_*`` columns are then NaN and ``n_judged_posts`` 0.
+    agents, posts, votes : pandas.DataFrame
+        The trial's tables (``trial_id`` columns included); ``votes`` may be None.
+    judged : pandas.DataFrame, optional
+        A judge's judged-stance table (``trial_id, round, agent_id, judged_stance``); without it the
+        ``stance_*`` columns are NaN and ``n_judged_posts`` is 0.
+
+    Returns
+    -------
+    dict
+        :data:`CONSISTENCY_COLUMNS` (:func:`empty_consistency` for a trial with neither a judged post nor
+        a sided vote).
+
+    Notes
+    -----
+    Per honest agent-round with reported stance ``r`` and judged stance ``j``: exact agreement ``j == r``,
+    side agreement ``sign(j) == sign(r)``, contradiction ``sign(j) sign(r) < 0``, signed gap ``j - r``,
+    each averaged over the trial's judged posts; the like rates are the shares of ``value == 1`` among
+    same-side votes, other-side votes and all sided votes (the chance rate), and ``same_side_like_gap`` is
+    the same-side rate minus the other-side rate (:mod:`pvsst.analysis.consistency.trials`).
+
+    References
+    ----------
+    .. [1] A. Mannekote et al., "Do Role-Playing Agents Practice What They Preach? Belief-Behavior
+       Consistency in LLM-Based Simulations of Human Trust", arXiv 2507.02197, 2025.
 
     Examples
     --------
@@ -203,9 +338,31 @@ def belief_consistency_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes
 
 def belief_consistency_by_trial(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFrame | None,
                                 judged: pd.DataFrame | None = None) -> dict[str, dict]:
-    """:func:`belief_consistency_outcomes` of every trial in the tables at once (one pass over a run's
-    tables instead of one per trial), by trial id. A trial missing from the result has neither a judged
-    post nor a sided vote: its row is :func:`empty_consistency`.
+    """:func:`belief_consistency_outcomes` of every trial in the tables at once, by trial id.
+
+    One pass over a run's tables instead of one per trial. A trial missing from the result has neither a
+    judged post nor a sided vote: its row is :func:`empty_consistency`.
+
+    Parameters
+    ----------
+    agents, posts, votes : pandas.DataFrame
+        A run's tables (``trial_id`` columns included); ``votes`` may be None.
+    judged : pandas.DataFrame, optional
+        A judge's judged-stance table.
+
+    Returns
+    -------
+    dict
+        Trial id -> its :data:`CONSISTENCY_COLUMNS`.
+
+    Notes
+    -----
+    The formulas of :func:`belief_consistency_outcomes`, grouped by ``trial_id``.
+
+    References
+    ----------
+    .. [1] A. Mannekote et al., "Do Role-Playing Agents Practice What They Preach? Belief-Behavior
+       Consistency in LLM-Based Simulations of Human Trust", arXiv 2507.02197, 2025.
 
     Examples
     --------
@@ -233,12 +390,55 @@ def belief_consistency_by_trial(agents: pd.DataFrame, posts: pd.DataFrame, votes
 
 
 def empty_consistency() -> dict:
-    """The consistency columns of a trial with no judged post and no sided vote (rates NaN, counts 0)."""
+    """The consistency columns of a trial with no judged post and no sided vote (rates NaN, counts 0).
+
+    Returns
+    -------
+    dict
+        :data:`CONSISTENCY_COLUMNS`.
+
+    Examples
+    --------
+    >>> row = empty_consistency()
+    >>> row["n_judged_posts"], row["n_sided_votes"], bool(np.isnan(row["same_side_like_gap"]))
+    (0, 0, True)
+    """
     return {**{m: float("nan") for m in CONSISTENCY_METRICS}, "n_judged_posts": 0, "n_sided_votes": 0}
 
 
 def vote_call_failure_rate(votes: pd.DataFrame | None, honest: pd.Index) -> float:
-    """Share of honest (voter, round) vote calls whose reply failed to parse (PV-SST: per call, 1/72)."""
+    """Share of honest (voter, round) vote calls whose reply failed to parse.
+
+    Parameters
+    ----------
+    votes : pandas.DataFrame or None
+        ``round``, ``voter_id``, ``parse_ok``, one row per voter x target (a call's rows share its
+        ``parse_ok``).
+    honest : pandas.Index
+        The honest agent ids (:func:`honest_agent_ids`).
+
+    Returns
+    -------
+    float
+        0.0 without votes of honest voters.
+
+    Notes
+    -----
+    One call per (voter, round); it failed when any of its rows failed to parse:
+    ``rate = #{failed calls} / #{calls}``. PV-SST's 12 voters x 6 rounds make it a multiple of 1/72.
+
+    References
+    ----------
+    .. [1] Usman and Williamson, "Peer-Voted LLM-Agent Stress Tests" (PV-SST), arXiv 2608.20438:
+       ``vote_parse_error_rate``.
+
+    Examples
+    --------
+    >>> votes = pd.DataFrame({"round": [0, 0, 0, 1], "voter_id": ["a", "a", "b", "a"],
+    ...                       "parse_ok": [True, True, False, True]})
+    >>> round(vote_call_failure_rate(votes, pd.Index(["a", "b"])), 6)
+    0.333333
+    """
     if votes is None or len(votes) == 0:
         return 0.0
     _require(votes, ["round", "voter_id", "parse_ok"], "votes")
@@ -257,7 +457,41 @@ def per_round_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, *, push_direct
                        similarity_edge_cases: str = "pvsst") -> pd.DataFrame:
     """Alignment, pushed-side share, similarity and parse failures of honest agents, round by round.
 
-    Columns: round, n_honest_posts, alignment, pushed_side_share, pairwise_similarity, parse_error_rate.
+    Parameters
+    ----------
+    agents : pandas.DataFrame
+        ``agent_id``, ``initial_stance`` and optionally ``role``.
+    posts : pandas.DataFrame
+        ``round``, ``agent_id``, ``text``, ``stance``, ``parse_ok``.
+    push_direction : {"support", "oppose"}
+        The side the trial pushes toward.
+    similarity_edge_cases : {"pvsst", "reference"}
+        As in :func:`trial_outcomes`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``round, n_honest_posts, alignment, pushed_side_share, pairwise_similarity, parse_error_rate``.
+
+    Notes
+    -----
+    With ``a_r = push * s_r`` the honest agents' stances after round ``r`` (:func:`stance_paths`):
+    ``alignment = mean(a_r)``, ``pushed_side_share = mean(a_r > 0)``; ``pairwise_similarity`` is the mean
+    pairwise TF-IDF cosine of the round's honest posts and ``parse_error_rate`` the share of them that
+    failed to parse.
+
+    References
+    ----------
+    .. [1] Usman and Williamson, "Peer-Voted LLM-Agent Stress Tests" (PV-SST), arXiv 2608.20438.
+
+    Examples
+    --------
+    >>> agents = pd.DataFrame({"agent_id": [0, 1], "initial_stance": [1, -1]})
+    >>> posts = pd.DataFrame({"round": [0, 0, 1, 1], "agent_id": [0, 1, 0, 1], "text": ["a", "b", "c", "d"],
+    ...                       "stance": [2, -1, 2, 1], "parse_ok": True})
+    >>> table = per_round_outcomes(agents, posts, push_direction="support")
+    >>> table[["round", "alignment", "pushed_side_share"]].values.tolist()
+    [[0.0, 0.5, 0.5], [1.0, 1.5, 1.0]]
     """
     push = push_sign(push_direction)
     paths = stance_paths(agents, posts)

@@ -63,9 +63,30 @@ DEFAULT_SEED = 20260729
 
 
 def poststratify(counts: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """``sum_c N_dc / N_d * p_c``: (D, C) domain x cell counts and (..., C, K) cell distributions -> (..., D, K).
+    """Post-stratified estimates: (D, C) domain x cell counts and (..., C, K) cell distributions -> (..., D, K).
 
-    Domains with no population give NaN.
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        (D, C) population ``N_dc`` of cell ``c`` in domain ``d``.
+    p : numpy.ndarray
+        (..., C, K) answer distributions of the cells (leading axes: bootstrap draws).
+
+    Returns
+    -------
+    numpy.ndarray
+        (..., D, K) estimates; a domain with no population gives NaN.
+
+    Notes
+    -----
+    ``estimate_d = sum_c N_dc / N_d * p_c`` with ``N_d = sum_c N_dc``.
+
+    References
+    ----------
+    .. [1] R. J. A. Little, "Post-stratification: a modeler's perspective", Journal of the American
+       Statistical Association 88(423), 1001-1012, 1993.
+    .. [2] D. K. Park, A. Gelman and J. Bafumi, "Bayesian multilevel estimation with poststratification:
+       state-level estimates from national polls", Political Analysis 12(4), 375-385, 2004.
 
     Examples
     --------
@@ -85,9 +106,24 @@ def domain_counts(counts: pd.DataFrame, cells: pd.DataFrame, cell_ids, groups=()
                   geography: str | None = None) -> tuple[pd.DataFrame, np.ndarray]:
     """Domains and their (D, C) cell counts: national, each geography level, each level of each group.
 
-    ``counts``: cell_id, the geography column, count (a :class:`pvsst.personas.cells.CellTable`'s ``counts``);
-    ``cells``: cell_id and the cell attributes (its ``cells``); ``cell_ids``: the column order of the
-    matrix; ``groups``: cell attributes to estimate by. Returns (level, domain) labels and the matrix.
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        ``cell_id``, the geography column and ``count`` (a :class:`pvsst.personas.cells.CellTable`'s
+        ``counts``).
+    cells : pandas.DataFrame
+        ``cell_id`` and the cell attributes (its ``cells``).
+    cell_ids : sequence
+        The column order of the matrix.
+    groups : sequence of str
+        Cell attributes to estimate by.
+    geography : str, optional
+        The geography column (default: the one column besides ``cell_id`` and ``count``).
+
+    Returns
+    -------
+    tuple
+        The (level, domain) labels (DataFrame) and the (D, C) matrix.
 
     Examples
     --------
@@ -143,8 +179,26 @@ def _ordered_levels(column: pd.Series) -> list[str]:
 def cell_distributions(answers: pd.DataFrame, cell_ids, options) -> tuple[np.ndarray, str]:
     """(C, K) answer masses of one question's cells in ``cell_ids`` x ``options`` order, and their kind.
 
-    The kind is ``count`` (k sampled answers per cell) or ``probability`` (one distribution per cell,
-    renormalised over ``options``). A cell without answers raises :class:`InputError`.
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        ``cell_id``, ``option`` and exactly one of ``count`` (k sampled answers per cell) or
+        ``probability`` (one distribution per cell).
+    cell_ids : sequence
+        The cells, in row order.
+    options : sequence
+        The options, in column order (answers with other options are left out).
+
+    Returns
+    -------
+    tuple
+        The (C, K) masses and the kind, ``count`` or ``probability``.
+
+    Raises
+    ------
+    InputError
+        Neither or both mass columns, a negative or missing mass, a cell without answers, or a
+        fractional count.
 
     Examples
     --------
@@ -177,6 +231,19 @@ def cell_distributions(answers: pd.DataFrame, cell_ids, options) -> tuple[np.nda
 
 def resample_cells(counts: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
     """(draws + 1, C, K) cell shares: row 0 observed, then each cell's k answers resampled with replacement.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        (C, K) sampled answer counts per cell.
+    draws : int
+        Number of resamples.
+    rng : numpy.random.Generator
+        The generator; a resampled cell's counts are ``Multinomial(k_c, p_hat_c)``, drawn directly.
+
+    Returns
+    -------
+    numpy.ndarray
 
     Examples
     --------
@@ -211,16 +278,41 @@ def population_estimates(answers: pd.DataFrame, counts: pd.DataFrame, cells: pd.
 
     Parameters
     ----------
-    answers
+    answers : pandas.DataFrame
         The decision bank: ``cell_id, question, option`` and either ``count`` (sampled answers) or
         ``probability`` (distributions); every other column is a key (model, condition, ...).
-    counts, cells
-        The population's cell counts per geography and cell attributes (:class:`pvsst.personas.cells.CellTable`
-        ``counts`` and ``cells``).
-    groups
+    counts, cells : pandas.DataFrame
+        The population's cell counts per geography and the cell attributes
+        (:class:`pvsst.personas.cells.CellTable` ``counts`` and ``cells``).
+    groups : sequence of str
         Cell attributes to estimate by (e.g. ``["party"]``).
-    options
+    geography : str, optional
+        The geography column of ``counts``.
+    options : dict, optional
         ``{question: [option, ...]}`` to fix the option order (default: order of first appearance).
+    bootstrap_draws, bootstrap_seed : int
+        The percentile bootstrap of sampled answers.
+    ci_level : float
+        The interval's coverage.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The key columns, then :data:`ESTIMATE_COLUMNS`, one row per key x question x domain x option.
+
+    Notes
+    -----
+    ``estimate_d = sum_c N_dc / N_d * p_c`` (:func:`poststratify`). Sampled answers: every bootstrap
+    draw resamples each cell's own k answers (``Multinomial(k_c, p_hat_c)``) and the interval is the
+    percentile interval of the draws' estimates; distributions: no sampling, so
+    ``ci_low = ci_high = estimate`` (``interval = exact``). The census counts are a population and carry
+    no sampling error here.
+
+    References
+    ----------
+    .. [1] R. J. A. Little, "Post-stratification: a modeler's perspective", Journal of the American
+       Statistical Association 88(423), 1001-1012, 1993.
+    .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall, 1993.
 
     Examples
     --------

@@ -36,6 +36,25 @@ def _normalise(p: np.ndarray) -> np.ndarray:
 def total_variation(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Total variation distance ``1/2 sum_k |p_k - q_k|`` over the last axis (inputs normalised).
 
+    Parameters
+    ----------
+    p, q : numpy.ndarray
+        (..., K) counts or probabilities, normalised over the last axis here (broadcast together).
+
+    Returns
+    -------
+    numpy.ndarray
+        (...) distances in [0, 1].
+
+    Notes
+    -----
+    ``TV(p, q) = 1/2 sum_k |p_k - q_k| = max_A |p(A) - q(A)|`` over sets of options ``A``.
+
+    References
+    ----------
+    .. [1] D. A. Levin, Y. Peres and E. L. Wilmer, *Markov Chains and Mixing Times*, section 4.1,
+       American Mathematical Society, 2009.
+
     Examples
     --------
     >>> float(total_variation(np.array([1, 0, 0]), np.array([0, 1, 1])))
@@ -47,13 +66,36 @@ def total_variation(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def simbench_score(model: np.ndarray, human: np.ndarray) -> np.ndarray:
-    """``100 * (1 - TV(model, human) / TV(uniform, human))`` over the last axis (NaN when the humans are uniform).
+    """The SimBench score of simulated against human answer distributions over the last axis.
+
+    Parameters
+    ----------
+    model, human : numpy.ndarray
+        (..., K) counts or probabilities of one question's K options (normalised here).
+
+    Returns
+    -------
+    numpy.ndarray
+        (...) scores: 100 for a perfect simulator, 0 for one no closer than uniform guessing, negative
+        for one farther away; NaN when the humans answer uniformly.
+
+    Notes
+    -----
+    ``S(p, h) = 100 * (1 - TV(p, h) / TV(u, h))`` with ``u_k = 1 / K`` and ``TV`` of
+    :func:`total_variation`; undefined where ``TV(u, h) = 0``.
+
+    References
+    ----------
+    .. [1] T. Hu et al., "SimBench: Benchmarking the Ability of Large Language Models to Simulate Human
+       Behaviors", arXiv 2510.17516, 2025.
 
     Examples
     --------
     >>> # TV(model, human) = 0.1, TV(uniform, human) = 0.2: halfway from uniform to perfect
     >>> round(float(simbench_score(np.array([0.6, 0.4]), np.array([0.7, 0.3]))), 9)
     50.0
+    >>> float(simbench_score(np.array([0.6, 0.4]), np.array([0.5, 0.5])))
+    nan
     """
     human = _normalise(human)
     uniform = np.full(human.shape[-1], 1.0 / human.shape[-1])

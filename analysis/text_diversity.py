@@ -37,8 +37,19 @@ SELF_BLEU_EPSILON = 0.1
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens.
+    r"""Lower-cased word tokens (``\w+`` runs).
 
+    Parameters
+    ----------
+    text : str
+        Any text (other objects are converted with ``str``).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
     >>> tokenize("Labels, labels: PROTECT users!")
     ['labels', 'labels', 'protect', 'users']
     """
@@ -50,19 +61,115 @@ def _ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
 
 
 def distinct_n(texts: Iterable[str], n: int = 2) -> float:
-    """Distinct n-grams / total n-grams across ``texts`` (nan when there is no n-gram)."""
+    """Distinct n-grams over all n-grams across ``texts``: lower means more repetitive.
+
+    Parameters
+    ----------
+    texts : iterable of str
+        The texts of one set.
+    n : int
+        The n-gram order (n-grams do not cross text boundaries).
+
+    Returns
+    -------
+    float
+        In (0, 1]; NaN when there is no n-gram.
+
+    Notes
+    -----
+    ``distinct-n = |{n-grams}| / #(n-grams)`` over the tokens of :func:`tokenize`.
+
+    References
+    ----------
+    .. [1] J. Li, M. Galley, C. Brockett, J. Gao and B. Dolan, "A diversity-promoting objective function
+       for neural conversation models", Proceedings of NAACL-HLT 2016, 110-119.
+
+    Examples
+    --------
+    >>> distinct_n(["a b a b", "a b c"], 2)
+    0.6
+    >>> distinct_n(["one"], 2)
+    nan
+    """
     grams = [g for t in texts for g in _ngrams(tokenize(t), n)]
     return len(set(grams)) / len(grams) if grams else float("nan")
 
 
 def compression_ratio(texts: Iterable[str]) -> float:
-    """Raw / gzip-compressed size of the newline-joined texts (nan for no text)."""
+    """Raw over gzip-compressed size of the newline-joined texts: higher means more redundant.
+
+    Parameters
+    ----------
+    texts : iterable of str
+        The texts of one set.
+
+    Returns
+    -------
+    float
+        NaN for no text.
+
+    Notes
+    -----
+    ``ratio = bytes(T) / bytes(gzip_9(T))`` with ``T`` the UTF-8 bytes of the texts joined by newlines
+    (gzip level 9, mtime 0, so the value is reproducible).
+
+    References
+    ----------
+    .. [1] C. Shaib, J. Barrow, J. Sun, A. F. Siu, B. C. Wallace and A. Nenkova, "Standardizing the
+       measurement of text diversity: a tool and a comparative analysis of scores", arXiv 2403.00553,
+       2024.
+
+    Examples
+    --------
+    >>> # 549 bytes of one phrase compress about 15-fold; two short texts grow under gzip's header
+    >>> compression_ratio(["same words"] * 50) > 10, compression_ratio(["same words", "other text"]) < 1
+    (True, True)
+    """
     raw = "\n".join(str(t) for t in texts).encode("utf-8")
     return len(raw) / len(gzip.compress(raw, compresslevel=9, mtime=0)) if raw else float("nan")
 
 
 def self_bleu(texts: Iterable[str], max_order: int = 4) -> float:
-    """Mean BLEU-``max_order`` of each text against all the others (nan for fewer than two texts)."""
+    """Mean BLEU-``max_order`` of each text against all the others as references: higher means more alike.
+
+    Parameters
+    ----------
+    texts : iterable of str
+        The texts of one set.
+    max_order : int
+        The largest n-gram order (4: BLEU-4).
+
+    Returns
+    -------
+    float
+        In [0, 1]; NaN for fewer than two texts.
+
+    Notes
+    -----
+    For text ``i`` with the others as references, ``BLEU_i = BP_i exp((1/N) sum_{n=1..N} ln p_in)``:
+    ``p_in`` is the clipped n-gram precision (each n-gram counted at most as often as in any one other
+    text; a zero clipped count becomes ``epsilon = 0.1``, Chen & Cherry's method 1) and
+    ``BP_i = min(1, exp(1 - r_i / h_i))`` with ``h_i`` the text's length and ``r_i`` the closest other
+    length (ties to the shorter). Self-BLEU is ``mean_i BLEU_i``; it equals nltk's ``sentence_bleu`` with
+    ``SmoothingFunction().method1``, in O(tokens).
+
+    References
+    ----------
+    .. [1] Y. Zhu, S. Lu, L. Zheng, J. Guo, W. Zhang, J. Wang and Y. Yu, "Texygen: a benchmarking platform
+       for text generation models", Proceedings of SIGIR 2018, 1097-1100.
+    .. [2] K. Papineni, S. Roukos, T. Ward and W.-J. Zhu, "BLEU: a method for automatic evaluation of
+       machine translation", Proceedings of ACL 2002, 311-318.
+    .. [3] B. Chen and C. Cherry, "A systematic comparison of smoothing techniques for sentence-level
+       BLEU", Proceedings of the Ninth Workshop on Statistical Machine Translation, 362-367, 2014.
+
+    Examples
+    --------
+    >>> round(self_bleu(["the cat sat on the mat", "the cat sat on the mat"]), 6)
+    1.0
+    >>> # p1 = 1/6 (one clipped "the"), no higher n-gram shared: (1/6 * 0.1/5 * 0.1/4 * 0.1/3) ** (1/4)
+    >>> round(self_bleu(["the cat sat on the mat", "a dog ran in the park"]), 6)
+    0.040825
+    """
     tokens = [tokenize(t) for t in texts]
     n = len(tokens)
     if n < 2:

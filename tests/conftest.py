@@ -4,9 +4,32 @@ This file puts ``tests/`` on ``sys.path``, so the helper modules beside it (``re
 ``engine_helpers``, ``runner_helpers``, ...) import from any test, benchmarks included.
 """
 import os
+import shutil
+import tempfile
 import time
 
 import pytest
+
+RAY_TMPDIR = pytest.StashKey[tuple]()
+
+
+def pytest_configure(config):
+    """Ray started by a test (``ray.init``, ``ray start``, in this process or a child) keeps its session
+    folder in a temporary folder of this process, removed at the end: never ``/tmp/ray`` shared with
+    other users of the machine, nor the working directory (where an empty ``TMPDIR`` sends it)."""
+    config.stash[RAY_TMPDIR] = (os.environ.get("RAY_TMPDIR"), tempfile.mkdtemp(prefix="pvsst-ray-"))
+    os.environ["RAY_TMPDIR"] = config.stash[RAY_TMPDIR][1]
+
+
+def pytest_unconfigure(config):
+    if RAY_TMPDIR not in config.stash:
+        return
+    previous, ours = config.stash[RAY_TMPDIR]
+    shutil.rmtree(ours, ignore_errors=True)
+    if previous is None:
+        os.environ.pop("RAY_TMPDIR", None)
+    else:
+        os.environ["RAY_TMPDIR"] = previous
 
 
 @pytest.fixture

@@ -191,15 +191,19 @@ def main(spec: Path, runs: Path, result: Path, study: Path) -> None:
     Path("/tmp/ray").mkdir(exist_ok=True)
     # This cluster's session files, private to the namespace (and gone with it).
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/tmp/ray"], check=True)
-    # Token authentication, with a token of this cluster's own (not the user's ~/.ray/auth_token).
+    # Token authentication, with a token of this cluster's own (not the user's ~/.ray/auth_token). Every
+    # node keeps its session files in the namespace's /tmp/ray, whatever RAY_TMPDIR or TMPDIR the test
+    # session has (an empty TMPDIR would put them in the working directory).
     env = {**os.environ, **FAST_HEALTH_CHECKS, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token",
-           "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+           "RAY_AUTH_TOKEN": secrets.token_hex(32), "RAY_TMPDIR": "/tmp"}
     report: dict = {}
     started = time.monotonic()
     try:
-        subprocess.run([RAY, "start", "--head", "--port", ADDRESS.split(":")[1], "--num-cpus", "0",
-                        "--include-dashboard", "false", *NODE_FLAGS], env=env, check=True, capture_output=True,
-                       timeout=300)
+        head = subprocess.run([RAY, "start", "--head", "--port", ADDRESS.split(":")[1], "--num-cpus", "0",
+                               "--include-dashboard", "false", *NODE_FLAGS], env=env, capture_output=True, text=True,
+                              timeout=300)
+        if head.returncode != 0:  # the test prints the end of this process's output: say why
+            raise RuntimeError(f"ray start --head exited {head.returncode}: {(head.stdout + head.stderr)[-2500:]}")
         head_s = round(time.monotonic() - started, 1)
         nodes = [start_worker_node(runs, env) for _ in range(2)]
         report["cluster"] = {**check_nodes(runs, env), "head_s": head_s, "wall_s": round(time.monotonic() - started, 1)}

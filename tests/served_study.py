@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from pvsst.experiments.spec.prereg import freeze
+from stop_signals import default_stop_signals
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
 
@@ -70,7 +71,8 @@ class LlamaServer:
 
     def __enter__(self) -> "LlamaServer":
         self.process = subprocess.Popen(self.command, stdout=self.log, stderr=subprocess.STDOUT,
-                                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                        preexec_fn=default_stop_signals)  # terminate() below must reach it
         deadline = time.monotonic() + self.startup_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

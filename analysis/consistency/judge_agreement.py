@@ -57,19 +57,42 @@ class JudgeAgreement:
 
 
 def judge_agreement(first: Sequence[int], second: Sequence[int]) -> JudgeAgreement:
-    """Raw agreement, side agreement and linear / quadratic weighted kappa of two judges' scores.
+    """Raw agreement, side agreement and linear / quadratic weighted kappa of two judges' stance scores.
 
     Parameters
     ----------
-    first, second : judged stances (-3..3) of the same posts, in the same order.
+    first, second : sequence of int
+        Judged stances (-3..3) of the same posts, in the same order.
 
     Returns
     -------
-    JudgeAgreement. Kappa is NaN when both judges give one and the same score to every post (no
-    chance-expected disagreement to compare with).
+    JudgeAgreement
+        ``n``, ``raw_agreement``, ``side_agreement``, ``kappa_linear``, ``kappa_quadratic`` and the 7 x 7
+        ``confusion`` counts. Kappa is NaN when both judges give one and the same score to every post (no
+        chance-expected disagreement to compare with).
+
+    Raises
+    ------
+    InputError
+        Lists of different lengths, no post, or a score outside -3..3.
+
+    Notes
+    -----
+    With ``O`` the confusion matrix as proportions, ``E`` the outer product of its row and column sums and
+    disagreement weights ``w_ij = |i - j|`` (linear) or ``(i - j)^2`` (quadratic),
+    ``kappa_w = 1 - sum_ij w_ij O_ij / sum_ij w_ij E_ij`` (scikit-learn's ``cohen_kappa_score``); raw
+    agreement is ``trace(O)`` and side agreement the share of posts with ``sign(a) == sign(b)``.
+
+    References
+    ----------
+    .. [1] J. Cohen, "Weighted kappa: nominal scale agreement with provision for scaled disagreement or
+       partial credit", Psychological Bulletin 70(4), 213-220, 1968.
 
     Examples
     --------
+    >>> result = judge_agreement([3, 2, 1, 0, -1, -2], [3, 2, 0, 0, -1, -3])
+    >>> result.n, round(result.raw_agreement, 4), round(result.kappa_linear, 4), round(result.kappa_quadratic, 4)
+    (6, 0.6667, 0.8421, 0.9512)
     >>> judge_agreement([1, -1, 1, -1], [1, -1, -1, 1]).kappa_linear
     0.0
     """
@@ -91,9 +114,26 @@ def judge_agreement(first: Sequence[int], second: Sequence[int]) -> JudgeAgreeme
 def compare_judges(first: pd.DataFrame, second: pd.DataFrame) -> JudgeAgreement:
     """:func:`judge_agreement` of two judged-stance tables, matched on ``trial_id, round, agent_id``.
 
-    Each table has the post key and ``judged_stance`` (the judged-stance table of
-    ``pvsst.sim.judges.stance_judge``); posts judged by only one of them (or whose judge call failed,
-    an empty ``judged_stance``) are left out.
+    Posts judged by only one of them, or whose judge call failed (an empty ``judged_stance``), are left out.
+
+    Parameters
+    ----------
+    first, second : pandas.DataFrame
+        The post key and ``judged_stance`` (the judged-stance table of ``pvsst.sim.judges.stance_judge``).
+
+    Returns
+    -------
+    JudgeAgreement
+
+    Notes
+    -----
+    The measures of :func:`judge_agreement` over the posts both judges read:
+    ``kappa_w = 1 - sum_ij w_ij O_ij / sum_ij w_ij E_ij``.
+
+    References
+    ----------
+    .. [1] J. Cohen, "Weighted kappa: nominal scale agreement with provision for scaled disagreement or
+       partial credit", Psychological Bulletin 70(4), 213-220, 1968.
 
     Examples
     --------

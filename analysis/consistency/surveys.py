@@ -57,7 +57,26 @@ SUMMARY_COLUMNS = ("model", "question", "metric", "value", "ci_low", "ci_high", 
 
 
 def total_variation(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``0.5 * sum_k |p_k - q_k|`` over the last axis.
+    """Total-variation distance ``0.5 * sum_k |p_k - q_k|`` over the last axis.
+
+    Parameters
+    ----------
+    p, q : numpy.ndarray
+        (..., K) distributions (not renormalised here).
+
+    Returns
+    -------
+    numpy.ndarray
+        (...) distances, in [0, 1] for distributions.
+
+    Notes
+    -----
+    ``TV(p, q) = 1/2 sum_k |p_k - q_k|``.
+
+    References
+    ----------
+    .. [1] D. A. Levin, Y. Peres and E. L. Wilmer, *Markov Chains and Mixing Times*, section 4.1,
+       American Mathematical Society, 2009.
 
     Examples
     --------
@@ -71,8 +90,20 @@ def persona_distributions(responses: pd.DataFrame, codes: Sequence[str]) -> pd.D
     """(persona x code) distributions over ``codes`` of one model, condition and question's responses.
 
     Sampled answers give each persona its share of parsed answers in ``codes``; distribution replies
-    (``probabilities``, JSON) are averaged over a persona's replies. Either is renormalised over
-    ``codes``; personas with no mass there are left out. Index: ``persona_id`` (as text), sorted.
+    (``probabilities``, JSON) are averaged over a persona's replies. Either is renormalised over ``codes``;
+    personas with no mass there are left out.
+
+    Parameters
+    ----------
+    responses : pandas.DataFrame
+        ``persona_id``, ``answer``, ``parse_ok`` and optionally ``probabilities``.
+    codes : sequence of str
+        The substantive option codes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``persona_id`` (as text, sorted), one column per code.
 
     Examples
     --------
@@ -116,19 +147,60 @@ def stated_enacted_consistency(responses: pd.DataFrame, codes: Mapping[str, Sequ
 
     Parameters
     ----------
-    responses : the run's responses (``provider, condition, elicitation, persona_id, question, answer,
+    responses : pandas.DataFrame
+        The run's responses (``provider, condition, elicitation, persona_id, question, answer,
         probabilities, parse_ok``: :func:`pvsst.analysis.survey.scoring.read_responses`).
-    codes : question -> its substantive option codes.
-    stated : the condition whose (``verbalized``) distributions are the stated beliefs.
-    enacted : the condition whose ``sample`` or ``logprobs`` answers are the enacted ones.
-    draws, seed, level : the percentile bootstrap over personas.
+    codes : mapping
+        Question -> its substantive option codes.
+    stated : str
+        The condition whose (``verbalized``) distributions are the stated beliefs.
+    enacted : str
+        The condition whose ``sample`` or ``logprobs`` answers are the enacted ones.
+    draws, seed : int
+        The percentile bootstrap over personas.
+    level : float
+        The interval's coverage.
 
     Returns
     -------
-    per_persona : :data:`PER_PERSONA_COLUMNS`, one row per model x question x persona with both.
-    summary : :data:`SUMMARY_COLUMNS`; per model and question (and ``question = "all"``: per persona
-        the mean over the questions it has) the metrics ``mean_tv_distance`` and
-        ``population_tv_distance`` (``"all"``: the mean over questions of the population TVs).
+    per_persona : pandas.DataFrame
+        :data:`PER_PERSONA_COLUMNS`, one row per model x question x persona with both.
+    summary : pandas.DataFrame
+        :data:`SUMMARY_COLUMNS`; per model and question (and ``question = "all"``: per persona the mean
+        over the questions it has) the metrics ``mean_tv_distance`` and ``population_tv_distance``
+        (``"all"``: the mean over questions of the population TVs, without an interval).
+
+    Raises
+    ------
+    InputError
+        A condition with no responses or elicited the wrong way, or no persona x question with both.
+
+    Notes
+    -----
+    For persona ``i`` with stated ``p_i`` and enacted ``e_i``, ``TV_i = 1/2 sum_k |p_ik - e_ik|``;
+    ``mean_tv_distance = mean_i TV_i`` and ``population_tv_distance = TV(mean_i p_i, mean_i e_i)``
+    (individual inconsistency can cancel in the population). Intervals: percentile bootstrap over
+    personas, stated and enacted resampled together.
+
+    References
+    ----------
+    .. [1] A. Mannekote et al., "Do Role-Playing Agents Practice What They Preach? Belief-Behavior
+       Consistency in LLM-Based Simulations of Human Trust", arXiv 2507.02197, 2025.
+
+    Examples
+    --------
+    >>> responses = pd.DataFrame({
+    ...     "provider": "m", "persona_id": ["a", "a", "b", "b"], "question": "q",
+    ...     "condition": ["said", "did"] * 2, "elicitation": ["verbalized", "sample"] * 2,
+    ...     "answer": [None, "yes", None, "no"],
+    ...     "probabilities": ['{"yes": 0.8, "no": 0.2}', None, '{"yes": 0.2, "no": 0.8}', None],
+    ...     "parse_ok": True})
+    >>> per_persona, summary = stated_enacted_consistency(responses, {"q": ["yes", "no"]}, stated="said",
+    ...                                                   enacted="did", draws=50)
+    >>> per_persona["tv_distance"].round(6).tolist()
+    [0.2, 0.2]
+    >>> summary[summary["question"] == "q"].set_index("metric")["value"].round(6).to_dict()
+    {'mean_tv_distance': 0.2, 'population_tv_distance': 0.0}
     """
     require_columns(responses, ("provider", "condition", "elicitation", "persona_id", "question", "answer", "parse_ok"), "responses")
     said = _condition_rows(responses, stated, STATED_METHODS, "stated")

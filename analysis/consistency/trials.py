@@ -75,14 +75,29 @@ def stance_consistency(posts: pd.DataFrame, judged: pd.DataFrame, agents: pd.Dat
 
     Parameters
     ----------
-    posts : ``trial_id, round, agent_id, stance, parse_ok`` (a run's posts).
-    judged : ``trial_id, round, agent_id, judged_stance`` (one judge's judged-stance table; a post with
-        an empty ``judged_stance``, whose judge call failed, is left out).
-    agents : ``trial_id, agent_id, role``; when given, only honest agents are kept.
+    posts : pandas.DataFrame
+        ``trial_id, round, agent_id, stance, parse_ok`` (a run's posts).
+    judged : pandas.DataFrame
+        ``trial_id, round, agent_id, judged_stance`` (one judge's judged-stance table; a post with an
+        empty ``judged_stance``, whose judge call failed, is left out).
+    agents : pandas.DataFrame, optional
+        ``trial_id, agent_id, role``; when given, only honest agents are kept.
 
     Returns
     -------
-    DataFrame with :data:`STANCE_COLUMNS`, one row per parsed post that the judge read.
+    pandas.DataFrame
+        :data:`STANCE_COLUMNS`, one row per parsed post that the judge read.
+
+    Notes
+    -----
+    With reported stance ``r`` and judged stance ``j``: ``exact_agreement = (j == r)``,
+    ``side_agreement = (sign(j) == sign(r))``, ``contradiction = (sign(j) sign(r) < 0)`` and
+    ``signed_gap = j - r``.
+
+    References
+    ----------
+    .. [1] A. Mannekote et al., "Do Role-Playing Agents Practice What They Preach? Belief-Behavior
+       Consistency in LLM-Based Simulations of Human Trust", arXiv 2507.02197, 2025.
 
     Examples
     --------
@@ -110,14 +125,28 @@ def vote_sides(posts: pd.DataFrame, votes: pd.DataFrame, agents: pd.DataFrame | 
 
     Parameters
     ----------
-    posts : ``trial_id, round, agent_id, stance, parse_ok``: the voter's stance in a round is the one on
-        its post row of that round; the author's is the one it reported with the voted post (parsed).
-    votes : ``trial_id, round, voter_id, target_agent_id, value, parse_ok``.
-    agents : ``trial_id, agent_id, role``; when given, only votes of honest voters are kept.
+    posts : pandas.DataFrame
+        ``trial_id, round, agent_id, stance, parse_ok``: the voter's stance in a round is the one on its
+        post row of that round; the author's is the one it reported with the voted post (parsed).
+    votes : pandas.DataFrame
+        ``trial_id, round, voter_id, target_agent_id, value, parse_ok``.
+    agents : pandas.DataFrame, optional
+        ``trial_id, agent_id, role``; when given, only votes of honest voters are kept.
 
     Returns
     -------
-    DataFrame with :data:`VOTE_SIDE_COLUMNS` (``liked``: ``value == 1``).
+    pandas.DataFrame
+        :data:`VOTE_SIDE_COLUMNS` (``liked``: ``value == 1``).
+
+    Notes
+    -----
+    A vote is same-side when ``sign(s_voter) == sign(s_author)`` and other-side when they are opposite;
+    a neutral (0) voter or author has no side and is left out.
+
+    References
+    ----------
+    .. [1] A. Mannekote et al., "Do Role-Playing Agents Practice What They Preach? Belief-Behavior
+       Consistency in LLM-Based Simulations of Human Trust", arXiv 2507.02197, 2025.
 
     Examples
     --------
@@ -150,8 +179,30 @@ def vote_sides(posts: pd.DataFrame, votes: pd.DataFrame, agents: pd.DataFrame | 
 def trial_consistency(stances: pd.DataFrame, sides: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per trial: the means of :func:`stance_consistency` and the like rates of :func:`vote_sides`.
 
-    Columns: ``trial_id``, :data:`CONSISTENCY_METRICS`, ``n_judged_posts``, ``n_sided_votes``. A rate
-    with no vote to count is NaN (e.g. no other-side vote in a trial).
+    Parameters
+    ----------
+    stances : pandas.DataFrame
+        :func:`stance_consistency` rows (``trial_id`` and its four measures).
+    sides : pandas.DataFrame, optional
+        :func:`vote_sides` rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``trial_id``, :data:`CONSISTENCY_METRICS`, ``n_judged_posts``, ``n_sided_votes``. A rate with no
+        vote to count is NaN (e.g. no other-side vote in a trial).
+
+    Notes
+    -----
+    Per trial: the mean exact agreement, side agreement, contradiction rate and signed gap over its
+    judged posts; ``like_rate_same_side`` and ``like_rate_other_side`` are the shares of likes among
+    same-side and other-side votes, ``like_rate_chance`` the share among all sided votes (what both would
+    be if likes ignored stance), and ``same_side_like_gap`` = same-side rate - other-side rate.
+
+    References
+    ----------
+    .. [1] A. Mannekote et al., "Do Role-Playing Agents Practice What They Preach? Belief-Behavior
+       Consistency in LLM-Based Simulations of Human Trust", arXiv 2507.02197, 2025.
 
     Examples
     --------
@@ -189,18 +240,37 @@ def consistency_by_arm(per_trial: pd.DataFrame, trials: pd.DataFrame, *, by: Seq
 
     Parameters
     ----------
-    per_trial : the table of :func:`trial_consistency` (``trial_id`` + metrics).
-    trials : one row per trial with ``trial_id`` and the ``by`` and ``block`` columns (the run's trials).
-    by : the grouping (default model x arm).
-    block : the block factors; the trials of one block within a group are averaged first, so each block
-        is one resampling unit.
-    draws, seed, alpha : the bootstrap (the analysis plan's values), recorded in every row.
+    per_trial : pandas.DataFrame
+        The table of :func:`trial_consistency` (``trial_id`` + metrics).
+    trials : pandas.DataFrame
+        One row per trial with ``trial_id`` and the ``by`` and ``block`` columns (the run's trials).
+    by : sequence of str
+        The grouping (default model x arm).
+    metrics : sequence of str
+        The metrics to summarise.
+    block : sequence of str
+        The block factors; the trials of one block within a group are averaged first, so each block is
+        one resampling unit.
+    draws, seed, alpha
+        The bootstrap (the analysis plan's values), recorded in every row.
 
     Returns
     -------
-    One row per group x metric: the ``by`` columns and :data:`SUMMARY_COLUMNS`. ``n_blocks`` counts the
-    blocks with a value (NaN trials, e.g. without other-side votes, are left out). A rate is above a
-    tolerance ``t`` (e.g. the judge's own error rate) at one-sided level ``alpha / 2`` when ``ci_low > t``.
+    pandas.DataFrame
+        One row per group x metric: the ``by`` columns and :data:`SUMMARY_COLUMNS`. ``n_blocks`` counts
+        the blocks with a value (NaN trials, e.g. without other-side votes, are left out).
+
+    Notes
+    -----
+    Over the ``n`` block means ``y_b`` of a group: ``mean = (1/n) sum_b y_b`` and ``[ci_low, ci_high]`` the
+    percentile bootstrap interval of the mean at ``1 - alpha``
+    (:func:`pvsst.analysis.block_tests.bootstrap_mean_ci_batch`). A rate is above a tolerance ``t`` (e.g.
+    the judge's own error rate) at one-sided level ``alpha / 2`` when ``ci_low > t``.
+
+    References
+    ----------
+    .. [1] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, ch. 13, Chapman & Hall,
+       1993.
 
     Examples
     --------

@@ -33,6 +33,19 @@ import numpy as np
 def one_hot(matrix: np.ndarray, n_options: int) -> np.ndarray:
     """(S, G, K) indicators ``1[A[s, g] = k]`` of an (S, G) answer matrix.
 
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (S, G) option indices.
+    n_options : int
+        K.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
     >>> one_hot(np.array([[1, 0]]), 2).tolist()
     [[[0.0, 1.0], [1.0, 0.0]]]
     """
@@ -40,14 +53,59 @@ def one_hot(matrix: np.ndarray, n_options: int) -> np.ndarray:
 
 
 def set_flips(matrix: np.ndarray) -> np.ndarray:
-    """Per set, 1.0 when its members' answers are not all equal (the terms of :func:`flip_rate`)."""
+    """Per matched set, 1.0 when its members' answers are not all equal (the terms of :func:`flip_rate`).
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (S, G) option indices ``A``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (S,) values 0.0 or 1.0.
+
+    Notes
+    -----
+    ``f_s = 1[A[s, .] not all equal]``.
+
+    References
+    ----------
+    .. [1] AgentFairBench, arXiv 2606.16723 (counterfactual matched-set audits of LLM agents).
+
+    Examples
+    --------
+    >>> set_flips(np.array([[1, 1, 1], [1, 2, 1]])).tolist()
+    [0.0, 1.0]
+    """
     matrix = np.asarray(matrix)
     return (matrix != matrix[:, :1]).any(axis=1).astype(float)
 
 
 def flip_rate(matrix: np.ndarray) -> float:
-    """Share of matched sets whose answer changes across the levels.
+    """Share of matched sets whose answer changes across the levels of the varied attribute.
 
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (S, G) option indices ``A``, one row per complete matched set.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    ``F = (1/S) sum_s 1[A[s, .] not all equal]``.
+
+    References
+    ----------
+    .. [1] AgentFairBench, arXiv 2606.16723.
+    .. [2] M. J. Kusner, J. Loftus, C. Russell and R. Silva, "Counterfactual fairness", Advances in
+       Neural Information Processing Systems 30, 2017.
+
+    Examples
+    --------
     >>> float(flip_rate(np.array([[1, 1, 1], [1, 2, 1]])))
     0.5
     """
@@ -55,7 +113,35 @@ def flip_rate(matrix: np.ndarray) -> float:
 
 
 def set_score_differences(matrix: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Per set, the mean over member pairs of ``|x_{A[s,g]} - x_{A[s,h]}|`` (terms of :func:`mean_absolute_score_difference`)."""
+    """Per set, the mean over member pairs of ``|x_{A[s,g]} - x_{A[s,h]}|``.
+
+    These are the terms of :func:`mean_absolute_score_difference`.
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (S, G) option indices.
+    scores : numpy.ndarray
+        (K,) option scores ``x``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (S,) values.
+
+    Notes
+    -----
+    ``D_s = mean_{g<h} |x_{A[s,g]} - x_{A[s,h]}|``.
+
+    References
+    ----------
+    .. [1] AgentFairBench, arXiv 2606.16723.
+
+    Examples
+    --------
+    >>> set_score_differences(np.array([[0, 2, 2], [1, 1, 1]]), np.array([0.0, 1.0, 2.0])).round(4).tolist()
+    [1.3333, 0.0]
+    """
     x = np.asarray(scores, dtype=float)[np.asarray(matrix, dtype=int)]
     g, h = np.triu_indices(x.shape[1], k=1)
     return np.abs(x[:, g] - x[:, h]).mean(axis=1)
@@ -64,6 +150,27 @@ def set_score_differences(matrix: np.ndarray, scores: np.ndarray) -> np.ndarray:
 def mean_absolute_score_difference(matrix: np.ndarray, scores: np.ndarray) -> float:
     """Mean over sets of the mean absolute pairwise difference of the members' option scores.
 
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (S, G) option indices.
+    scores : numpy.ndarray
+        (K,) option scores (default elsewhere: the option positions).
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    ``D = (1/S) sum_s mean_{g<h} |x_{A[s,g]} - x_{A[s,h]}|``.
+
+    References
+    ----------
+    .. [1] AgentFairBench, arXiv 2606.16723.
+
+    Examples
+    --------
     >>> float(mean_absolute_score_difference(np.array([[0, 2], [1, 1]]), np.array([0.0, 1.0, 2.0])))
     1.0
     """
@@ -71,8 +178,29 @@ def mean_absolute_score_difference(matrix: np.ndarray, scores: np.ndarray) -> fl
 
 
 def group_shares(matrix: np.ndarray, n_options: int) -> np.ndarray:
-    """(G, K) answer shares per group.
+    """(G, K) answer shares per group (level of the varied attribute).
 
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (S, G) option indices.
+    n_options : int
+        K.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Notes
+    -----
+    ``P[g, k] = (1/S) sum_s 1[A[s, g] = k]``.
+
+    References
+    ----------
+    .. [1] AgentFairBench, arXiv 2606.16723.
+
+    Examples
+    --------
     >>> group_shares(np.array([[0, 1], [0, 0]]), 2).tolist()
     [[1.0, 0.0], [0.5, 0.5]]
     """
@@ -80,8 +208,28 @@ def group_shares(matrix: np.ndarray, n_options: int) -> np.ndarray:
 
 
 def gaps_from_shares(shares: np.ndarray) -> np.ndarray:
-    """Share gaps ``P[g, k] - mean_{h != g} P[h, k]`` from (..., G, K) shares.
+    """Share gaps of each group against the mean of the other groups, from (..., G, K) shares.
 
+    Parameters
+    ----------
+    shares : numpy.ndarray
+        (..., G, K) group shares ``P``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (..., G, K) gaps.
+
+    Notes
+    -----
+    ``gap[g, k] = P[g, k] - mean_{h != g} P[h, k]`` (for two groups the plain difference).
+
+    References
+    ----------
+    .. [1] AgentFairBench, arXiv 2606.16723.
+
+    Examples
+    --------
     >>> gaps_from_shares(np.array([[0.6, 0.4], [0.4, 0.6]])).round(3).tolist()
     [[0.2, -0.2], [-0.2, 0.2]]
     """
@@ -94,6 +242,27 @@ def gaps_from_shares(shares: np.ndarray) -> np.ndarray:
 def share_gaps(matrix: np.ndarray, n_options: int) -> np.ndarray:
     """(G, K) gaps of each group's answer shares against the mean of the other groups.
 
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (S, G) option indices.
+    n_options : int
+        K.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Notes
+    -----
+    :func:`gaps_from_shares` of :func:`group_shares`: ``P[g, k] - mean_{h != g} P[h, k]``.
+
+    References
+    ----------
+    .. [1] AgentFairBench, arXiv 2606.16723.
+
+    Examples
+    --------
     >>> share_gaps(np.array([[0, 1], [0, 0]]), 2).tolist()
     [[0.5, -0.5], [-0.5, 0.5]]
     """
@@ -101,8 +270,29 @@ def share_gaps(matrix: np.ndarray, n_options: int) -> np.ndarray:
 
 
 def spread_from_shares(shares: np.ndarray) -> np.ndarray:
-    """``max_k (max_g P[g, k] - min_g P[g, k])`` of (..., G, K) shares.
+    """The largest max-min disparity of (..., G, K) group shares over the options.
 
+    Parameters
+    ----------
+    shares : numpy.ndarray
+        (..., G, K) group shares.
+
+    Returns
+    -------
+    numpy.ndarray
+        (...) spreads.
+
+    Notes
+    -----
+    ``spread = max_k (max_g P[g, k] - min_g P[g, k])``; it grows with ``G`` even when nothing differs,
+    so it is read against a null with as many groups (:mod:`pvsst.analysis.counterfactual.null`).
+
+    References
+    ----------
+    .. [1] AgentFairBench, arXiv 2606.16723.
+
+    Examples
+    --------
     >>> float(spread_from_shares(np.array([[0.5, 0.5], [0.25, 0.75], [0.5, 0.5]])))
     0.25
     """
@@ -113,6 +303,27 @@ def spread_from_shares(shares: np.ndarray) -> np.ndarray:
 def share_spread(matrix: np.ndarray, n_options: int) -> float:
     """The largest max-min difference of group shares over the options.
 
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (S, G) option indices.
+    n_options : int
+        K.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    ``max_k (max_g P[g, k] - min_g P[g, k])`` with ``P`` of :func:`group_shares`.
+
+    References
+    ----------
+    .. [1] AgentFairBench, arXiv 2606.16723.
+
+    Examples
+    --------
     >>> float(share_spread(np.array([[0, 1], [1, 1]]), 2))
     0.5
     """

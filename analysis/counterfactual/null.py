@@ -39,10 +39,43 @@ def arity_null_p(observed: np.ndarray, null: np.ndarray, n_options: int, *, perm
 
     Parameters
     ----------
-    observed : (S, G) answers of the matched sets (option indices).
-    null : (S, G) answers of the same S base personas in G seed groups (rows aligned with ``observed``).
-    n_options : K.
-    permutations, seed : within-set shuffles between the two halves, from a fresh ``default_rng(seed)``.
+    observed : numpy.ndarray
+        (S, G) answers of the matched sets (option indices).
+    null : numpy.ndarray
+        (S, G) answers of the same S base personas in G seed groups (rows aligned with ``observed``).
+    n_options : int
+        K.
+    permutations : int
+        Within-set shuffles between the two halves.
+    seed : int
+        Seed of the fresh ``default_rng``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    InputError
+        ``null`` and ``observed`` of different shapes.
+
+    Notes
+    -----
+    ``T = spread(A) - spread(B)`` (:func:`pvsst.analysis.counterfactual.measures.share_spread`); under the
+    null the 2G answers of a set are exchangeable, so shuffling them between the observed and the seed
+    positions within every set gives ``T_perm`` and ``p = (1 + #{T_perm >= T}) / (1 + permutations)``.
+
+    References
+    ----------
+    .. [1] AgentFairBench, arXiv 2606.16723 (the arity of a disparity's noise floor).
+    .. [2] P. Good, *Permutation, Parametric and Bootstrap Tests of Hypotheses*, 3rd ed., Springer, 2005.
+
+    Examples
+    --------
+    >>> A = np.array([[0, 1, 2]] * 20)  # every set answers by group: the largest possible spread
+    >>> B = np.zeros((20, 3), dtype=int)  # the seed groups agree
+    >>> arity_null_p(A, B, 3, permutations=199)
+    0.005
     """
     observed, null = np.asarray(observed, dtype=np.int64), np.asarray(null, dtype=np.int64)
     if observed.shape != null.shape:

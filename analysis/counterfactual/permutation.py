@@ -49,6 +49,29 @@ PERMUTATION_BATCH = 250
 def chi_square_statistic(counts: np.ndarray) -> np.ndarray:
     """Pearson chi-square of (..., G, K) count tables with equal group totals (options never chosen are skipped).
 
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        (..., G, K) answer counts per group, each group with the same total S.
+
+    Returns
+    -------
+    numpy.ndarray
+        (...) statistics.
+
+    Notes
+    -----
+    ``X^2 = sum_{g,k} (n_gk - S p_k)^2 / (S p_k)`` with ``p_k`` the pooled share of option ``k`` (so
+    ``S p_k`` is the column mean).
+
+    References
+    ----------
+    .. [1] K. Pearson, "On the criterion that a given system of deviations from the probable in the case
+       of a correlated system of variables is such that it can be reasonably supposed to have arisen from
+       random sampling", Philosophical Magazine 50(302), 157-175, 1900.
+
+    Examples
+    --------
     >>> float(chi_square_statistic(np.array([[10, 0], [0, 10]])))
     20.0
     """
@@ -63,6 +86,19 @@ def chi_square_statistic(counts: np.ndarray) -> np.ndarray:
 def group_counts(matrix: np.ndarray, n_options: int) -> np.ndarray:
     """(..., G, K) answer counts per group of (..., S, G) answer matrices.
 
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (..., S, G) option indices.
+    n_options : int
+        K.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
     >>> group_counts(np.array([[0, 1], [0, 0]]), 2).tolist()
     [[2, 0], [1, 1]]
     """
@@ -79,6 +115,25 @@ def permuted_within_sets(matrix: np.ndarray, rng: np.random.Generator, n: int) -
 
     For ``M <= 7`` each row draws one of the ``M!`` permutations uniformly (a table lookup), else the
     argsort of uniform keys; both are uniform over permutations.
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (S, M) entries (the members of each set).
+    rng : numpy.random.Generator
+        The generator.
+    n : int
+        Number of permuted copies.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> batch = permuted_within_sets(np.array([[0, 1, 2], [5, 5, 6]]), np.random.default_rng(0), 4)
+    >>> batch.shape, sorted(batch[2, 0].tolist()), sorted(batch[3, 1].tolist())
+    ((4, 2, 3), [0, 1, 2], [5, 5, 6])
     """
     matrix = np.asarray(matrix)
     width = matrix.shape[-1]
@@ -95,8 +150,32 @@ def _all_permutations(width: int) -> np.ndarray:
 
 
 def centred_score_statistic(matrix: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """``sum_g (sum_s (x[s,g] - xbar_s))^2`` of (..., S, G) answer matrices (see the module docstring).
+    """The squared group totals of option scores centred within each set, of (..., S, G) answer matrices.
 
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (..., S, G) option indices.
+    scores : numpy.ndarray
+        (K,) option scores ``x``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (...) statistics.
+
+    Notes
+    -----
+    ``T = sum_g (sum_s (x_{A[s,g]} - xbar_s))^2`` with ``xbar_s`` the mean score of set ``s``: a
+    Friedman-type statistic on scores rather than ranks.
+
+    References
+    ----------
+    .. [1] M. Friedman, "The use of ranks to avoid the assumption of normality implicit in the analysis of
+       variance", Journal of the American Statistical Association 32(200), 675-701, 1937.
+
+    Examples
+    --------
     >>> float(centred_score_statistic(np.array([[0, 1], [0, 1]]), np.arange(2)))
     2.0
     """
@@ -110,9 +189,41 @@ OMNIBUS_STATISTICS = ("shares", "scores")
 
 def omnibus_permutation_p(matrix: np.ndarray, n_options: int, *, permutations: int = PERMUTATIONS,
                           seed: int = PVSST_SEED, statistic: str = "shares", scores: np.ndarray | None = None) -> float:
-    """Within-set permutation p across groups of the chi-square of answer shares (``shares``) or of the
-    centred option scores (``scores``, positions 0..K-1 unless ``scores`` is given); see the module docstring.
+    """Within-set permutation p across groups, of the chi-square of answer shares or of centred option scores.
 
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (S, G) option indices of the complete matched sets.
+    n_options : int
+        K.
+    permutations : int
+        Number of within-set label permutations.
+    seed : int
+        Seed of the fresh ``default_rng``.
+    statistic : {"shares", "scores"}
+        :func:`chi_square_statistic` of the group counts, or :func:`centred_score_statistic`.
+    scores : numpy.ndarray, optional
+        Option scores for ``scores`` (default: positions 0..K-1).
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Under the null hypothesis the members of a set are exchangeable, so permuting group labels within
+    every set leaves the statistic's distribution unchanged: ``p = (1 + #{T_perm >= T}) / (1 +
+    permutations)``, an exact test for any G and K that respects the pairing of a set's members.
+
+    References
+    ----------
+    .. [1] P. Good, *Permutation, Parametric and Bootstrap Tests of Hypotheses*, 3rd ed., Springer, 2005.
+    .. [2] B. Phipson and G. K. Smyth, "Permutation p-values should never be zero", Statistical
+       Applications in Genetics and Molecular Biology 9(1), article 39, 2010.
+
+    Examples
+    --------
     >>> omnibus_permutation_p(np.array([[0, 0], [1, 1], [2, 2]]), 3, permutations=99)
     1.0
     >>> omnibus_permutation_p(np.array([[s, s + 1] for s in range(5)] * 6), 6, permutations=99, statistic="scores")
@@ -137,8 +248,32 @@ def omnibus_permutation_p(matrix: np.ndarray, n_options: int, *, permutations: i
 
 
 def paired_group_tests(matrix: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per group: mean of ``d_s`` (its score gap against the rest of its set) and the signed-rank p.
+    """Per group: the mean score gap against the rest of its set, and the Wilcoxon signed-rank p.
 
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        (S, G) option indices.
+    scores : numpy.ndarray
+        (K,) option scores ``x``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        (G,) mean gaps and (G,) p-values (1.0 when every gap is 0).
+
+    Notes
+    -----
+    Per set, ``d_s = x_{A[s,g]} - mean_{h != g} x_{A[s,h]}``; the test is ``scipy.stats.wilcoxon`` of
+    ``d`` with zeros dropped (``zero_method="wilcox"``).
+
+    References
+    ----------
+    .. [1] F. Wilcoxon, "Individual comparisons by ranking methods", Biometrics Bulletin 1(6), 80-83,
+       1945.
+
+    Examples
+    --------
     >>> gaps, p = paired_group_tests(np.array([[0, 0], [1, 1]]), np.arange(2))
     >>> gaps.tolist(), p.tolist()
     ([0.0, 0.0], [1.0, 1.0])

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
-from pvsst.analysis.figures.style import LINE_COLORS, MARKERS, OKABE_ITO, PaperFigure, in_style, new_figure, pretty_label
+from pvsst.analysis.figures.style import OKABE_ITO, PaperFigure, in_style, new_figure, pretty_label, series_styles
 
 CONTROL_KEYWORDS = ("oracle", "marginal", "uniform")
 SOURCE_COLUMNS = ("provider", "condition", "source")
@@ -107,16 +107,15 @@ def fidelity_by_question_figure(fidelity: pd.DataFrame, metric: str = DEFAULT_ME
     rows["y"] = [-questions.index(str(q)) + offsets[p] for q, p in zip(rows["question"], rows["provider"])]
     figure = new_figure(height=0.9 + 0.28 * len(questions))
     ax = figure.axes[0]
-    for i, provider in enumerate(providers):
+    styles = series_styles(providers, hollow=[p for p in providers if is_control(p)])
+    for provider in providers:
         part = rows[rows["provider"] == provider]
         value = part["value"].to_numpy(float)
-        color = _control_grey(provider) if is_control(provider) else LINE_COLORS[i % len(LINE_COLORS)]
         ax.errorbar(value, part["y"].to_numpy(float),
                     # a percentile interval need not contain the observed value (small samples): no negative bar
                     xerr=[np.clip(value - part["ci_low"].to_numpy(float), 0, None),
                           np.clip(part["ci_high"].to_numpy(float) - value, 0, None)],
-                    fmt=MARKERS[i % len(MARKERS)], color=color, label=provider,
-                    markerfacecolor="white" if is_control(provider) else color)
+                    label=provider, **styles[provider].errorbar())
     ax.set_yticks(-np.arange(len(questions), dtype=float), [q[:28] for q in questions])
     ax.set_xlabel(METRIC_UNITS.get(metric, pretty_label(metric)))
     handles, labels = ax.get_legend_handles_labels()  # above the axes: it never hides a point
@@ -181,12 +180,6 @@ def distribution_by_group_figure(distributions: pd.DataFrame, question: str, *,
                f"one panel per group ({len(groups)} groups); bars are shares of (weighted) answers, point "
                f"estimates without intervals; n = {len(option_order)} options.")
     return PaperFigure(f"fidelity_distribution_{_slug(question)}", figure, caption, pd.DataFrame(records))
-
-
-def _control_grey(provider: str) -> str:
-    """Controls in greys, darkest for the oracle (the floor), lightest for uniform."""
-    index = next(i for i, word in enumerate(CONTROL_KEYWORDS) if word in provider.lower())
-    return ("0.2", "0.45", "0.65")[index]
 
 
 def _slug(text: str) -> str:

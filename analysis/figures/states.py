@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Rectangle
 
-from pvsst.analysis.figures.style import LINE_COLORS, MARKERS, OKABE_ITO, PaperFigure, in_style, new_figure
+from pvsst.analysis.figures.style import (DIVERGING_CMAP, NO_VALUE_GREY, SEQUENTIAL_CMAP, YARDSTICK_STYLES, PaperFigure,
+                                         WIDE_IN, colour_range, in_style, new_figure, readable_colorbar, series_styles)
 from pvsst.core.errors import InputError
 from pvsst.analysis.paired import require_columns
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
@@ -39,9 +40,6 @@ TILE_LAYOUT: dict[str, tuple[int, int]] = {
     "OK": (6, 3), "LA": (6, 4), "MS": (6, 5), "AL": (6, 6), "GA": (6, 7),
     "HI": (7, 0), "TX": (7, 3), "FL": (7, 8),
 }
-SEQUENTIAL_CMAP = "cividis"
-DIVERGING_CMAP = "PuOr"
-WIDE_IN = 7.0
 
 
 def state_code(state) -> str:
@@ -79,12 +77,12 @@ def state_tile_map_figure(values: pd.Series, *, label: str, diverging: bool = Fa
     by_code = _by_code(values)
     finite = by_code[np.isfinite(by_code)]
     if diverging:
-        bound = max(float(np.abs(finite).max()) if len(finite) else 0.0, 1e-12)
-        norm = mpl.colors.Normalize(-bound, bound)
+        bound = float(np.abs(finite).max()) if len(finite) else 0.0
+        norm = mpl.colors.Normalize(*colour_range(-bound, bound))
         cmap = mpl.colormaps[DIVERGING_CMAP]
     else:
         low, high = (float(finite.min()), float(finite.max())) if len(finite) else (0.0, 1.0)
-        norm = mpl.colors.Normalize(low, high if high > low else low + 1e-12)
+        norm = mpl.colors.Normalize(*colour_range(low, high))
         cmap = mpl.colormaps[SEQUENTIAL_CMAP]
     figure = new_figure(width=WIDE_IN * 0.62, height=2.7)
     ax = figure.axes[0]
@@ -93,7 +91,7 @@ def state_tile_map_figure(values: pd.Series, *, label: str, diverging: bool = Fa
         row, col = TILE_LAYOUT[code]
         value = by_code.get(code, np.nan)
         known = bool(np.isfinite(value))
-        colour = cmap(norm(value)) if known else "0.85"
+        colour = cmap(norm(value)) if known else NO_VALUE_GREY
         ax.add_patch(Rectangle((col, -row), 0.92, 0.92, facecolor=colour, edgecolor="white", linewidth=0.5,
                                hatch=None if known else "////", gid=f"tile-{code}"))
         dark = known and np.mean(mpl.colors.to_rgb(colour)) < 0.5
@@ -105,6 +103,7 @@ def state_tile_map_figure(values: pd.Series, *, label: str, diverging: bool = Fa
     ax.set_aspect("equal")
     ax.axis("off")
     bar = figure.colorbar(mpl.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.8, aspect=25)
+    readable_colorbar(bar)
     bar.set_label(label)
     missing = int(len(STATE_CODES) - len(finite))
     caption = caption or (f"{label} per state (tile grid: 50 states and DC as equal squares). "
@@ -114,21 +113,20 @@ def state_tile_map_figure(values: pd.Series, *, label: str, diverging: bool = Fa
 
 @in_style
 def state_scatter_figure(options: pd.DataFrame, option: str, *, sources=None, name: str | None = None) -> PaperFigure:
-    """Simulated against real state shares of one option, one marker style per source, with the identity line.
+    """Simulated against real state shares of one option, one colour and marker per source, with the identity line.
 
     ``options``: source, state, option, simulated, real (:class:`pvsst.analysis.survey.state_scores.StateScores`
-    ``options``). ``sources``: which to draw (default: every source that varies across states, so the
-    model(s) and the cell oracle). ``data``: the plotted rows.
+    ``options``). ``sources``: which to draw, in legend order (default: every source, so the model(s),
+    the cell oracle, the national marginal and uniform). The yardsticks keep one look in every figure
+    (:data:`~pvsst.analysis.figures.style.YARDSTICK_STYLES`: the cell oracle in open black circles); no
+    two sources share a colour or a marker. ``data``: the plotted rows.
     """
     require_columns(options, ("source", "state", "option", "simulated", "real"), "state scores")
     part = options[options["option"].astype(str) == str(option)]
     if part.empty:
         raise InputError("state scores", "option", f"no rows for option {option!r}")
-    if sources is None:
-        spread = part.groupby("source", sort=False)["simulated"].agg(lambda s: float(s.max() - s.min()))
-        sources = [s for s in spread.index if spread[s] > 1e-12]
-    sources = list(sources)
-    part = part[part["source"].isin(sources)]
+    sources = list(dict.fromkeys(part["source"].astype(str))) if sources is None else [str(s) for s in sources]
+    part = part[part["source"].astype(str).isin(sources)]
     figure = new_figure(height=3.0)
     ax = figure.axes[0]
     values = part[["simulated", "real"]].to_numpy(dtype=float)
@@ -136,23 +134,25 @@ def state_scatter_figure(options: pd.DataFrame, option: str, *, sources=None, na
     pad = 0.03 * max(high - low, 0.05)
     ax.plot([low - pad, high + pad], [low - pad, high + pad], color="0.5", linewidth=0.8, linestyle="--",
             label="identity (simulated = real)", gid="identity")
-    for k, source in enumerate(sources):
-        points = part[part["source"] == source]
-        oracle = "oracle" in str(source)
-        ax.scatter(points["real"], points["simulated"], s=9, marker="o" if oracle else MARKERS[(k + 1) % len(MARKERS)],
-                   facecolors="none" if oracle else LINE_COLORS[(k + 1) % len(LINE_COLORS)],
-                   edgecolors=OKABE_ITO[0] if oracle else LINE_COLORS[(k + 1) % len(LINE_COLORS)],
-                   linewidths=0.6, label=str(source), gid=f"points-{source}")
+    for source, style in series_styles(sources).items():
+        points = part[part["source"].astype(str) == source]
+        ax.scatter(points["real"], points["simulated"], s=9, linewidths=0.6, label=source, gid=f"points-{source}",
+                   **style.scatter())
     ax.set_xlabel(f"real share of '{option}' (survey, per state)")
     ax.set_ylabel(f"simulated share of '{option}'")
     ax.set_aspect("equal", adjustable="datalim")
     handles, labels = ax.get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside upper center", ncols=2, fontsize=6)
     n_states = part["state"].nunique()
+    drawn = [s for s in YARDSTICK_STYLES if s in sources]
+    yardsticks = {"cell_oracle": "the cell oracle (open black circles: the survey's own answers per cell, "
+                                 "post-stratified with the census counts) is the best any simulator on these cells "
+                                 "can do",
+                  "national_marginal": "the national marginal answers every state with the nation's shares",
+                  "uniform": "uniform puts equal weight on every option"}
     caption = (f"Simulated against real state shares of '{option}', one point per state and source (n = "
-               f"{n_states} states). The dashed identity line is a perfect simulator; the cell oracle (open "
-               f"circles: the survey's own answers per cell, post-stratified with the census counts) is the best "
-               f"any simulator on these cells can do. Point estimates.")
+               f"{n_states} states), each source in its own colour and marker. The dashed identity line is a "
+               f"perfect simulator" + "".join(f"; {yardsticks[s]}" for s in drawn) + ". Point estimates.")
     return PaperFigure(name or f"state_scatter_{option}", figure, caption, part.reset_index(drop=True))
 
 
@@ -180,16 +180,15 @@ def group_errors_figure(errors: pd.DataFrame, *, value: str = "abs_error", label
     figure = new_figure(height=0.7 + 0.18 * len(groups) * max(1, len(sources) / 3))
     ax = figure.axes[0]
     step = 0.6 / max(len(sources), 1)
-    for k, source in enumerate(sources):
+    for k, (source, style) in enumerate(series_styles(sources).items()):
         part = errors[errors["source"].astype(str) == source]
         y = -np.array([groups.index(str(g)) for g in part["group"]], dtype=float) + ((len(sources) - 1) / 2 - k) * step
         x = part[value].to_numpy(dtype=float)
-        colour = LINE_COLORS[k % len(LINE_COLORS)]
         if {"ci_low", "ci_high"} <= set(part.columns):
             ax.errorbar(x, y, xerr=[np.clip(x - part["ci_low"].to_numpy(float), 0, None),
                                     np.clip(part["ci_high"].to_numpy(float) - x, 0, None)],
-                        fmt="none", ecolor=colour, elinewidth=0.6)
-        ax.scatter(x, y, s=10, marker=MARKERS[k % len(MARKERS)], color=colour, label=source)
+                        fmt="none", ecolor=style.color, elinewidth=0.6)
+        ax.scatter(x, y, s=10, label=source, **style.scatter())
     ax.set_yticks(-np.arange(len(groups), dtype=float), groups)
     ax.set_xlabel(label)
     ax.axvline(0, color="0.6", linewidth=0.5)

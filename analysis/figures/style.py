@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import io
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,9 @@ matplotlib.use("Agg")  # figures are files; never open a window
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
+from pvsst.analysis.survey.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM  # noqa: E402
 from pvsst.core.atomic import atomic_file  # noqa: E402
 
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
@@ -39,10 +42,16 @@ ARM_ORDER = ("control", "likes", "likes_hidden", "unranked", "follows_chronologi
 LINE_COLORS = tuple(c for c in OKABE_ITO if c != "#F0E442") + ("#F0E442",)
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 COLUMN_WIDTH_IN = 3.4
+WIDE_IN = 7.0  # double column: figures that hold every question or state at once
 DEFAULT_HEIGHT_IN = 2.4
 DPI = 300
 FIGURE_FORMATS = ("png", "pdf")
 STANCE_CMAP = "PuOr"  # ColorBrewer diverging, colour-blind safe: orange = oppose (-3), purple = support (+3)
+DIVERGING_CMAP = STANCE_CMAP  # signed values centred at 0 (errors)
+SEQUENTIAL_CMAP = "cividis"  # ordered values (shares, distances): perceptually uniform, colour-blind safe
+CATEGORY_PALETTE = "tab20"  # unordered option labels (more of them than Okabe-Ito has colours)
+NO_VALUE_GREY = "0.85"  # a tile or cell without a value
+NULL_BAND_GREY = "#BBBBBB"  # the range of a null distribution drawn behind the points
 
 RC_PARAMS = {
     "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7, "ytick.labelsize": 7,
@@ -152,8 +161,99 @@ def color_for(item: str, items: Sequence[str]) -> str:
 
 
 def marker_for(item: str, items: Sequence[str]) -> str:
+    """The marker of ``item`` given every item of the figure (paired with :func:`color_for`)."""
     order = ordered_arms(items)
     return MARKERS[order.index(str(item)) % len(MARKERS)]
+
+
+@dataclass(frozen=True)
+class SeriesStyle:
+    """How one series is drawn: a colour and a marker, open (hollow) for a yardstick or control."""
+
+    color: str
+    marker: str
+    hollow: bool = False
+
+    def errorbar(self) -> dict:
+        """Keyword arguments of ``Axes.errorbar``."""
+        return {"fmt": self.marker, "color": self.color, "markerfacecolor": "white" if self.hollow else self.color}
+
+    def scatter(self) -> dict:
+        """Keyword arguments of ``Axes.scatter``."""
+        if self.hollow:
+            return {"marker": self.marker, "facecolors": "none", "edgecolors": self.color}
+        return {"marker": self.marker, "color": self.color}
+
+
+YARDSTICK_STYLES = {
+    CELL_ORACLE: SeriesStyle(OKABE_ITO[0], "o", hollow=True),
+    NATIONAL_MARGINAL: SeriesStyle(OKABE_ITO[5], "X"),
+    UNIFORM: SeriesStyle(OKABE_ITO[7], "P"),
+}
+"""The survey yardsticks look the same in every figure (the cell oracle: open black circles)."""
+
+
+def series_styles(names: Sequence[str], *, fixed: dict[str, SeriesStyle] | None = None,
+                  hollow: Sequence[str] = ()) -> dict[str, SeriesStyle]:
+    """A colour and a marker for each series, so that no two series of a legend share either.
+
+    Yardsticks (:data:`YARDSTICK_STYLES`) and the ``fixed`` styles keep their look; every other name
+    takes, in order, the next colour and marker neither of them uses (``hollow`` names drawn open).
+    Up to seven other series (eight markers and colours) are told apart by both.
+
+    Examples
+    --------
+    >>> styles = series_styles(["model a", "cell_oracle", "model b"], hollow=["model b"])
+    >>> [(s.color, s.marker, s.hollow) for s in styles.values()]
+    [('#E69F00', 's', False), ('#000000', 'o', True), ('#56B4E9', '^', True)]
+    """
+    fixed = {**YARDSTICK_STYLES, **(fixed or {})}
+    names = list(dict.fromkeys(str(n) for n in names))
+    taken = {n: fixed[n] for n in names if n in fixed}
+    colours = [c for c in LINE_COLORS if c not in {s.color for s in taken.values()}] or list(LINE_COLORS)
+    markers = [m for m in MARKERS if m not in {s.marker for s in taken.values()}] or list(MARKERS)
+    free = [n for n in names if n not in taken]
+    taken.update({n: SeriesStyle(colours[i % len(colours)], markers[i % len(markers)], hollow=n in set(hollow))
+                  for i, n in enumerate(free)})
+    return {n: taken[n] for n in names}
+
+
+def colour_range(low: float, high: float) -> tuple[float, float]:
+    """A colour scale's range: the data's, widened about its centre where it is too narrow for the ticks
+    of :func:`readable_colorbar` (at most 3 significant digits) to tell apart.
+
+    Examples
+    --------
+    >>> colour_range(0.2, 0.6)
+    (0.2, 0.6)
+    >>> [round(v, 6) for v in colour_range(0.417408528442980042, 0.417408528442980042)]
+    [0.414909, 0.419909]
+    """
+    magnitude = max(abs(low), abs(high))
+    if magnitude < 1e-9:
+        return -1.0, 1.0
+    width = 5 * 10 ** (math.floor(math.log10(magnitude)) - 2)
+    if high - low >= width:
+        return float(low), float(high)
+    centre = (low + high) / 2
+    return centre - width / 2, centre + width / 2
+
+
+def tick_label(value: float, _position=None) -> str:
+    """A tick label of at most 3 significant digits (``0.4174`` -> ``0.417``), with a true minus sign.
+
+    >>> tick_label(0.417408528442980042), tick_label(-0.15), tick_label(2.0)
+    ('0.417', '\u22120.15', '2')
+    """
+    return f"{value:.3g}".replace("-", "\u2212")
+
+
+def readable_colorbar(bar) -> None:
+    """Ticks a reader can use on a colour bar: two to six of them, at round values, each labelled with at
+    most 3 significant digits (pair with :func:`colour_range`)."""
+    bar.locator = MaxNLocator(nbins=5, steps=[1, 2, 5, 10])
+    bar.formatter = FuncFormatter(tick_label)
+    bar.update_ticks()
 
 
 METRIC_UNITS = {

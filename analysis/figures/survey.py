@@ -25,12 +25,12 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.figures.fidelity import CONTROL_KEYWORDS, is_control
-from pvsst.analysis.figures.style import LINE_COLORS, MARKERS, OKABE_ITO, PaperFigure, in_style, new_figure
+from pvsst.analysis.figures.style import (CATEGORY_PALETTE, NO_VALUE_GREY, OKABE_ITO, SEQUENTIAL_CMAP, WIDE_IN,
+                                         PaperFigure, SeriesStyle, in_style, new_figure, readable_colorbar,
+                                         series_styles)
 
-WIDE_IN = 7.0  # double column: these figures hold every question at once
-SHARE_CMAP = "cividis"  # sequential, colour-blind safe; ordered options get ordered shades
-HEAT_CMAP = "cividis"
 FLOOR, CEILING = "oracle", "uniform"
+NO_VARIANCE = "no answer variance (eta^2 = 0)"
 
 
 def _require(table: pd.DataFrame, columns, what: str) -> None:
@@ -70,9 +70,9 @@ def option_colours(shares: pd.DataFrame) -> dict[str, tuple]:
                     for _, part in shares.groupby(shares["question"].astype(str), sort=False)]
     labels = list(dict.fromkeys(label for sequence in per_question for label in sequence))
     if len(set(per_question)) == 1:
-        colours = mpl.colormaps[SHARE_CMAP](np.linspace(0.1, 0.9, len(labels)))
+        colours = mpl.colormaps[SEQUENTIAL_CMAP](np.linspace(0.1, 0.9, len(labels)))
     else:
-        palette = mpl.colormaps["tab20"].colors
+        palette = mpl.colormaps[CATEGORY_PALETTE].colors
         colours = [palette[i % len(palette)] for i in range(len(labels))]
     return {label: tuple(colour) for label, colour in zip(labels, colours)}
 
@@ -225,7 +225,7 @@ def js_heatmap_figure(fidelity: pd.DataFrame, metric: str = "js_distance") -> Pa
     ax = figure.axes[0]
     values = grid.to_numpy(float)
     low, high = COLOUR_SCALES.get(metric, (0.0, 1.0))
-    cmap = mpl.colormaps[HEAT_CMAP].with_extremes(bad="0.85")
+    cmap = mpl.colormaps[SEQUENTIAL_CMAP].with_extremes(bad=NO_VALUE_GREY)
     image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, aspect="auto", vmin=low, vmax=high)
     for i in range(len(columns)):
         for j in range(len(questions)):
@@ -237,7 +237,7 @@ def js_heatmap_figure(fidelity: pd.DataFrame, metric: str = "js_distance") -> Pa
                 ax.text(j, i, "no\nanswers", ha="center", va="center", fontsize=4, color="0.2")
     marked = rows[rows["mark"] != ""]
     for mark, style in (("floor", {"marker": "o", "facecolors": "none", "edgecolors": OKABE_ITO[6]}),
-                        ("ceiling", {"marker": "x", "c": OKABE_ITO[6]})):
+                        ("ceiling", {"marker": "x", "c": OKABE_ITO[2]})):
         part = marked[marked["mark"] == mark]
         if len(part):
             ax.scatter([questions.index(q) + 0.36 for q in part["question"]],
@@ -250,6 +250,7 @@ def js_heatmap_figure(fidelity: pd.DataFrame, metric: str = "js_distance") -> Pa
     ax.set_xticks(np.arange(len(questions)), questions, rotation=45, ha="right")
     ax.set_yticks(np.arange(len(columns)), columns, fontsize=6)
     colorbar = figure.colorbar(image, ax=ax, shrink=0.9, aspect=30, extend="max" if metric.startswith("kl") else "neither")
+    readable_colorbar(colorbar)
     colorbar.set_label(("JS distance (base 2)" if metric == "js_distance" else metric) + f", fixed scale {low:g}-{high:g}")
     if len(marked):
         figure.legend(loc="outside upper center", ncols=2, fontsize=6)
@@ -302,20 +303,21 @@ def subgroup_gaps_figure(fidelity: pd.DataFrame) -> PaperFigure:
                         nrows=nrows, ncols=ncols, sharey=True)
     step = 0.6 / max(len(sources), 1)
     flagged = 0
+    # the ring around a no-variance point takes a colour and marker no source has
+    styles = series_styles([*sources, NO_VARIANCE], fixed={"human": SeriesStyle(OKABE_ITO[0], "D"),
+                                                           NO_VARIANCE: SeriesStyle(OKABE_ITO[6], "o", hollow=True)})
     for ax, axis in zip(figure.axes, axes):
         for k, source in enumerate(sources):
             part = data[(data["axis"] == axis) & (data["source"] == source)]
             y = np.array([-questions.index(q) for q in part["question"]], float) + (k - (len(sources) - 1) / 2) * step
             value = part["eta2"].to_numpy(float)
-            colour = OKABE_ITO[0] if source == "human" else LINE_COLORS[(k % (len(LINE_COLORS) - 1)) + 1]
             ax.errorbar(value, y, xerr=[np.clip(value - part["ci_low"].to_numpy(float), 0, None),
                                         np.clip(part["ci_high"].to_numpy(float) - value, 0, None)],
-                        fmt="D" if source == "human" else MARKERS[k % len(MARKERS)], color=colour, label=source,
-                        markersize=3, elinewidth=0.6)
+                        label=source, markersize=3, elinewidth=0.6, **styles[source].errorbar())
             flat = part["no_variance"].to_numpy(bool)
             if flat.any():
-                ax.scatter(value[flat], y[flat], s=30, facecolors="none", edgecolors=OKABE_ITO[6], linewidths=0.8,
-                           label="no answer variance (eta^2 = 0)" if not flagged else None)
+                ax.scatter(value[flat], y[flat], s=30, linewidths=0.8, label=NO_VARIANCE if not flagged else None,
+                           **styles[NO_VARIANCE].scatter())
                 flagged += int(flat.sum())
         ax.set_title(f"by {axis}", loc="left")
         ax.set_yticks(-np.arange(len(questions), dtype=float), questions)

@@ -29,10 +29,8 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.figures.fidelity import is_control
-from pvsst.analysis.figures.style import OKABE_ITO, PaperFigure, in_style, new_figure
-from pvsst.analysis.figures.survey import WIDE_IN, _require
-
-NULL_BAND = "#BBBBBB"
+from pvsst.analysis.figures.style import NULL_BAND_GREY, OKABE_ITO, WIDE_IN, PaperFigure, in_style, new_figure
+from pvsst.analysis.figures.survey import _require
 
 
 def _shown_option(audit: pd.DataFrame) -> str:
@@ -75,7 +73,7 @@ def audit_disparity_figure(shares: pd.DataFrame, source_columns: tuple[str, ...]
             low, high = (float(floor.min()), float(floor.max())) if len(floor) else (np.nan, np.nan)
             x = np.arange(len(rows))
             if len(floor):
-                ax.axhspan(low, high, color=NULL_BAND, alpha=0.5, lw=0, label="arity-matched null (seed groups)")
+                ax.axhspan(low, high, color=NULL_BAND_GREY, alpha=0.5, lw=0, label="arity-matched null (seed groups)")
             ax.axhline(0, color="black", lw=0.5)
             ax.errorbar(x, rows["share_gap"], yerr=[rows["share_gap"] - rows["share_gap_low"],
                                                     rows["share_gap_high"] - rows["share_gap"]],

@@ -27,7 +27,7 @@ from pvsst.analysis.report.markdown import bullet_list, markdown_table
 from pvsst.analysis.report.survey_tables import degraded_sources, estimate, number
 from pvsst.analysis.survey.cell_run import ESTIMATES_FILE, read_cell_population
 from pvsst.analysis.survey.cell_states import NOTES_FILE, YARDSTICKS, cell_analysis, write_cell_analysis
-from pvsst.analysis.survey.state_scores import CELL_ORACLE, NATIONAL_MARGINAL
+from pvsst.analysis.survey.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
 from pvsst.analysis.survey.units import read_scored_run
 
 STATE_TABLES = ("state_scores.csv", "state_correlations.csv", "state_pairs.csv", "group_scores.csv")
@@ -67,6 +67,10 @@ def read_cell_analysis(run_dir: Path, spec: Mapping) -> CellAnalysis:
                         *(tables.get(name, pd.DataFrame()) for name in STATE_TABLES), notes)
 
 
+SCATTER_YARDSTICKS = (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM)
+"""Drawn beside the models on the state scatter: the best possible, the nation's shares, equal shares."""
+
+
 def _model_sources(scores: pd.DataFrame) -> list[str]:
     return [s for s in dict.fromkeys(scores["source"].astype(str)) if s not in YARDSTICKS]
 
@@ -98,7 +102,7 @@ def cell_figures(analysis: CellAnalysis, labels: Mapping[tuple[str, str], str] |
                         f"(simulated - real; 0 white, diverging colours); source {model}; n = {len(r)} states."),
                 f"state error map {question}"),
             FigurePlan("States", lambda p=part, q=question, o=option: state_scatter_figure(
-                p, o, sources=[s for s in (*sources, CELL_ORACLE) if s in set(p["source"])],
+                p, o, sources=[s for s in (*sources, *SCATTER_YARDSTICKS) if s in set(p["source"])],
                 name=f"state_scatter_{q}"), f"state scatter {question}")]
     groups = analysis.groups
     if not groups.empty:

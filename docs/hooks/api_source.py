@@ -3,8 +3,9 @@
 griffe finds a package by its folder and walks sub-folders, so it cannot follow pyproject's package-dir
 mapping (``pvsst.sim`` lives in ``sim/``, not ``pvsst/sim/``): ``::: pvsst.sim.model`` fails with
 ``KeyError: 'sim'``, with the repository root or the editable install on its search path. This hook
-builds ``build/api-src/pvsst/`` out of symbolic links, one per mapped folder, before the build; point
-the python handler at it in mkdocs.yml::
+builds ``build/api-src/pvsst/`` out of symbolic links, one per mapped folder, before the build (in
+``$PVSST_API_SRC`` instead where that is set: the tests build the site without writing into the
+checkout); point the python handler at it in mkdocs.yml::
 
     hooks:
       - docs/hooks/api_source.py
@@ -12,7 +13,7 @@ the python handler at it in mkdocs.yml::
       - mkdocstrings:
           handlers:
             python:
-              paths: [build/api-src]
+              paths: [!ENV [PVSST_API_SRC, build/api-src]]
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from pathlib import Path
 from mkdocs.plugins import event_priority
 
 ROOT = Path(__file__).resolve().parents[2]
-TREE = ROOT / "build" / "api-src"
+TREE = Path(os.environ.get("PVSST_API_SRC") or ROOT / "build" / "api-src")
 
 
 @event_priority(100)  # before mkdocstrings' own on_config, which drops search paths that do not exist yet

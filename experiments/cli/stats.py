@@ -1,7 +1,7 @@
 """`pvsst stats paired TABLE`: paired-block statistics on any per-trial table.
 
 With no ``--contrast`` / ``--metric`` options it runs PV-SST's four contrasts and six metrics; on
-``shared/reference/pvsst_v1_core_results.csv`` the output equals the published
+``tests/data/pvsst_reference/pvsst_v1_core_results.csv`` the output equals the published
 ``pvsst_v1_core_confirmatory_analysis.csv`` (same columns and rows, floats within 1e-12).
 """
 from __future__ import annotations

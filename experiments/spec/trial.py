@@ -1,7 +1,8 @@
 """Spec sections that set up one trial: the protocol parameters, the network and the persona source.
 
 The protocol parameters and the network are the engine's own models (``pvsst.sim.trial.settings``,
-``pvsst.sim.network``): this module adds only the checks that need other spec sections. Defaults reproduce PV-SST (``shared/reference/pvsst_confirmatory_v1.yaml`` of the PV-SST study): 12 honest agents,
+``pvsst.sim.network``): this module adds only the checks that need other spec sections. Defaults reproduce
+PV-SST (``tests/data/pvsst_reference/pvsst_confirmatory_v1.yaml``, the PV-SST study's configuration): 12 honest agents,
 6 rounds, a feed of 5, 5 votes per voter, 3 rounds of memory, 4 distributed adversaries, temperature
 0.8, 120 / 70 completion tokens for posts / votes, 180-character posts, 3 attempts per call.
 """

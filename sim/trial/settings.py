@@ -45,7 +45,7 @@ def default_push_direction(seed: int) -> str:
 
 
 class TrialSettings(StrictModel):
-    """The protocol of one trial; every default is PV-SST's (``shared/reference/pvsst_confirmatory_v1.yaml``).
+    """The protocol of one trial; every default is PV-SST's (``tests/data/pvsst_reference/pvsst_confirmatory_v1.yaml``).
 
     ``request_seed_formula``: ``pvsst`` is PV-SST's ``trial_seed*100000 + round*1000 + phase*500 +
     ordinal`` (distinct seeds only while rounds < 100 and agents + adversaries <= 500); ``hashed`` takes

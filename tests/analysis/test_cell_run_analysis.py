@@ -175,14 +175,14 @@ def test_the_survey_report_of_a_cell_run_shows_the_state_figures_and_simbench(ce
     assert "state_scatter_votetrump" in html and "Composition effect" in html
 
 
-def test_the_state_scatter_puts_the_oracle_beside_the_model_on_the_identity_line(census_run):
+def test_the_state_scatter_puts_the_yardsticks_beside_the_model_on_the_identity_line(census_run):
     from pvsst.analysis.figures.states import state_scatter_figure
 
     scores = _read(census_run, "state_scores.csv")
     figure = state_scatter_figure(scores[scores["question"] == "votetrump"], "trump")
     try:
-        assert set(figure.data["source"]) == {MODEL, SAMPLED, CELL_ORACLE}
-        assert len(figure.data) == 3 * 51
+        assert set(figure.data["source"]) == {MODEL, SAMPLED, CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM}
+        assert len(figure.data) == 5 * 51
         gids = {line.get_gid() for line in figure.axes[0].lines}
         assert "identity" in gids
     finally:

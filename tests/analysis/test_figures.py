@@ -218,3 +218,28 @@ def test_style_colour_blind_palette_and_both_file_formats(analysed_run, tmp_path
     assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and paths[1].read_bytes()[:5] == b"%PDF-"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
     figure.close()
+
+
+def test_group_shares_with_long_source_names_keep_each_panels_labels_off_its_neighbours():
+    import warnings
+
+    from pvsst.analysis.figures.survey_groups import group_shares_figure
+
+    sources = ["human", "embedded/planted_answer_null | persona_profile",
+               "embedded/planted_answer_null | persona_profile_verbalized (verbalized)"]
+    rows = [{"question": q, "source": s, "group": f"{axis}={level}", "option": o, "position": p, "share": 0.5,
+             "n_units": 12} for q in ("q1", "q2") for axis, levels in (("party", ("D", "R")), ("sex", ("f", "m")),
+                                                                       ("race", ("b", "w")), ("college", ("y", "n")))
+            for level in levels for s in sources for p, o in enumerate(("yes", "no"))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # constrained layout gives up (a warning) when the labels leave no room
+        figure = group_shares_figure(pd.DataFrame(rows))
+        figure.png_bytes()
+    renderer = figure.figure.canvas.get_renderer()
+    panels = [ax for ax in figure.axes if ax.get_visible()]
+    assert len(panels) == 8
+    for ax in panels:
+        labels = [t.get_window_extent(renderer) for t in ax.get_yticklabels() if t.get_text()]
+        others = [other.get_window_extent(renderer) for other in panels if other is not ax]
+        assert not any(label.overlaps(other) for label in labels for other in others), ax.get_title()
+    figure.close()

@@ -1,9 +1,9 @@
 """Paired-block statistics reproduce PV-SST's published confirmatory table.
 
-Source of the golden numbers: ``shared/reference/pvsst_v1_core_confirmatory_analysis.csv`` (216 rows),
-the statistics published by Usman & Williamson, PV-SST (arXiv 2608.20438, repository
-ranausmanai/synthetic-social-networks at commit 1ba07d5f), computed from the per-trial table
-``shared/reference/pvsst_v1_core_results.csv`` by the procedure in ``shared/reference/README.md``.
+Source of the golden numbers: ``pvsst_v1_core_confirmatory_analysis.csv`` (216 rows), the statistics
+published by Usman & Williamson, PV-SST (arXiv 2608.20438, repository ranausmanai/synthetic-social-networks
+at commit 1ba07d5f), computed from the per-trial table ``pvsst_v1_core_results.csv`` by the procedure in
+the README beside them; all three are copied byte for byte in ``tests/data/pvsst_reference/``.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pvsst.analysis.block_tests import bootstrap_mean_ci
 from pvsst.analysis.contrast_table import paired_contrast_table
 from pvsst.analysis.paired import PUBLISHED_COLUMNS, SETTING_COLUMNS, IncompleteBlocksWarning, paired_block_contrast
 from pvsst.analysis.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
@@ -107,6 +108,22 @@ def test_single_contrast_object_matches_its_published_row(results_table, publish
     text = result.summary()
     assert "blocks: 64  (positive 33, negative 20, ties 11)" in text
     assert "monte_carlo, 1000000 patterns" in text
+
+
+def test_a_result_reports_at_its_own_alpha_unless_asked_for_another(results_table):
+    contrast = Contrast("pdi_distributed_minus_single", "distributed_sources", "single_source")
+    d = paired_block_contrast(results_table, contrast, "delta_alignment").differences
+    batched = paired_contrast_table(results_table, [contrast], ["delta_alignment"], strata=(), alpha=0.2, draws=2000)
+    for result in (paired_block_contrast(results_table, contrast, "delta_alignment", alpha=0.2, draws=2000),
+                   batched.result(contrast.name, "delta_alignment")):
+        own = bootstrap_mean_ci(d, draws=2000, alpha=0.2)
+        assert result.alpha == 0.2 and result.conf_int() == (result.ci95_low, result.ci95_high) == own
+        wider = result.conf_int(alpha=0.05)
+        assert wider == bootstrap_mean_ci(d, draws=2000, alpha=0.05) and wider[0] < own[0] < own[1] < wider[1]
+        assert f"80% bootstrap CI [{own[0]:+.6g}, {own[1]:+.6g}] (2000 draws" in result.summary()
+        assert f"95% bootstrap CI [{wider[0]:+.6g}, {wider[1]:+.6g}] (2000 draws" in result.summary(alpha=0.05)
+        with pytest.raises(ValueError, match="alpha must lie in"):
+            result.conf_int(alpha=1.0)
 
 
 def test_incomplete_blocks_are_excluded_and_reported(results_table, published):

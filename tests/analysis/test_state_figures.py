@@ -10,6 +10,7 @@ from pvsst.analysis.figures.states import TILE_LAYOUT, group_errors_figure, stat
 from pvsst.analysis.survey.state_scores import score_states, uniform_shares
 from pvsst.core.errors import InputError
 from pvsst.personas.geography import STATE_CODES, STATE_NAME
+from report_checks import colorbar_problems, legend_problems
 
 
 def _tiles(figure) -> dict[str, Rectangle]:
@@ -57,11 +58,25 @@ def test_scatter_has_the_identity_line_and_the_oracle_beside_the_model():
     x, y = identity[0].get_data()
     assert np.allclose(x, y) and x[0] <= 0.3 and x[-1] >= 0.7
     points = {c.get_gid(): c.get_offsets() for c in ax.collections}
-    assert set(points) == {"points-model", "points-cell_oracle"}             # uniform is constant: left out
+    assert set(points) == {"points-model", "points-cell_oracle", "points-uniform"}   # the yardsticks beside the model
     assert np.allclose(points["points-model"], [[0.3, 0.4], [0.5, 0.45], [0.7, 0.6]])
     assert np.allclose(points["points-cell_oracle"][:, 1], [0.32, 0.5, 0.66])
-    assert sorted(figure.data["source"].unique()) == ["cell_oracle", "model"] and "n = 3 states" in figure.caption
+    assert np.allclose(points["points-uniform"][:, 1], 0.5)
+    assert sorted(figure.data["source"].unique()) == ["cell_oracle", "model", "uniform"]
+    assert "n = 3 states" in figure.caption
+    assert legend_problems("scatter", figure.figure) == []                         # colour and marker both differ
+    oracle = next(c for c in ax.collections if c.get_gid() == "points-cell_oracle")
+    assert oracle.get_facecolors().size == 0 or oracle.get_facecolors()[0][3] == 0  # open circles, as the caption says
     figure.close()
+
+
+def test_a_colour_bar_of_one_value_has_several_ticks_of_three_significant_digits():
+    one_value = pd.Series({"OH": 0.417408528442980042, "TX": 0.417408528442980042})
+    for diverging in (False, True):
+        figure = state_tile_map_figure(one_value - 0.417408528442980042 * diverging, label="share", diverging=diverging)
+        labels = [t.get_text() for t in figure.axes[1].get_yticklabels()]
+        assert colorbar_problems("map", figure.figure) == [] and len(labels) >= 2, labels
+        figure.close()
 
 
 def test_group_errors_draws_one_marker_per_group_and_source_and_rejects_bad_tables():

@@ -73,7 +73,7 @@ def test_worker_nodes_without_the_run_folder_and_a_node_killed_mid_run(tmp_path,
     log = tmp_path / "cluster.log"
     with log.open("w") as sink, subprocess.Popen([*namespaces, sys.executable, str(HELPER), str(spec), str(runs),
                                                   str(result), str(study)], stdout=sink, stderr=subprocess.STDOUT,
-                                                 env=env, cwd=ROOT) as proc:
+                                                 env=env, cwd=tmp_path) as proc:
         try:
             local = pool_reference_run(tmp_path_factory)  # the same spec by the local executor (--workers 2)
             subprocess.run([sys.executable, "-m", "pvsst.experiments.cli", "run", str(study), "--out",

@@ -20,6 +20,7 @@ import yaml
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.prereg import freeze
 from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, trial_dirs
+from stop_signals import default_stop_signals
 
 pytestmark = pytest.mark.slow
 
@@ -35,10 +36,11 @@ def _finished(folder: Path) -> int:
 
 
 def _signal_at(command: list[str], folder: Path, at: int, signum: int, timeout_s: float = 300) -> subprocess.CompletedProcess:
-    """Run ``command`` in a process group of its own; send ``signum`` to the group once ``at`` units
-    are finished under ``folder``; return the finished process with its stderr."""
-    proc = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+    """Run ``command`` in a process group of its own, with SIGINT and SIGTERM at their defaults (as a
+    terminal starts it, even when this session runs as a background job); send ``signum`` to the group
+    once ``at`` units are finished under ``folder``; return the finished process with its stderr."""
+    proc = subprocess.Popen(command, start_new_session=True, preexec_fn=default_stop_signals,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and proc.poll() is None and _finished(folder) < at:
         time.sleep(0.01)

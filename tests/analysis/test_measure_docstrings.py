@@ -1,0 +1,70 @@
+"""Every public function of the measure modules documents itself the numpy way, so the rule cannot decay.
+
+A measure (a function computing a number from data) has Parameters, Returns, Notes (the formula),
+References (the source paper or book) and Examples (a doctest, which ``test_docstring_examples.py``
+runs). The few public helpers of these modules that shape or check data rather than measure are
+listed in ``HELPERS``: they need Parameters, Returns and Examples. A new public function is a measure
+until it is listed there.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+
+import pytest
+
+MEASURE_MODULES = (
+    "pvsst.analysis.block_tests", "pvsst.analysis.consistency.judge_agreement", "pvsst.analysis.consistency.surveys",
+    "pvsst.analysis.consistency.trials", "pvsst.analysis.contrast_table", "pvsst.analysis.counterfactual.measures",
+    "pvsst.analysis.counterfactual.null", "pvsst.analysis.counterfactual.permutation", "pvsst.analysis.fidelity",
+    "pvsst.analysis.homophily", "pvsst.analysis.lexical", "pvsst.analysis.network_dynamics", "pvsst.analysis.outcomes",
+    "pvsst.analysis.paired", "pvsst.analysis.poststratification", "pvsst.analysis.preregistered_checks",
+    "pvsst.analysis.simbench", "pvsst.analysis.text_diversity")
+HELPERS = frozenset({
+    "block_tests.randomization_method", "consistency.surveys.persona_distributions",
+    "contrast_table.stratum_type_name", "counterfactual.measures.one_hot", "counterfactual.permutation.group_counts",
+    "counterfactual.permutation.permuted_within_sets", "fidelity.bootstrap_tables", "fidelity.bounded_interval",
+    "fidelity.design_resample", "fidelity.no_variance", "fidelity.resample_index", "homophily.edge_label_arrays",
+    "homophily.like_graph", "network_dynamics.follow_graph_at", "outcomes.empty_consistency",
+    "outcomes.honest_agent_ids", "outcomes.push_sign", "outcomes.stance_paths", "paired.numeric_values",
+    "paired.require_arms", "paired.require_columns", "paired.warn_excluded", "poststratification.cell_distributions",
+    "poststratification.domain_counts", "poststratification.resample_cells", "text_diversity.tokenize"})
+MEASURE_SECTIONS = ("Parameters", "Returns", "Notes", "References", "Examples")
+HELPER_SECTIONS = ("Parameters", "Returns", "Examples")
+SECTION = re.compile(r"^(\w[\w ]*)\n-{3,}$", re.MULTILINE)
+
+
+def public_functions() -> list[tuple[str, object]]:
+    found = []
+    for name in MEASURE_MODULES:
+        module = importlib.import_module(name)
+        for attribute, value in vars(module).items():
+            if inspect.isfunction(value) and value.__module__ == name and not attribute.startswith("_"):
+                found.append((f"{name.removeprefix('pvsst.analysis.')}.{attribute}", value))
+    return found
+
+
+def sections(docstring: str) -> dict[str, str]:
+    """Section title -> its text, for the numpy sections of a (cleaned) docstring."""
+    parts = SECTION.split(docstring)
+    return {title: body.strip() for title, body in zip(parts[1::2], parts[2::2])}
+
+
+@pytest.mark.parametrize("name, function", public_functions(), ids=lambda v: v if isinstance(v, str) else "")
+def test_public_function_of_a_measure_module_has_its_numpy_sections(name, function):
+    found = sections(inspect.getdoc(function) or "")
+    required = HELPER_SECTIONS if name in HELPERS else MEASURE_SECTIONS
+    if not inspect.signature(function).parameters:
+        required = tuple(title for title in required if title != "Parameters")
+    missing = [title for title in required if not found.get(title)]
+    assert not missing, f"{name}: missing or empty {missing} (a helper that measures nothing goes in HELPERS)"
+    assert ">>> " in found["Examples"], f"{name}: Examples hold no doctest"
+    if "References" in required:
+        assert re.search(r"^\.\. \[\d+\] ", found["References"], re.MULTILINE), f"{name}: References cite nothing"
+
+
+def test_the_helper_list_names_only_existing_public_functions():
+    names = {name for name, _ in public_functions()}
+    assert HELPERS <= names, sorted(HELPERS - names)
+    assert len(names) - len(HELPERS) >= 60  # the measures, so a module dropped from the list shows
