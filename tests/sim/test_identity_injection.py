@@ -1,0 +1,138 @@
+"""Identity injection on the embedded SmolLM2 model: vectors measured from hidden states and added per call.
+
+The vectors come from a planted pair of prompt sets: the same cards and questions, differing only in
+the stated sex ("I am a woman / a man from ..."). Every test reads the model's answer distribution
+for "man" and "woman" (logprobs elicitation) or a sampled reply.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pvsst.sim.identity.extraction import default_probes, extract_vectors
+from pvsst.sim.identity.vectors import IdentityVectors, file_sha256, save_vectors
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.option_probabilities import from_logprobs
+from pvsst.sim.llm.providers import embedded
+from pvsst.sim.llm.steering import SCOPES, Steering
+from pvsst.sim.llm.types import LLMRequest
+
+pytestmark = pytest.mark.embedded
+MODEL = "smollm2-135m"
+PROBE = [{"role": "user", "content": "Are you a man or a woman? Answer with one word."}]
+OPTIONS = ["man", "woman"]
+LAYERS = (10, 11, 12, 13, 14)  # middle layers: steering there moves answers without breaking the text
+
+
+def _table(places=("Ohio", "Texas", "Oregon")) -> pd.DataFrame:
+    rows = [{"persona_id": f"{sex}-{place}", "sex": sex, "card": f"I am a {noun} from {place}."}
+            for place in places for sex, noun in (("female", "woman"), ("male", "man"))]
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """Vectors of sex from 6 cards x 2 questions, stored for layers 8-16; the file and its sha256."""
+    vectors = extract_vectors(_table(), ["sex"], default_probes()[:2], model=MODEL, layers=range(8, 17), seed=1)
+    path = tmp_path_factory.mktemp("vectors") / "sex.npz"
+    return vectors, path, save_vectors(vectors, path)
+
+
+def _steering(planted, value="female", **changes) -> Steering:
+    _, path, sha = planted
+    fields = dict(vectors=str(path), vectors_sha256=sha, attributes=(("sex", value),), layers=LAYERS, coef=2.0)
+    return Steering(**{**fields, **changes})
+
+
+def _p(logprobs: dict[str, float], option: str) -> float:
+    odds = {k: np.exp(v) for k, v in logprobs.items()}
+    return float(odds[option] / sum(odds.values()))
+
+
+def test_vectors_are_differences_from_the_mean(planted):
+    vectors, path, sha = planted
+    assert vectors.header["attributes"] == {"sex": {"female": {"personas": 3, "prompts": 6},
+                                                    "male": {"personas": 3, "prompts": 6}}}
+    assert vectors.header["model_sha256"] == embedded.model_sha256(MODEL) and sha == file_sha256(path)
+    # two values with equal counts: the two vectors are opposite, and not zero
+    female, male = vectors.vector("sex", "female"), vectors.vector("sex", "male")
+    assert np.allclose(female, -male, atol=1e-5) and np.linalg.norm(female[2]) > 0.5
+
+
+def test_planted_direction_moves_the_matching_answer_monotonically(planted, show):
+    curves = {}
+    for value, option in (("female", "woman"), ("male", "man")):
+        curves[value] = [_p(embedded.option_logprobs(MODEL, PROBE, OPTIONS, _steering(planted, value, coef=coef))
+                            ["logprobs"], option) for coef in (0.0, 1.0, 2.0, 4.0)]
+    show("\nP(matching answer) at coef 0, 1, 2, 4 (layers 10-14):")
+    for value, curve in curves.items():
+        show(f"  {value:6s} vector: " + "  ".join(f"{p:.3f}" for p in curve))
+    for curve in curves.values():
+        assert all(later > earlier for earlier, later in zip(curve, curve[1:])), curves
+    assert curves["female"][-1] > 0.5 > curves["female"][0]  # the answer turns over
+
+
+def test_zero_is_zero_bit_for_bit(planted, tmp_path):
+    vectors, _, _ = planted
+    zeros = IdentityVectors(vectors.header, np.zeros_like(vectors.vectors))
+    zero_path = tmp_path / "zeros.npz"
+    zero_sha = save_vectors(zeros, zero_path)
+    scale = [{"role": "user", "content": "I am a woman from Ohio.\n\nHow happy are you, from 1 (not at all) to 5 "
+                                         "(very)? Answer with the number."}]
+    codes = ["1", "2", "3", "4", "5"]
+    unsteered = embedded.option_logprobs(MODEL, scale, codes)["logprobs"]
+    for scope in SCOPES:
+        for steering in (_steering(planted, coef=0.0, scope=scope),
+                         _steering(planted, vectors=str(zero_path), vectors_sha256=zero_sha, coef=3.0, scope=scope)):
+            assert embedded.option_logprobs(MODEL, scale, codes, steering)["logprobs"] == unsteered, (scope, steering)
+    assert embedded.option_logprobs(MODEL, scale, codes)["logprobs"] == unsteered  # nothing left behind
+    reply = dict(temperature=0.9, max_tokens=8, seed=5, schema=None)
+    text = embedded.generate(MODEL, scale, **reply)["text"]
+    for scope in SCOPES:
+        assert embedded.generate(MODEL, scale, **reply, steering=_steering(planted, coef=0.0, scope=scope))["text"] == text
+
+
+def test_same_seed_same_vectors_and_answers(planted, tmp_path):
+    table = _table(("Ohio", "Maine", "Iowa", "Utah"))
+    runs = [extract_vectors(table, ["sex"], default_probes()[:3], model=MODEL, layers=[10, 11], seed=seed,
+                            n_personas=4, questions_per_persona=1) for seed in (3, 3, 4)]
+    shas = [save_vectors(run, tmp_path / f"{i}.npz") for i, run in enumerate(runs)]
+    assert shas[0] == shas[1] != shas[2]
+    assert runs[0].header["persona_ids"] != runs[2].header["persona_ids"]  # the seed draws the sample
+    noisy = [_steering(planted, noise_sigma=0.5, noise_seed=seed) for seed in (7, 7, 8)]
+    answers = [embedded.option_logprobs(MODEL, PROBE, OPTIONS, s)["logprobs"] for s in noisy]
+    assert answers[0] == answers[1] != answers[2]
+
+
+def test_each_scope_steers_its_own_tokens(planted):
+    """Each scope steers another set of tokens (under logprobs, ``response`` steers only the answer
+    opening ``{"answer": "``, the end of which the distribution is read at), so each gives its own
+    distribution, and each moves it toward the planted value."""
+    results = {scope: embedded.option_logprobs(MODEL, PROBE, OPTIONS, _steering(planted, coef=4.0, scope=scope))
+               ["logprobs"] for scope in SCOPES}
+    unsteered = embedded.option_logprobs(MODEL, PROBE, OPTIONS)["logprobs"]
+    assert len({tuple(r.values()) for r in results.values()} | {tuple(unsteered.values())}) == 4
+    assert all(_p(r, "woman") > _p(unsteered, "woman") for r in results.values()), (results, unsteered)
+
+
+@pytest.mark.slow
+def test_64_concurrent_steered_calls_equal_the_same_calls_one_at_a_time(planted):
+    requests = []
+    for index in range(64):
+        steering = None if index % 8 == 7 else _steering(
+            planted, ("female", "male")[index % 2], coef=1.0 + index % 3, noise_sigma=0.3, noise_seed=index,
+            scope=SCOPES[index % 3])
+        requests.append(LLMRequest(model_name=f"embedded/{MODEL}", messages=tuple(PROBE), option_scoring=tuple(OPTIONS),
+                                   schema={"type": "object"}, temperature=0.0, seed=index, steering=steering,
+                                   agent_id=f"p{index}"))
+    with Gateway(max_concurrency=16) as gateway:
+        together = gateway.run(requests)
+        alone = [gateway.run([request])[0] for request in reversed(requests)][::-1]
+    assert all(r.ok for r in together + alone)
+    assert [r.parsed for r in together] == [r.parsed for r in alone]
+    distinct = {tuple(sorted(r.parsed["probabilities"].items())) for r in together}
+    assert len(distinct) > 32  # the personas' vectors differ, and so do their answers
+    unsteered = from_logprobs(embedded.option_logprobs(MODEL, PROBE, OPTIONS)["logprobs"])
+    plain = [r.parsed["probabilities"] for q, r in zip(requests, together) if q.steering is None]
+    assert len(plain) == 8 and all(p == unsteered for p in plain)  # no vector leaked into an unsteered call
