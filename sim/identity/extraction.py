@@ -42,7 +42,10 @@ PROBE_TEMPLATE = "{card}\n\n{question}"
 """The user message of a probe prompt."""
 PROBE_SET = "probes_v1.txt"
 MAX_VALUES = 64
-"""Most distinct values an attribute may have (bin a number such as age first: ``age_band``)."""
+"""Most distinct values an attribute may have."""
+MAX_NUMERIC_VALUES = 12
+"""Most distinct values of a numeric attribute column: more reads as a measurement (age, income), to be
+binned first (``age_band``)."""
 
 
 def default_probes() -> list[str]:
@@ -121,9 +124,12 @@ def _check_table(personas: pd.DataFrame, attributes: Sequence[str], card_column:
         if len(present) < 2:
             raise InputError(source, attribute, f"has {len(present)} distinct value(s): a vector is a difference "
                              "from the mean over values, so it needs at least two")
-        if len(present) > MAX_VALUES:
-            raise InputError(source, attribute, f"has {len(present)} distinct values (at most {MAX_VALUES}): "
-                             "bin it first (age_band, not age)")
+        numeric = pd.api.types.is_numeric_dtype(personas[attribute]) and not pd.api.types.is_bool_dtype(
+            personas[attribute])
+        limit = MAX_NUMERIC_VALUES if numeric else MAX_VALUES
+        if len(present) > limit:
+            raise InputError(source, attribute, f"has {len(present)} distinct {'numeric ' if numeric else ''}values "
+                             f"(at most {limit}): bin it first (age_band, not age)")
         values[attribute] = present
     return values
 
