@@ -122,7 +122,8 @@ def vectors(
     from pvsst.personas.cards import load_template, personas_for_simulation
     from pvsst.personas.records import read_personas
     from pvsst.sim.identity.extraction import extract_vectors, read_probes
-    from pvsst.sim.identity.vectors import file_sha256, parse_layers, save_vectors
+    from pvsst.core.digests import file_sha256
+    from pvsst.sim.identity.vectors import parse_layers, save_vectors
     from pvsst.sim.llm.providers.registry import ensure_runnable, split_model
 
     if out.suffix.lower() != ".npz":

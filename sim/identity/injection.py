@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from pvsst.core.digests import file_sha256
 from pvsst.core.errors import InputError
-from pvsst.sim.identity.vectors import file_sha256, load_vectors
+from pvsst.sim.identity.vectors import load_vectors
 from pvsst.sim.llm.steering import Steering
 
 

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from pvsst.core.atomic import atomic_file
+from pvsst.core.digests import file_sha256
 from pvsst.core.errors import InputError
 from pvsst.sim.llm.steering import Steering
 
@@ -176,15 +177,6 @@ def check_model(vectors: IdentityVectors, model_sha256: str, model_name: str = "
         raise InputError(vectors.source, "model_sha256", f"measured on another model file "
                          f"({vectors.header['model_sha256'][:12]}..., {vectors.header['model']}) than "
                          f"{model_name or 'this model'} ({model_sha256[:12]}...)")
-
-
-def file_sha256(path: str | Path) -> str:
-    """sha256 of a file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _member(archive: zipfile.ZipFile, name: str, array: np.ndarray) -> None:

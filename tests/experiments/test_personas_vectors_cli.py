@@ -7,7 +7,8 @@ from cli_checks import refused
 from pvsst.experiments.cli import main
 from pvsst.personas.records import write_personas
 from pvsst.personas.synthesis import synthesize
-from pvsst.sim.identity.vectors import file_sha256, load_vectors
+from pvsst.core.digests import file_sha256
+from pvsst.sim.identity.vectors import load_vectors
 from pvsst.sim.llm.providers import embedded
 
 

@@ -10,11 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.sim.identity.extraction import default_probes, extract_vectors
-from pvsst.sim.identity.vectors import IdentityVectors, file_sha256, save_vectors
+from pvsst.sim.identity.extraction import default_probes, extract_vectors, span_of
+from pvsst.core.digests import file_sha256
+from pvsst.sim.identity.vectors import IdentityVectors, save_vectors
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.option_probabilities import from_logprobs
 from pvsst.sim.llm.providers import embedded
+from pvsst.sim.llm.providers.llama_cvec import set_control_vector
+from pvsst.sim.llm.providers.llama_hidden import HiddenStateReader
 from pvsst.sim.llm.steering import SCOPES, Steering
 from pvsst.sim.llm.types import LLMRequest
 
@@ -48,6 +51,22 @@ def _steering(planted, value="female", **changes) -> Steering:
 def _p(logprobs: dict[str, float], option: str) -> float:
     odds = {k: np.exp(v) for k, v in logprobs.items()}
     return float(odds[option] / sum(odds.values()))
+
+
+def test_a_vector_for_layer_i_moves_exactly_the_output_it_was_read_at():
+    llama = embedded.load_model(MODEL)
+    tokens = span_of(llama, PROBE, "prompt")[0]
+    with HiddenStateReader(llama, [11, 12, 13, 29]) as reader:
+        before = reader.read(tokens)
+        assert before.shape == (4, len(tokens), 576)  # every token, the last block's too
+        shift = np.random.default_rng(0).normal(0.0, 1.0, (1, 576)).astype(np.float32)
+        set_control_vector(llama, shift, [12], context=reader.context)
+        after = reader.read(tokens)
+        set_control_vector(llama, None, context=reader.context)
+        assert np.array_equal(reader.read(tokens), before)
+    assert np.array_equal(after[0], before[0])  # block 11: untouched
+    assert np.allclose(after[1] - before[1], shift, atol=1e-3)  # block 12: moved by the vector, at every token
+    assert not np.allclose(after[2], before[2], atol=1e-3)  # later blocks see the change
 
 
 def test_vectors_are_differences_from_the_mean(planted):

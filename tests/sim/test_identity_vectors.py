@@ -13,8 +13,8 @@ import pytest
 
 from pvsst.core.errors import InputError
 from pvsst.sim.identity.injection import persona_steerings
-from pvsst.sim.identity.vectors import (IdentityVectors, cached_vectors, example_header, file_sha256, load_vectors,
-                                        save_vectors)
+from pvsst.core.digests import file_sha256
+from pvsst.sim.identity.vectors import IdentityVectors, cached_vectors, example_header, load_vectors, save_vectors
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.providers.registry import ensure_steerable
 from pvsst.sim.llm.steering import Steering

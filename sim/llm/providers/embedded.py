@@ -14,7 +14,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
-import hashlib
 import importlib.util
 import os
 import threading
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pvsst.core.digests import file_sha256
 from pvsst.core.errors import InputError
 from pvsst.sim.llm.providers import prompt_reuse, screened_grammar
 from pvsst.sim.llm.providers.grammar import bound_free_strings, grammar_schema  # noqa: F401 - grammar_schema re-exported
@@ -66,11 +66,7 @@ def gguf_path(name: str = "smollm2-135m") -> Path:
 def model_sha256(name: str = "smollm2-135m") -> str:
     """sha256 of embedded model ``name``'s GGUF file (read once per process): the model an identity-vectors
     artifact was measured on."""
-    digest = hashlib.sha256()
-    with open(gguf_path(name), "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return file_sha256(gguf_path(name))
 
 
 def control_rows(name: str, steering: Steering | dict[str, Any]) -> Any:

@@ -25,21 +25,25 @@ from pvsst.sim.llm.providers.llama_hidden import model_shape
 from pvsst.sim.llm.steering import SCOPES
 
 
-def set_control_vector(llama: Any, rows: np.ndarray | None, layers: Sequence[int] = ()) -> None:
+def set_control_vector(llama: Any, rows: np.ndarray | None, layers: Sequence[int] = (), *,
+                       context: Any = None) -> None:
     """Add ``rows[k]`` to the output of block ``layers[k]`` from the next evaluation on; ``rows=None``
-    clears the context's vector. Layers lie in ``1 .. n_layer - 1``."""
+    clears the vector. Layers lie in ``1 .. n_layer - 1``. ``context``: another llama.cpp context on
+    ``llama``'s model (a :class:`~pvsst.sim.llm.providers.llama_hidden.HiddenStateReader`'s) instead of
+    ``llama``'s own."""
     import llama_cpp
 
     n_layer, n_embd = model_shape(llama)
+    context = llama.ctx if context is None else context
     if rows is None:
-        code = llama_cpp.llama_set_adapter_cvec(llama.ctx, None, 0, n_embd, 0, 0)
+        code = llama_cpp.llama_set_adapter_cvec(context, None, 0, n_embd, 0, 0)
     else:
         layers = [int(layer) for layer in layers]
         if len(layers) != len(rows) or any(not 1 <= layer < n_layer for layer in layers):
             raise ValueError(f"one row per layer in 1..{n_layer - 1}: {len(rows)} rows for layers {layers}")
         buffer = np.zeros((n_layer - 1, n_embd), dtype=np.float32)
         buffer[np.asarray(layers) - 1] = np.asarray(rows, dtype=np.float32)
-        code = llama_cpp.llama_set_adapter_cvec(llama.ctx, buffer.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+        code = llama_cpp.llama_set_adapter_cvec(context, buffer.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
                                                 buffer.size, n_embd, min(layers), max(layers))
     if code != 0:
         raise RuntimeError(f"llama_set_adapter_cvec returned {code}")

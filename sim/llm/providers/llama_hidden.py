@@ -117,6 +117,11 @@ class HiddenStateReader:
         self._pieces[index].append(out)
         return True
 
+    @property
+    def context(self) -> Any:
+        """The second context's ``llama_context`` pointer."""
+        return self._context.ctx
+
     def read(self, tokens: Sequence[int]) -> np.ndarray:
         """Evaluate ``tokens`` from an empty context; the outputs of the reader's layers, float32 of
         shape ``(len(layers), len(tokens), n_embd)``."""
