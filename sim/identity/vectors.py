@@ -143,6 +143,8 @@ def validate(header: dict[str, Any], vectors: np.ndarray, source: str) -> None:
     if header["format"] != FORMAT or header["format_version"] != FORMAT_VERSION:
         raise InputError(source, "format", f"expected {FORMAT} version {FORMAT_VERSION}, got "
                          f"{header['format']} version {header['format_version']}")
+    if not isinstance(header["model_sha256"], str) or not re.fullmatch(r"[0-9a-f]{64}", header["model_sha256"]):
+        raise InputError(source, "model_sha256", "must be 64 lower-case hex digits")
     n_layer, n_embd, layers = header["n_layer"], header["n_embd"], header["layers"]
     if not (isinstance(n_layer, int) and isinstance(n_embd, int) and n_layer > 0 and n_embd > 0):
         raise InputError(source, "n_layer", f"n_layer and n_embd must be positive integers, got {n_layer}, {n_embd}")
@@ -155,10 +157,14 @@ def validate(header: dict[str, Any], vectors: np.ndarray, source: str) -> None:
     if header["token_span"] not in TOKEN_SPANS:
         raise InputError(source, "token_span", f"must be one of {', '.join(TOKEN_SPANS)}, got {header['token_span']!r}")
     entries = header["entries"]
-    pairs = [tuple(e) for e in entries] if isinstance(entries, list) else []
-    if len(pairs) != len(entries) or any(len(p) != 2 for p in pairs) or len(set(pairs)) != len(pairs):
-        raise InputError(source, "entries", "must be distinct [attribute, value] pairs")
-    counted = {(a, v) for a, values in dict(header["attributes"]).items() for v in dict(values)}
+    pairs = [tuple(e) for e in entries if isinstance(e, list) and all(isinstance(x, str) for x in e)] \
+        if isinstance(entries, list) else []
+    if not pairs or len(pairs) != len(entries) or any(len(p) != 2 for p in pairs) or len(set(pairs)) != len(pairs):
+        raise InputError(source, "entries", "must be distinct [attribute, value] pairs of text")
+    attributes = header["attributes"]
+    if not isinstance(attributes, dict) or not all(isinstance(values, dict) for values in attributes.values()):
+        raise InputError(source, "attributes", "must map each attribute to its values' counts")
+    counted = {(a, v) for a, values in attributes.items() for v in values}
     if counted != set(pairs):
         raise InputError(source, "attributes", "the counted values differ from the entries")
     expected = (len(pairs), len(layers), n_embd)

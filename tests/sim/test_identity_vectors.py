@@ -77,6 +77,9 @@ def test_control_vector_is_coef_times_the_sum_plus_seeded_noise(tmp_path):
     ({"model_sha256": "cd" * 32}, "measured on another model file"),
     ({"layers": [8, 9, 30]}, "layer 30 is out of range 0..29"),
     ({"format_version": 99}, "expected pvsst-identity-vectors version 1"),
+    ({"entries": [["sex"], ["sex", "male"], ["party", "Democrat"], ["party", "Republican"]]}, "entries: must be"),
+    ({"attributes": ["sex"]}, "attributes: must map each attribute"),
+    ({"token_span": "middle"}, "token_span: must be one of user, prompt, last"),
 ])
 def test_a_bad_artifact_is_one_line(tmp_path, change, needle):
     header = example_header(entries=ENTRIES, layers=[8, 9, 10], n_layer=N_LAYER, n_embd=N_EMBD)
