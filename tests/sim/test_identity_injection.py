@@ -6,6 +6,8 @@ for "man" and "woman" (logprobs elicitation) or a sampled reply.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from pvsst.sim.identity.extraction import default_probes, extract_vectors, span_of
 from pvsst.core.digests import file_sha256
 from pvsst.sim.identity.vectors import IdentityVectors, save_vectors
+from pvsst.sim.llm.cache import ResponseCache
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.option_probabilities import from_logprobs
 from pvsst.sim.llm.providers import embedded
@@ -155,3 +158,22 @@ def test_64_concurrent_steered_calls_equal_the_same_calls_one_at_a_time(planted)
     unsteered = from_logprobs(embedded.option_logprobs(MODEL, PROBE, OPTIONS)["logprobs"])
     plain = [r.parsed["probabilities"] for q, r in zip(requests, together) if q.steering is None]
     assert len(plain) == 8 and all(p == unsteered for p in plain)  # no vector leaked into an unsteered call
+
+
+def test_a_sampled_steered_call_through_the_gateway_is_cached_under_its_steering(planted, tmp_path):
+    """The steering travels through litellm to the embedded handler; the cache keeps steered and
+    unsteered replies apart and replays each."""
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": OPTIONS}}, "required": ["answer"]}
+    base = LLMRequest(model_name=f"embedded/{MODEL}", messages=tuple(PROBE), schema=schema, temperature=0.0,
+                      max_tokens=16, seed=3)
+    requests = [base, dataclasses.replace(base, steering=_steering(planted, coef=0.0)),
+                dataclasses.replace(base, steering=_steering(planted, "female", coef=4.0)),
+                dataclasses.replace(base, steering=_steering(planted, "male", coef=4.0))]
+    with Gateway(cache=ResponseCache(tmp_path / "c.sqlite"), max_concurrency=4) as gateway:
+        fresh = gateway.run(requests)
+    assert all(r.ok for r in fresh), [r.record.error for r in fresh]
+    assert len({r.record.call_id for r in fresh}) == 4
+    assert [r.parsed["answer"] for r in fresh] == ["man", "man", "woman", "man"]
+    with Gateway(cache=ResponseCache(tmp_path / "c.sqlite"), replay_only=True) as replay:
+        again = replay.run(requests)
+    assert [r.text for r in again] == [r.text for r in fresh] and all(r.record.cached for r in again)

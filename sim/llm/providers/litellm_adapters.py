@@ -48,6 +48,7 @@ class EmbeddedHandler(CustomLLM):
             max_tokens=int(optional_params.get("max_tokens", 120)),
             seed=optional_params.get("seed"),
             schema=schema_of(optional_params),
+            steering=optional_params.get(STEERING_FIELD),
         )
 
     def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
