@@ -28,6 +28,7 @@ pytestmark = pytest.mark.embedded
 MODEL = "smollm2-135m"
 PROBE = [{"role": "user", "content": "Are you a man or a woman? Answer with one word."}]
 OPTIONS = ["man", "woman"]
+SHORT = ({"role": "system", "content": "Answer in one word."}, {"role": "user", "content": "Man or woman?"})
 LAYERS = (10, 11, 12, 13, 14)  # middle layers: steering there moves answers without breaking the text
 
 
@@ -140,12 +141,12 @@ def test_each_scope_steers_its_own_tokens(planted):
 
 @pytest.mark.slow
 def test_64_concurrent_steered_calls_equal_the_same_calls_one_at_a_time(planted):
-    requests = []
+    requests = []  # a short prompt (no default system text): 128 calls
     for index in range(64):
         steering = None if index % 8 == 7 else _steering(
             planted, ("female", "male")[index % 2], coef=1.0 + index % 3, noise_sigma=0.3, noise_seed=index,
             scope=SCOPES[index % 3])
-        requests.append(LLMRequest(model_name=f"embedded/{MODEL}", messages=tuple(PROBE), option_scoring=tuple(OPTIONS),
+        requests.append(LLMRequest(model_name=f"embedded/{MODEL}", messages=SHORT, option_scoring=tuple(OPTIONS),
                                    schema={"type": "object"}, temperature=0.0, seed=index, steering=steering,
                                    agent_id=f"p{index}"))
     with Gateway(max_concurrency=16) as gateway:
@@ -155,7 +156,7 @@ def test_64_concurrent_steered_calls_equal_the_same_calls_one_at_a_time(planted)
     assert [r.parsed for r in together] == [r.parsed for r in alone]
     distinct = {tuple(sorted(r.parsed["probabilities"].items())) for r in together}
     assert len(distinct) > 32  # the personas' vectors differ, and so do their answers
-    unsteered = from_logprobs(embedded.option_logprobs(MODEL, PROBE, OPTIONS)["logprobs"])
+    unsteered = from_logprobs(embedded.option_logprobs(MODEL, list(SHORT), OPTIONS)["logprobs"])
     plain = [r.parsed["probabilities"] for q, r in zip(requests, together) if q.steering is None]
     assert len(plain) == 8 and all(p == unsteered for p in plain)  # no vector leaked into an unsteered call
 
