@@ -96,6 +96,7 @@ def test_planted_direction_moves_the_matching_answer_monotonically(planted, show
     assert curves["female"][-1] > 0.5 > curves["female"][0]  # the answer turns over
 
 
+@pytest.mark.slow
 def test_zero_is_zero_bit_for_bit(planted, tmp_path):
     vectors, _, _ = planted
     zeros = IdentityVectors(vectors.header, np.zeros_like(vectors.vectors))
@@ -116,6 +117,7 @@ def test_zero_is_zero_bit_for_bit(planted, tmp_path):
         assert embedded.generate(MODEL, scale, **reply, steering=_steering(planted, coef=0.0, scope=scope))["text"] == text
 
 
+@pytest.mark.slow
 def test_same_seed_same_vectors_and_answers(planted, tmp_path):
     table = _table(("Ohio", "Maine", "Iowa", "Utah"))
     runs = [extract_vectors(table, ["sex"], default_probes()[:3], model=MODEL, layers=[10, 11], seed=seed,
@@ -161,6 +163,7 @@ def test_64_concurrent_steered_calls_equal_the_same_calls_one_at_a_time(planted)
     assert len(plain) == 8 and all(p == unsteered for p in plain)  # no vector leaked into an unsteered call
 
 
+@pytest.mark.slow
 def test_a_sampled_steered_call_through_the_gateway_is_cached_under_its_steering(planted, tmp_path):
     """The steering travels through litellm to the embedded handler; the cache keeps steered and
     unsteered replies apart and replays each."""
