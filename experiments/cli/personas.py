@@ -1,7 +1,8 @@
-"""`pvsst personas`: synthesise a census-seeded persona population, and show persona cards.
+"""`pvsst personas`: synthesise a census-seeded persona population, show persona cards, measure identity vectors.
 
 Thin wrappers over :func:`pvsst.personas.synthesis.synthesize`, :func:`pvsst.personas.records.write_personas`,
-:func:`pvsst.personas.records.read_personas` and :func:`pvsst.personas.cards.personas_for_simulation`.
+:func:`pvsst.personas.records.read_personas`, :func:`pvsst.personas.cards.personas_for_simulation` and
+:func:`pvsst.sim.identity.extraction.extract_vectors`.
 """
 from __future__ import annotations
 
@@ -101,8 +102,65 @@ def show(
     typer.echo(f"({len(shown)} of {len(frame):,} personas in {file}, card style {card})")
 
 
+def vectors(
+    file: Path = typer.Argument(..., help="Persona file (.parquet or .csv)."),
+    attributes: str = typer.Option(..., "--attributes",
+                                   help="Attribute columns, comma-separated (e.g. sex,age_band,education,party)."),
+    out: Path = typer.Option(..., "--out", help="Vectors file to write (.npz)."),
+    probes: Optional[Path] = typer.Option(None, "--probes",
+                                          help="Probe questions, one per line (default: pvsst's 24 questions)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the persona sample and the question draw."),
+    n_personas: Optional[int] = typer.Option(None, "--n-personas", help="Draw this many personas (default: all)."),
+    questions_per_persona: Optional[int] = typer.Option(None, "--questions-per-persona",
+                                                        help="Questions drawn per persona (default: all)."),
+    layers: Optional[str] = typer.Option(None, "--layers", help="Layers to store, e.g. 8-20 (default: all)."),
+    span: str = typer.Option("user", "--span", help="Token span averaged: user, prompt or last."),
+    card: str = typer.Option("profile", "--card", help="Card style of the probe prompts (profile, backstory)."),
+    model: str = typer.Option("embedded/smollm2-135m", "--model", help="A local llama.cpp model (embedded/...)."),
+) -> None:
+    """Measure identity vectors (PSII) of the attribute values in FILE on a local model; write OUT."""
+    from pvsst.personas.cards import load_template, personas_for_simulation
+    from pvsst.personas.records import read_personas
+    from pvsst.sim.identity.extraction import extract_vectors, read_probes
+    from pvsst.core.input_files import file_sha256
+    from pvsst.sim.identity.vectors import parse_layers, save_vectors
+    from pvsst.sim.llm.providers.registry import ensure_runnable, split_model
+
+    if out.suffix.lower() != ".npz":
+        raise InputError(str(out), "--out", "the vectors file must end in .npz")
+    prefix, name = split_model(model)
+    if prefix != "embedded":
+        raise InputError("model", model, "identity vectors need a local llama.cpp model (embedded/...)")
+    ensure_runnable(model)
+    load_template(card)
+    questions = read_probes(probes) if probes is not None else None
+    stored = parse_layers(layers) if layers is not None else None
+    table = personas_for_simulation(read_personas(file), card_style=card)
+    provenance = {"persona_file": file.name, "persona_file_sha256": file_sha256(file), "card_style": card,
+                  "probe_file": probes.name if probes is not None else "pvsst probes_v1"}
+    progress = Progress(SpinnerColumn(), TextColumn("probe prompts"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                        TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    with progress:
+        task = progress.add_task("probe prompts", total=None)
+        result = extract_vectors(table, [a.strip() for a in attributes.split(",") if a.strip()], questions,
+                                 model=name, layers=stored, span=span, seed=seed, n_personas=n_personas,
+                                 questions_per_persona=questions_per_persona, provenance=provenance, source=str(file),
+                                 on_prompt=lambda done, total: progress.update(task, completed=done, total=total))
+        sha256 = save_vectors(result, out)
+    console = Console()
+    table_out = Table(title=f"Identity vectors: {result.header['prompts']} probe prompts, span {span}")
+    for column, justify in (("attribute", "left"), ("value", "left"), ("personas", "right"), ("prompts", "right")):
+        table_out.add_column(column, justify=justify)
+    for attribute, counts in result.header["attributes"].items():
+        for value, count in counts.items():
+            table_out.add_row(attribute, value, str(count["personas"]), str(count["prompts"]))
+    console.print(table_out)
+    typer.echo(f"wrote {out} (sha256 {sha256})")
+
+
 def register(app: typer.Typer) -> None:
     sub = typer.Typer(help="Census-seeded persona populations and persona cards.", no_args_is_help=True)
     sub.command("synth")(synth)
     sub.command("show")(show)
+    sub.command("vectors")(vectors)
     app.add_typer(sub, name="personas")

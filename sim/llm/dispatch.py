@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pvsst.sim.llm.providers.registry import import_litellm, split_model
 from pvsst.sim.llm.raw_reply import BodyRecorder, rejoined
 from pvsst.sim.llm.providers.scripted import load_scripted_provider
+from pvsst.sim.llm.steering import STEERING_FIELD
 from pvsst.sim.llm.structured_modes import response_format_for
 from pvsst.sim.llm.types import LLMRequest, ProviderReply
 
@@ -134,6 +135,8 @@ async def call_provider(request: LLMRequest, seed: int | None, *, timeout_s: flo
     if request.ollama_route == "generate" and prefix in OLLAMA_PREFIXES:
         kwargs.update(generate_kwargs(name, kwargs["messages"]))
     recorder = None
+    if request.steering is not None:  # only embedded models get here steered (Gateway checks first)
+        kwargs[STEERING_FIELD] = request.steering.to_dict()
     if request.reasoning_blocks == "keep" and prefix != "embedded":
         kwargs["logger_fn"] = recorder = BodyRecorder()  # the body as received: see pvsst.sim.llm.raw_reply
     schema = request.schema
@@ -188,7 +191,8 @@ async def _score_options(request: LLMRequest, seed: int | None, *, timeout_s: fl
     if prefix == "embedded":
         from pvsst.sim.llm.providers import embedded
 
-        out = await asyncio.to_thread(embedded.option_logprobs, name, [dict(m) for m in request.messages], codes)
+        out = await asyncio.to_thread(embedded.option_logprobs, name, [dict(m) for m in request.messages], codes,
+                                      request.steering)
         return ProviderReply(text=distribution_reply(from_logprobs(out["logprobs"])),
                              prompt_tokens=out["prompt_tokens"], completion_tokens=out["completion_tokens"])
     litellm = import_litellm()

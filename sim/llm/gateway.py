@@ -23,7 +23,7 @@ from pvsst.sim.llm.config import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, End
 from pvsst.sim.llm.endpoints import EndpointPool
 from pvsst.sim.llm.mode_sender import ModeRejected, ModeSender
 from pvsst.sim.llm.pacing import RatePacer
-from pvsst.sim.llm.providers.registry import ensure_runnable
+from pvsst.sim.llm.providers.registry import ensure_runnable, ensure_steerable
 from pvsst.sim.llm.structured import parse_lenient, parse_reply
 from pvsst.sim.llm.structured_modes import MODES, StructuredModes
 from pvsst.sim.llm.transport_errors import is_retryable, one_line, retry_after_s, transport_status
@@ -203,12 +203,16 @@ class Gateway:
 
         Provider failures never raise: they come back as results with a failure status. Raises
         ``InputError`` for an unknown model, :class:`ReplayMiss` (before any call) in replay-only
-        mode when a request is not cached, and :class:`BudgetExceeded` once the budget is spent (the
-        requests that did complete are on ``err.completed`` and in :attr:`records`).
+        mode when a request is not cached, ``InputError`` (before any call) for a steered request whose
+        model or vectors cannot take its steering (:func:`~pvsst.sim.llm.providers.registry.ensure_steerable`),
+        and :class:`BudgetExceeded` once the budget is spent (the requests that did complete are on
+        ``err.completed`` and in :attr:`records`).
         """
         requests = list(requests)
         for model in {request.model_name for request in requests}:
             ensure_runnable(model)
+        for model, steering in {(r.model_name, r.steering) for r in requests if r.steering is not None}:
+            ensure_steerable(model, steering)  # no call starts while one of them cannot be steered
         if self.cache is not None and hasattr(self.cache, "prefetch"):
             # A remote cache (Ray workers: pvsst.experiments.run.ray_cache) answers a batch in one round trip.
             self.cache.prefetch([request.cache_key() for request in requests])

@@ -8,7 +8,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pvsst.sim.llm.steering import Steering
 
 # Column order of llm_calls.parquet (docs/run-store.md), plus `error` for failed calls.
 CALL_RECORD_FIELDS = (
@@ -54,6 +57,8 @@ class LLMRequest:
     text with litellm's ``<think>`` split applied (``strip``) or as the server sent it (``keep``).
     ``ollama_route``: an Ollama model by its own route (``model``) or on ``/api/generate`` with the
     reference's payload (``generate``). See :mod:`pvsst.sim.protocol`.
+    ``steering``: identity injection on the embedded model (:class:`pvsst.sim.llm.steering.Steering`):
+    the control vector of the call's persona; ``None`` for an unsteered call.
     ``option_scoring`` (the option codes) asks for the
     model's probability of each code as the answer of the ``{"answer": ...}`` reply instead of a sampled
     reply (:mod:`pvsst.sim.llm.option_probabilities`); the parsed reply is then ``{"probabilities": ...}``.
@@ -77,6 +82,7 @@ class LLMRequest:
     transport_retries: str = "gateway"
     reasoning_blocks: str = "strip"
     ollama_route: str = "model"
+    steering: Steering | None = None
 
     def reply_schema(self) -> dict[str, Any] | None:
         """The schema the parsed reply must satisfy: the distribution's for an option-scoring request."""
@@ -87,7 +93,8 @@ class LLMRequest:
         return distribution_schema(self.option_scoring)
 
     def cache_key(self) -> str:
-        """sha256 over everything that determines the reply (model, messages, schema, sampling, seed)."""
+        """sha256 over everything that determines the reply (model, messages, schema, sampling, seed,
+        and a steered call's :meth:`~pvsst.sim.llm.steering.Steering.digest`)."""
         memo = self.__dict__.get("_cache_key")
         if memo is not None:
             return memo
@@ -107,6 +114,8 @@ class LLMRequest:
                 payload[name] = getattr(self, name)
         if self.option_scoring is not None:  # absent otherwise: keys of sampled requests are unchanged
             payload["option_scoring"] = list(self.option_scoring)
+        if self.steering is not None:  # absent otherwise: keys of unsteered requests are unchanged
+            payload["steering"] = self.steering.digest()
         key = hashlib.sha256(canonical_json(payload).encode()).hexdigest()
         self.__dict__["_cache_key"] = key  # memo: the request is frozen, so the key cannot go stale
         return key

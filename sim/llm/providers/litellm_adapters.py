@@ -1,7 +1,8 @@
 """litellm ``CustomLLM`` handlers for our providers (imported only once litellm is being imported).
 
 litellm hands a custom handler the model name without its prefix, the messages, and the sampling
-parameters in ``optional_params`` (temperature, max_tokens, seed, response_format).
+parameters in ``optional_params`` (temperature, max_tokens, seed, response_format), with any other
+keyword of the call: a steered call's :data:`~pvsst.sim.llm.steering.STEERING_FIELD`.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from litellm.types.utils import Choices, Message, ModelResponse, Usage
 
 from pvsst.sim.llm.providers import embedded
 from pvsst.sim.llm.providers.scripted import load_scripted_provider
+from pvsst.sim.llm.steering import STEERING_FIELD
 from pvsst.sim.llm.types import LLMRequest
 
 
@@ -46,6 +48,7 @@ class EmbeddedHandler(CustomLLM):
             max_tokens=int(optional_params.get("max_tokens", 120)),
             seed=optional_params.get("seed"),
             schema=schema_of(optional_params),
+            steering=optional_params.get(STEERING_FIELD),
         )
 
     def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,

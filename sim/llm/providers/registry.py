@@ -200,3 +200,26 @@ def ensure_runnable(model_name: str) -> None:
     problem = _runnable_problem(model_name)
     if problem:
         raise InputError("model", model_name, problem)
+
+
+def ensure_steerable(model_name: str, steering: object) -> None:
+    """Raise ``InputError`` unless ``model_name`` can take identity injection with ``steering`` (a
+    :class:`~pvsst.sim.llm.steering.Steering`): an embedded (llama.cpp) model, and vectors measured on
+    its model file that hold every layer, attribute and value the steering names. Checked before any call.
+
+    Examples
+    --------
+    >>> from pvsst.sim.llm.steering import Steering
+    >>> ensure_steerable("openai/gpt-4o", Steering(vectors="v.npz", vectors_sha256="0" * 64, attributes=(),
+    ...                                            layers=(10,)))
+    Traceback (most recent call last):
+    ...
+    pvsst.core.errors.InputError: model: openai/gpt-4o: identity injection needs a local llama.cpp model (embedded/...); this model is served elsewhere
+    """
+    prefix, name = split_model(model_name)
+    if prefix != "embedded":
+        where = "scripted (no language model)" if prefix == "scripted" else "served elsewhere"
+        raise InputError("model", model_name, "identity injection needs a local llama.cpp model (embedded/...); "
+                         f"this model is {where}")
+    ensure_runnable(model_name)
+    embedded.control_rows(name, steering)
