@@ -55,7 +55,7 @@ class InferableAttribute:
 
 
 INFERABLE_ATTRIBUTES: tuple[InferableAttribute, ...] = (
-    InferableAttribute("age", "age", "age", question="age in years"),
+    InferableAttribute("age", "age", "age", question="age in whole years"),
     InferableAttribute("sex", "sex", "categorical", SEXES, question="sex"),
     InferableAttribute("location", "state_name", "categorical", tuple(sorted(STATE_NAME.values())),
                        question="U.S. state of residence"),
