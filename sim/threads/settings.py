@@ -142,14 +142,14 @@ class ThreadSettings(StrictModel):
         >>> ThreadSettings(n_threads=5).check_population(44)
         Traceback (most recent call last):
         ...
-        pvsst.core.errors.InputError: threads: engaged_profiles: 40 engaged personas per thread need at least 45 personas (5 thread authors + 40), the persona table has 44
+        pvsst.core.errors.InputError: threads: engaged_profiles: 40 engaged personas per thread need at least 45 personas (5 to author the threads, 40 to engage), the persona table has 44
         """
         needed = self.n_threads + self.engaged_profiles
         if n_personas < needed:
             raise InputError(source, "engaged_profiles",
                              f"{self.engaged_profiles} engaged personas per thread need at least {needed} personas "
-                             f"({self.n_threads} thread authors + {self.engaged_profiles}), the persona table "
-                             f"has {n_personas}")
+                             f"({self.n_threads} to author the threads, {self.engaged_profiles} to engage), the "
+                             f"persona table has {n_personas}")
 
 
 def thread_settings(values: dict[str, Any] | None = None, source: str = "threads") -> ThreadSettings:
