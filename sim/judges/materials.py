@@ -21,19 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pvsst.sim.materials.catalog import JUDGE_TEMPLATES
-from pvsst.sim.materials.template import MaterialTemplate
-from pvsst.sim.materials.template_set import load_template_set
+from pvsst.sim.materials.template_set import TemplateSet, load_template_set
 from pvsst.sim.prompts.templates import opinion_choices_text
 
 
 @dataclass(frozen=True)
-class JudgeMaterials:
+class JudgeMaterials(TemplateSet):
     """The judge's two templates, where they came from (``pvsst`` or a directory) and their sha256."""
-
-    directory: Path
-    source: str
-    templates: dict[str, MaterialTemplate]
-    hashes: dict[str, str]
 
     def messages(self, question: str, post: str) -> tuple[dict[str, str], ...]:
         """The system and user messages that ask for the stance of ``post`` on ``question``."""
@@ -50,4 +44,4 @@ def load_judge_materials(directory: str | Path | None = None) -> JudgeMaterials:
     (:func:`pvsst.sim.materials.template_set.load_template_set`).
     """
     found = load_template_set(directory, JUDGE_TEMPLATES, "judge")
-    return JudgeMaterials(found.directory, found.source, found.templates, found.hashes)
+    return JudgeMaterials(**vars(found))

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import mesa
 
+from pvsst.sim.llm.prompt_table import send_on_record
 from pvsst.sim.llm.types import LLMRequest, LLMResult
 from pvsst.sim.seeds import PHASE_COMMENT, PHASE_THREAD_POST, RandomStreams, request_seed
 from pvsst.sim.threads.parent_choice import ScoreBook, ThreadTree, choose_parent
@@ -48,7 +49,6 @@ from pvsst.sim.threads.prompts import PathNode, comment_messages, load_thread_ma
 from pvsst.sim.threads.tables import COMMENT_ACTION, POST_ACTION, ThreadRecorder
 from pvsst.sim.threads.votes import CommentVoting
 
-CALL_CHUNK = 4096
 NODE_ORDINALS = 1_000_000
 """Request-seed ordinal of node ``v`` of thread ``t``: ``t * NODE_ORDINALS + v``."""
 
@@ -212,11 +212,7 @@ class ThreadModel(mesa.Model):
         meta.prompt_sha256, meta.call_id = request.prompt_sha256(), result.record.call_id
 
     def call(self, requests: list[LLMRequest]) -> list[LLMResult]:
-        self.recorder.prompts.add(requests)
-        results: list[LLMResult] = []
-        for start in range(0, len(requests), CALL_CHUNK):
-            results.extend(self.gateway.run(requests[start:start + CALL_CHUNK]))
-        return results
+        return send_on_record(self.gateway, requests, self.recorder.prompts)
 
     def record_comments(self) -> None:
         """The comments table, one row per node in the order the nodes joined."""
