@@ -142,8 +142,8 @@ def test_draw_frequencies_follow_the_probabilities():
     rng = np.random.default_rng(8)
     pool = list(range(len(tree)))
     draws = [choose_parent(tree, pool, "F", book.scores["F"], rng, max_depth=5, max_children=5).node
-             for _ in range(20_000)]
+             for _ in range(8_000)]
     want = softmax_by_hand(2.0, 1.5, 1.5, 4 / 3, 4 / 3)
     shares = np.bincount(draws, minlength=5) / len(draws)
-    # 4 standard errors of a share near 0.3 over 20,000 draws is about 0.013
-    assert np.max(np.abs(shares - np.array(want))) < 0.015
+    # 4 standard errors of a share near 0.33 over 8,000 draws is about 0.021
+    assert np.max(np.abs(shares - np.array(want))) < 0.022
