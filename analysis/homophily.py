@@ -293,8 +293,8 @@ def assortativity_against_nulls(graph: nx.Graph, attribute: str, *, kind: str = 
                 for _ in range(replicates)]
     rewired = [coefficient(s, t, identity) for s, t in _rewired_edges(graph, seeds[1], replicates)]
     measure = f"{kind}_assortativity:{attribute}"
-    return [_compare(measure, "label_shuffle", observed, np.array(shuffled)),
-            _compare(measure, "rewiring", observed, np.array(rewired))]
+    return [compare_to_null(measure, "label_shuffle", observed, np.array(shuffled)),
+            compare_to_null(measure, "rewiring", observed, np.array(rewired))]
 
 
 def same_group_tie_share(graph: nx.Graph, attribute: str) -> dict:
@@ -408,7 +408,9 @@ def _rewired_edges(graph: nx.Graph, seed: np.random.SeedSequence, replicates: in
         yield pairs[:, 0], pairs[:, 1]
 
 
-def _compare(measure: str, null: str, observed: float, draws: np.ndarray) -> NullComparison:
+def compare_to_null(measure: str, null: str, observed: float, draws: np.ndarray) -> NullComparison:
+    """``observed`` against the finite ``draws`` of a null: mean, sd, z and the two-sided empirical p of the
+    module docstring; fewer than two finite draws give nan."""
     draws = draws[np.isfinite(draws)]
     if draws.size < 2:
         return NullComparison(measure, null, observed, np.nan, np.nan, np.nan, np.nan, int(draws.size))

@@ -26,6 +26,7 @@ import pandas as pd
 from pvsst.sim.accounts import adversary_ids, honest_ids, viewer_ordinal
 from pvsst.sim.agents import AdversaryAgent, HonestAgent, SocialAgent
 from pvsst.sim.feeds import FeedItem, Viewer, get_feed_policy, with_adversary_slot
+from pvsst.sim.llm.prompt_table import send_on_record
 from pvsst.sim.llm.types import LLMRequest, LLMResult
 from pvsst.sim.network import build_follow_graph
 from pvsst.sim.persona_table import cycle_personas, draw_personas, load_persona_table
@@ -39,8 +40,6 @@ from pvsst.sim.stance import balanced_initial_stances, extreme_stance, reference
 from pvsst.sim.votes import reference_vote_samples
 from pvsst.sim.trial.settings import TrialSetup
 
-# Requests are sent to the gateway in chunks so huge populations never hold every task at once.
-CALL_CHUNK = 4096
 
 
 class ExposureAuditError(RuntimeError):
@@ -241,11 +240,7 @@ class SocialModel(mesa.Model):
 
     # -- helpers --------------------------------------------------------------------------------
     def call(self, requests: list[LLMRequest]) -> list[LLMResult]:
-        self.recorder.prompts.add(requests)
-        results: list[LLMResult] = []
-        for start in range(0, len(requests), CALL_CHUNK):
-            results.extend(self.gateway.run(requests[start:start + CALL_CHUNK]))
-        return results
+        return send_on_record(self.gateway, requests, self.recorder.prompts)
 
     def _record_edges(self, round: int) -> None:
         for source, target in sorted(self.platform.follow_graph.edges()):

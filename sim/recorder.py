@@ -34,8 +34,9 @@ def _typed(values: list, dtype: str | None):
 class TableBuilder:
     """Appends rows column-wise; ``frame()`` returns a typed DataFrame in the declared column order."""
 
-    def __init__(self, columns: tuple[str, ...]):
+    def __init__(self, columns: tuple[str, ...], dtypes: dict[str, str] | None = None):
         self.columns = columns
+        self.dtypes = DTYPES if dtypes is None else dtypes
         self._data: dict[str, list] = defaultdict(list)
 
     def add(self, *values: object) -> None:
@@ -50,7 +51,7 @@ class TableBuilder:
 
     def frame(self) -> pd.DataFrame:
         # Each column is built in its dtype (a frame built first and cast after costs four times as much).
-        return pd.DataFrame({c: _typed(self._data.get(c, []), DTYPES.get(c)) for c in self.columns})
+        return pd.DataFrame({c: _typed(self._data.get(c, []), self.dtypes.get(c)) for c in self.columns})
 
 
 class TrialRecorder:

@@ -17,25 +17,17 @@ POST: cats vote, I say yes
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from pvsst.core.errors import InputError
-from pvsst.sim.materials.catalog import JUDGE_FILES, JUDGE_TEMPLATES
-from pvsst.sim.materials.load import default_materials_dir, read_template
-from pvsst.sim.materials.template import MaterialTemplate
+from pvsst.sim.materials.catalog import JUDGE_TEMPLATES
+from pvsst.sim.materials.template_set import TemplateSet, load_template_set
 from pvsst.sim.prompts.templates import opinion_choices_text
 
 
 @dataclass(frozen=True)
-class JudgeMaterials:
+class JudgeMaterials(TemplateSet):
     """The judge's two templates, where they came from (``pvsst`` or a directory) and their sha256."""
-
-    directory: Path
-    source: str
-    templates: dict[str, MaterialTemplate]
-    hashes: dict[str, str]
 
     def messages(self, question: str, post: str) -> tuple[dict[str, str], ...]:
         """The system and user messages that ask for the stance of ``post`` on ``question``."""
@@ -48,27 +40,8 @@ def load_judge_materials(directory: str | Path | None = None) -> JudgeMaterials:
     """The judge templates of ``directory`` when it holds them, else pvsst's (``None``: pvsst's).
 
     A directory holding only one of the two files, an unreadable file, a template with a placeholder it
-    may not use or without ``$question`` / ``$post`` is an :class:`InputError` naming the file.
+    may not use or without ``$question`` / ``$post`` is an :class:`InputError` naming the file
+    (:func:`pvsst.sim.materials.template_set.load_template_set`).
     """
-    shipped = default_materials_dir()
-    path = Path(directory) if directory is not None else shipped
-    if directory is not None and not path.is_dir():
-        raise InputError(str(path), "judge materials", "not a directory")
-    present = [name for name in sorted(JUDGE_FILES) if (path / name).is_file()]
-    if present and len(present) < len(JUDGE_FILES):
-        missing = sorted(set(JUDGE_FILES) - set(present))[0]
-        raise InputError(str(path / missing), "judge materials",
-                         f"missing ({JUDGE_FILES[missing]}); give both judge templates or neither")
-    if not present:
-        path = shipped
-    source = "pvsst" if path.resolve() == shipped.resolve() else str(path.resolve())
-    templates, hashes = {}, {}
-    for kind, spec in JUDGE_TEMPLATES.items():
-        file = path / f"{kind}.txt"
-        try:
-            raw = file.read_bytes()
-        except OSError as err:
-            raise InputError(str(file), "judge materials", f"cannot read ({err.strerror or err})") from None
-        template = read_template(file, spec)
-        templates[kind], hashes[file.name] = template, hashlib.sha256(raw).hexdigest()
-    return JudgeMaterials(path.resolve(), source, templates, hashes)
+    found = load_template_set(directory, JUDGE_TEMPLATES, "judge")
+    return JudgeMaterials(**vars(found))

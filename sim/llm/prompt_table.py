@@ -21,13 +21,15 @@ True
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from pvsst.sim.llm.types import LLMRequest, canonical_json
+from pvsst.sim.llm.types import LLMRequest, LLMResult, canonical_json
 
 PROMPT_COLUMNS = ("prompt_sha256", "system", "user", "messages_json", "n_messages")
+CALL_CHUNK = 4096
+"""Requests go to the gateway in chunks of this many, so a huge population never holds every task at once."""
 
 
 class PromptLog:
@@ -47,6 +49,16 @@ class PromptLog:
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(list(self._rows.values()), columns=list(PROMPT_COLUMNS)).astype({"n_messages": "int16"})
+
+
+def send_on_record(gateway, requests: Sequence[LLMRequest], log: PromptLog) -> list[LLMResult]:
+    """Put ``requests``' texts on record in ``log``, then run them through ``gateway`` in chunks of
+    :data:`CALL_CHUNK`; the results come back in request order."""
+    log.add(requests)
+    results: list[LLMResult] = []
+    for start in range(0, len(requests), CALL_CHUNK):
+        results.extend(gateway.run(requests[start:start + CALL_CHUNK]))
+    return results
 
 
 def prompt_table(requests: Iterable[LLMRequest]) -> pd.DataFrame:

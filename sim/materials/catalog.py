@@ -81,3 +81,44 @@ JUDGE_TEMPLATES: dict[str, TemplateFile] = {
 """The stance judge's templates (``<kind>.txt``): shipped with pvsst's materials; a study's materials
 directory may hold its own pair (both files), used by ``pvsst judge`` instead."""
 JUDGE_FILES: dict[str, str] = {f"{kind}.txt": spec.description for kind, spec in JUDGE_TEMPLATES.items()}
+
+THREAD_TEMPLATES: dict[str, TemplateFile] = {
+    "thread_post_system": TemplateFile("system message of a thread's seed-post request"),
+    "thread_post": TemplateFile(
+        "user message of a thread's seed-post request: the topic, who the author is, the task",
+        required=("question", "persona"), optional=("profile", "posting_style")),
+    "thread_comment_system": TemplateFile("system message of a comment request"),
+    "thread_comment": TemplateFile(
+        "user message of a comment request: the topic, who the persona is, the path from the post to the "
+        "comment replied to, the length asked for, the critic note",
+        required=("question", "persona", "path", "min_words", "max_words"),
+        optional=("profile", "posting_style", "critic_note", "depth")),
+    "thread_path_item": TemplateFile("one node of the path shown in a comment request (the post first)",
+                                     required=("text",), optional=("author", "depth", "indent", "you")),
+    "thread_critic_note": TemplateFile("the instruction put at $critic_note for a critic (others: empty)"),
+    "thread_profile_line": TemplateFile("one attribute line of a persona's profile block",
+                                        required=("value",), optional=("attribute",)),
+    "thread_vote_system": TemplateFile("system message of a comment-vote request"),
+    "thread_vote": TemplateFile(
+        "user message of a comment-vote request: the topic, who the persona is, the numbered comments",
+        required=("question", "persona", "comments"), optional=("profile", "posting_style", "n_comments")),
+    "thread_vote_item": TemplateFile("one numbered comment of a vote request", required=("text",),
+                                     optional=("index", "author")),
+}
+"""The thread schedule's templates (``<kind>.txt``): pvsst ships its own; a study's materials directory may
+hold its own set (every file, or none), used instead."""
+THREAD_FILES: dict[str, str] = {f"{kind}.txt": spec.description for kind, spec in THREAD_TEMPLATES.items()}
+
+ATTRIBUTE_JUDGE_TEMPLATES: dict[str, TemplateFile] = {
+    "attribute_judge_system": TemplateFile("system message of an attribute-inference request"),
+    "attribute_judge": TemplateFile(
+        "user message of an attribute-inference request: one author's comments and the attributes to guess",
+        required=("comments", "attributes"), optional=("n_comments",)),
+    "attribute_judge_comment": TemplateFile("one comment of the author, in the attribute-inference request",
+                                            required=("text",), optional=("index",)),
+    "attribute_judge_item": TemplateFile("one attribute to guess, with its options",
+                                         required=("attribute",), optional=("question", "options")),
+}
+"""The attribute judge's templates: pvsst ships its own; a directory may hold its own set (all or none)."""
+ATTRIBUTE_JUDGE_FILES: dict[str, str] = {f"{kind}.txt": spec.description
+                                         for kind, spec in ATTRIBUTE_JUDGE_TEMPLATES.items()}

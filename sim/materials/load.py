@@ -131,7 +131,7 @@ def read_template(path: Path, spec: TemplateFile) -> MaterialTemplate:
     """The template file ``path``, checked against the placeholders ``spec`` requires and allows; every
     problem is an :class:`InputError` naming the file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # not read_text: it would turn CRLF line breaks into LF
     except UnicodeDecodeError as err:
         raise InputError(str(path), "template", f"not UTF-8 text ({err.reason} at byte {err.start})") from None
     try:

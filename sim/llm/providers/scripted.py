@@ -30,6 +30,9 @@ SCRIPTED_PROVIDERS: dict[str, str] = {
     "planted_stance_shift": "pvsst.sim.llm.providers.planted:PlantedStanceShift",
     "planted_stance_null": "pvsst.sim.llm.providers.planted:NullStanceShift",
     "lexicon_judge": "pvsst.sim.llm.providers.judge_scripted:LexiconJudgeProvider",
+    "thread_commenter": "pvsst.sim.llm.providers.thread_scripted:ThreadCommenter",
+    "thread_discloser": "pvsst.sim.llm.providers.thread_scripted:ThreadDiscloser",
+    "attribute_reader": "pvsst.sim.llm.providers.thread_scripted:AttributeReader",
 }
 
 

@@ -1,0 +1,1 @@
+"""Threaded conversations (SynthPAI's engagement model): settings, parent choice, prompts, engine, tables."""
