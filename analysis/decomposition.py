@@ -49,7 +49,7 @@ Examples
 >>> draws = pd.DataFrame({"income": rng.choice(["low", "high"], 2000), "sex": rng.choice(["f", "m"], 2000)})
 >>> draws["yes"] = (rng.random(2000) < np.where(draws["income"] == "high", 0.8, 0.2)).astype(int)
 >>> result = decompose(draws, ["income", "sex"], bootstrap_draws=20, seed=1)
->>> result.shares.set_index("factor").loc["income", "share"] > 0.95
+>>> bool(result.shares.set_index("factor").loc["income", "share"] > 0.95)
 True
 """
 from __future__ import annotations

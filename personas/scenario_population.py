@@ -23,7 +23,7 @@ Examples
 >>> people = synthesize(300, geography="GA", seed=1).personas
 >>> sizes = HouseholdSizes(shares=(0.4, 0.4, 0.2), source="a planted distribution")
 >>> population = scenario_population(people, sizes, seed=2)
->>> population.personas.groupby("household_id")["household_income"].nunique().max()
+>>> int(population.personas.groupby("household_id")["household_income"].nunique().max())
 1
 >>> sorted(population.provenance)
 ['age_group_50', 'education_group', 'household_income', 'households', 'race_origin']

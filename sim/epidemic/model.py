@@ -37,7 +37,8 @@ Examples
 --------
 >>> import pandas as pd
 >>> from pvsst.sim.epidemic.bank import CASE_LEVELS, ReportingBank
->>> people = pd.DataFrame({"cell_id": ["a", "b"] * 500, "region": ["north"] * 600 + ["south"] * 400})
+>>> people = pd.DataFrame({"cell_id": ["a", "b"] * 500, "region": ["north"] * 600 + ["south"] * 400,
+...                        "household_id": np.arange(1000) // 2})
 >>> table = pd.DataFrame({"cell_id": np.repeat(["a", "b"], 4), "case_level": list(CASE_LEVELS) * 2,
 ...                       "p_yes": [0.9] * 4 + [0.1] * 4})
 >>> model = EpidemicModel(people, ReportingBank.from_table(table, ["a", "b"]), EpidemicSettings(days=20), seed=1)
