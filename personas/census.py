@@ -21,6 +21,10 @@ Approximations (each also stated in the fit report's ``source`` column):
   remainder (non-Hispanic minus non-Hispanic White alone) split in proportion to the Black alone,
   Asian alone and (AIAN alone + NHPI alone + two or more races) counts. Race shares are national,
   conditional on age band and sex, and applied to every geography (no state race table is vendored).
+- Race of Hispanic adults (the race phrase beside a Hispanic flag): Hispanic White is exact (White
+  alone minus non-Hispanic White alone); Hispanic Black, Asian and other are each "alone" count minus
+  its non-Hispanic estimate above, which gives every non-White race the same Hispanic share (8.8% of
+  adults). Race given Hispanic origin is national, by age band and sex.
 - Education: the CPS percentages are rounded by the source (they sum to 99); they are normalised to
   sum to 1 and target adults 25 and over only.
 
@@ -42,7 +46,7 @@ import pandas as pd
 
 from pvsst.core.errors import InputError
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
-from pvsst.personas.vocabulary import AGE_BAND_LOWER, AGE_BANDS, EDUCATION_LEVELS, RACE_ETHNICITIES, SEXES
+from pvsst.personas.vocabulary import AGE_BAND_LOWER, AGE_BANDS, EDUCATION_LEVELS, RACE_ETHNICITIES, RACES, SEXES
 
 US_FILE = "acs2024_1yr_s0101_us.csv"
 STATES_FILE = "acs2024_1yr_s0101_states.csv"
@@ -53,6 +57,8 @@ SOURCE_AGE_SEX = "ACS 2024 1-year S0101 (18-19 split off 15-19 by the national A
 SOURCE_RACE = ("2023 National Population Projections, 2024 (non-Hispanic remainder split in "
                "proportion to alone races)")
 SOURCE_EDUCATION = "CPS 2022 ASEC educational attainment, adults 25+ (normalised)"
+SOURCE_HISPANIC_RACE = ("2023 National Population Projections, 2024 (Hispanic = alone race minus its "
+                        "non-Hispanic estimate; White exact)")
 
 # S0101 lines of the adult five-year bands 20-24 .. 85+ (line 005 = 15-19 is split separately).
 _BAND_LINES = tuple(range(6, 20))
@@ -73,12 +79,16 @@ class CensusTables:
         Shares of adults 25+ by :data:`pvsst.personas.vocabulary.EDUCATION_LEVELS`; sums to 1.
     single_age_given_band_sex : ndarray, shape (15, 2, 5)
         P(exact age = lower bound + k | band, sex) from the projections (85+ band: all mass at k=0).
+    race_given_hispanic_age_sex : ndarray, shape (4, 15, 2)
+        P(race | Hispanic, age band, sex) over :data:`pvsst.personas.vocabulary.RACES`, national; sums
+        to 1 over axis 0.
     """
 
     state_age_sex: np.ndarray
     race_given_age_sex: np.ndarray
     education_shares: np.ndarray
     single_age_given_band_sex: np.ndarray
+    race_given_hispanic_age_sex: np.ndarray
 
 
 def census_dir_default() -> Path:
@@ -161,13 +171,14 @@ def _single_age(census_dir: Path):
     table = {}
     for key, index in frame.groupby(["race_hisp", "sex"], sort=False).indices.items():
         table[key] = values[index].sum(axis=0)
-    needed = ("hispanic", "nh_white_alone", "non_hispanic", "black_alone", "asian_alone",
+    needed = ("hispanic", "nh_white_alone", "white_alone", "non_hispanic", "black_alone", "asian_alone",
               "aian_alone", "nhpi_alone", "two_or_more", "total")
     for race in needed:
         for sex in SEXES:
             if (race, sex) not in table:
                 raise InputError(str(path), "race_hisp", f"missing row {race}/{sex}")
     by_race = np.zeros((len(RACE_ETHNICITIES), len(SEXES), len(ages)))
+    hispanic_by_race = np.zeros((len(RACES), len(SEXES), len(ages)))
     for j, sex in enumerate(SEXES):
         t = {race: table[(race, sex)] for race in needed}
         remainder = t["non_hispanic"] - t["nh_white_alone"]
@@ -179,15 +190,22 @@ def _single_age(census_dir: Path):
         by_race[0, j], by_race[1, j] = t["hispanic"], t["nh_white_alone"]
         for i, race in enumerate(("black", "asian", "other"), start=2):
             by_race[i, j] = remainder * alone[race] / alone_total
+        hispanic_by_race[RACES.index("white"), j] = t["white_alone"] - t["nh_white_alone"]
+        for race in ("black", "asian", "other"):
+            hispanic_by_race[RACES.index(race), j] = alone[race] - by_race[RACE_ETHNICITIES.index(race), j]
+        if np.any(hispanic_by_race[:, j] < 0):
+            raise InputError(str(path), "race_hisp", "an alone race count is below its non-Hispanic part")
     band = np.searchsorted(AGE_BAND_LOWER, ages, side="right") - 1
     race_band = np.zeros((len(RACE_ETHNICITIES), len(AGE_BANDS), len(SEXES)))
+    hispanic_band = np.zeros((len(RACES), len(AGE_BANDS), len(SEXES)))
     single = np.zeros((len(AGE_BANDS), len(SEXES), 5))
     for k, age in enumerate(ages):
         race_band[:, band[k], :] += by_race[:, :, k]
+        hispanic_band[:, band[k], :] += hispanic_by_race[:, :, k]
         single[band[k], :, age - AGE_BAND_LOWER[band[k]]] += by_race[:, :, k].sum(axis=0)
     race_given = race_band / race_band.sum(axis=0, keepdims=True)
     single /= single.sum(axis=2, keepdims=True)
-    return race_given, single
+    return race_given, single, hispanic_band / hispanic_band.sum(axis=0, keepdims=True)
 
 
 def _education_shares(census_dir: Path) -> np.ndarray:
@@ -231,8 +249,9 @@ def _vendored_census_tables() -> CensusTables:
 
 def _read_census_tables(directory: Path) -> CensusTables:
     share_18_19 = _share_18_19_within_15_19(directory)
-    race_given, single = _single_age(directory)
+    race_given, single, hispanic_race = _single_age(directory)
     return CensusTables(state_age_sex=_state_age_sex(directory, share_18_19),
                         race_given_age_sex=race_given,
                         education_shares=_education_shares(directory),
-                        single_age_given_band_sex=single)
+                        single_age_given_band_sex=single,
+                        race_given_hispanic_age_sex=hispanic_race)

@@ -129,35 +129,48 @@ class SurveyAttributeModel:
         return self.pool_rows[self.pool_start[cells] + offset]
 
 
-def _survey_respondents() -> pd.DataFrame:
-    raw = load_rdataset(SURVEY_SOURCE)
-    raw = raw[raw["religimp"].notna() & (raw["age"] >= 18)]
+def cces_demographics(raw: pd.DataFrame) -> pd.DataFrame:
+    """The donor-cell codes of CCES 2016 respondents (``stevedata/TV16`` rows): respondent_id, age_group,
+    sex, race, college and region as integer codes of :class:`SurveyAttributeModel`'s axes."""
     state = raw["state"].map(STATE_CODE_OF_NAME)
-    pid = raw["pid7na"].to_numpy()
-    ideo = raw["ideo"].to_numpy()
-    party_id = np.array([PARTY_IDS[int(p) - 1] if np.isfinite(p) else PARTY_ID_OTHER for p in pid], dtype=object)
-    ideology = np.array([IDEOLOGIES_CCES[int(i) - 1] if np.isfinite(i) else IDEOLOGY_NOT_SURE for i in ideo],
-                        dtype=object)
-    frame = pd.DataFrame({
+    return pd.DataFrame({
         "respondent_id": raw["uid"].astype("int64").to_numpy(),
         "age_group": age_group_index(raw["age"].to_numpy()),
         "sex": raw["female"].astype(int).to_numpy(),
         "race": raw["racef"].map(_CCES_RACE).fillna("other").map(RACE_ETHNICITIES.index).to_numpy(),
         "college": raw["collegeed"].astype(int).to_numpy(),
         "region": state.map(REGION_OF_STATE).map(REGIONS.index).to_numpy(),
-        "party_id": pd.Categorical(party_id, categories=list(PARTY_IDS) + [PARTY_ID_OTHER]),
-        "party": pd.Categorical([party_of(p) for p in party_id], categories=list(PARTIES)),
-        "ideology": pd.Categorical(ideology, categories=list(IDEOLOGIES_CCES) + [IDEOLOGY_NOT_SURE]),
-        "religiosity": pd.Categorical([RELIGIOSITIES[int(r) - 1] for r in raw["religimp"]],
-                                      categories=list(RELIGIOSITIES)),
     })
+
+
+def _survey_respondents() -> pd.DataFrame:
+    raw = load_rdataset(SURVEY_SOURCE)
+    raw = raw[raw["religimp"].notna() & (raw["age"] >= 18)]
+    pid = raw["pid7na"].to_numpy()
+    ideo = raw["ideo"].to_numpy()
+    party_id = np.array([PARTY_IDS[int(p) - 1] if np.isfinite(p) else PARTY_ID_OTHER for p in pid], dtype=object)
+    ideology = np.array([IDEOLOGIES_CCES[int(i) - 1] if np.isfinite(i) else IDEOLOGY_NOT_SURE for i in ideo],
+                        dtype=object)
+    frame = cces_demographics(raw).assign(
+        party_id=pd.Categorical(party_id, categories=list(PARTY_IDS) + [PARTY_ID_OTHER]),
+        party=pd.Categorical([party_of(p) for p in party_id], categories=list(PARTIES)),
+        ideology=pd.Categorical(ideology, categories=list(IDEOLOGIES_CCES) + [IDEOLOGY_NOT_SURE]),
+        religiosity=pd.Categorical([RELIGIOSITIES[int(r) - 1] for r in raw["religimp"]],
+                                   categories=list(RELIGIOSITIES)),
+    )
     return frame.reset_index(drop=True)
 
 
 @lru_cache(maxsize=1)
 def load_survey_attribute_model(min_donors: int = MIN_DONORS) -> SurveyAttributeModel:
     """Build the donor pools from the CCES 2016 extract (cached)."""
-    resp = _survey_respondents()
+    return donor_model(_survey_respondents(), min_donors)
+
+
+def donor_model(resp: pd.DataFrame, min_donors: int = MIN_DONORS) -> SurveyAttributeModel:
+    """Donor pools of respondents (columns of :func:`cces_demographics` and any others) per fine cell,
+    with the backoff of the module docstring."""
+    resp = resp.reset_index(drop=True)
     shape = (len(AGE_GROUPS), len(SEXES), len(RACE_ETHNICITIES), 2, len(REGIONS))
     keys = ("age_group", "sex", "race", "college", "region")
     levels = (keys, keys[:4], ("age_group", "race", "college"), ("race", "college"), ())

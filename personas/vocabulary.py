@@ -25,12 +25,22 @@ SEXES: tuple[str, ...] = ("male", "female")
 # Hispanic (any race) and non-Hispanic groups; "other" = American Indian / Alaska Native,
 # Native Hawaiian / Pacific Islander and two or more races (non-Hispanic).
 RACE_ETHNICITIES: tuple[str, ...] = ("hispanic", "white", "black", "asian", "other")
+# Race alone, whatever the Hispanic origin (the race phrase beside a Hispanic flag); "other" as above.
+RACES: tuple[str, ...] = ("white", "black", "asian", "other")
 
 # Levels of CPS 2022 educational attainment (file education_25plus_cps2022.csv).
 EDUCATION_LEVELS: tuple[str, ...] = ("less_than_high_school", "high_school_graduate",
                                      "some_college_no_degree", "associate_degree",
                                      "bachelors_degree", "advanced_degree")
 COLLEGE_DEGREE_LEVELS: frozenset[str] = frozenset({"bachelors_degree", "advanced_degree"})
+# Three education groups of scenario designs, and the group of each level.
+EDUCATION_GROUPS: tuple[str, ...] = ("high school or less", "some college", "bachelor's or more")
+EDUCATION_GROUP_OF: dict[str, str] = {
+    "less_than_high_school": "high school or less", "high_school_graduate": "high school or less",
+    "some_college_no_degree": "some college", "associate_degree": "some college",
+    "bachelors_degree": "bachelor's or more", "advanced_degree": "bachelor's or more"}
+# Two age groups of scenario designs (age under 50, 50 and over).
+AGE_GROUPS_50: tuple[str, ...] = ("under 50", "50 or older")
 
 # Personal annual income bands (2012 dollars, from the ACS 2012 seed); upper bounds exclusive.
 INCOME_BANDS: tuple[str, ...] = ("no income", "under $25,000", "$25,000-$49,999",
