@@ -136,7 +136,9 @@ def check_nodes(runs: Path, env: dict) -> dict:
     sentinel.unlink()
     if out.returncode != 0:
         return {"error": out.stderr[-2000:]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    # Ray may print its own lines after ours: the report is the last line that is a JSON object.
+    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else {"error": out.stdout[-2000:]}
 
 
 def run_command(spec: Path, out: Path, payloads: Path) -> list[str]:
