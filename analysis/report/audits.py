@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.figures.summaries import block_key
-from pvsst.analysis.preregistered_checks import PARSE_RATE_COLUMNS, parse_failure_table
+from pvsst.analysis.stats.preregistered_checks import PARSE_RATE_COLUMNS, parse_failure_table
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def exposure_audit(outcomes: pd.DataFrame, exposures: pd.DataFrame | None = None
 
 def parse_failure_audit(outcomes: pd.DataFrame, threshold: float) -> Audit:
     """Post and vote parse-failure rates per arm against the preregistered threshold
-    (:func:`pvsst.analysis.preregistered_checks.parse_failure_table`)."""
+    (:func:`pvsst.analysis.stats.preregistered_checks.parse_failure_table`)."""
     table = parse_failure_table(outcomes, threshold)
     if table.empty:
         return Audit("Parse failures", table, ["parse-failure rates not recorded"])

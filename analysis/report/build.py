@@ -24,20 +24,20 @@ from pvsst.core.run_folder import holds_run_folder
 from pvsst.core.atomic import atomic_directory, check_replaceable
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import FIGURE_FORMATS, PaperFigure
-from pvsst.analysis.paired import IncompleteBlocksWarning
-from pvsst.analysis.plan import RunPlan, plan_from_spec
+from pvsst.analysis.stats.paired import IncompleteBlocksWarning
+from pvsst.analysis.stats.plan import RunPlan, plan_from_spec
 from pvsst.analysis.report.audits import Audit, as_int_if_whole, run_audits
 from pvsst.analysis.report.consistency_section import consistency_markdown
 from pvsst.analysis.report.study_audit_section import study_audit_figure_plan, study_audit_markdown
-from pvsst.analysis.template_echo import read_templates
+from pvsst.analysis.text.template_echo import read_templates
 from pvsst.analysis.report.figure_sets import FigurePlan, run_figures, table_figures
 from pvsst.analysis.report.html_page import markdown_to_html
 from pvsst.analysis.report.markdown import (VERDICT_RULE, bullet_list, deviations_markdown, design_table, fmt_ci,
                                       fmt_p, fmt_signed, headline_markdown, hypotheses_table, markdown_table,
                                       overall_contrasts_markdown, plan_table, verdicts_table)
 from pvsst.analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypotheses_or_default, hypothesis_verdicts
-from pvsst.analysis.run_analysis import analyze_plan, analyze_run, headline_table
-from pvsst.analysis.store import load_run, load_trial_table
+from pvsst.analysis.study.run_analysis import analyze_plan, analyze_run, headline_table
+from pvsst.analysis.store.reader import load_run, load_trial_table
 from pvsst.core.run_layout import ANALYSIS, MANIFEST, REPORT
 
 REPORT_FORMATS = ("md", "html")

@@ -4,7 +4,7 @@ A condition elicited as ``verbalized`` (the model states a probability per optio
 side; a condition elicited as ``sample`` or ``logprobs`` is an *enacted* side. Two conditions pair
 when they show the same persona card with the same diversity request and temperature (only the
 elicitation differs), for the same persona x question x model
-(:func:`pvsst.analysis.consistency.surveys.stated_enacted_consistency`); the controls' reference
+(:func:`pvsst.analysis.survey.stated_enacted.stated_enacted_consistency`); the controls' reference
 conditions (``reference_verbalized`` against ``reference`` and ``reference_logprobs``) pair likewise.
 
 Writes ``RUN/analysis/consistency.csv`` (model x stated x enacted x question x metric:
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.analysis.consistency.surveys import ENACTED_METHODS, STATED_METHODS, stated_enacted_consistency
+from pvsst.analysis.survey.stated_enacted import ENACTED_METHODS, STATED_METHODS, stated_enacted_consistency
 from pvsst.analysis.survey.units import read_scored_run
 from pvsst.core.atomic import write_csv_tables
 from pvsst.core.run_layout import ANALYSIS

@@ -23,11 +23,11 @@ population), ``axis=level`` (one group: sizes, distribution metrics, signed gaps
 ``kl_noise_floor`` / ``js_noise_floor`` compare the human distribution with resamples of the human
 answers as large as the model's: what a perfect simulator scores from sampling noise alone (for a
 distribution method a one-sided band from 0). ``simbench`` (whole population and
-every group) is the SimBench score of :func:`pvsst.analysis.simbench.simbench_score`. ``mean_<metric>`` rows (question
+every group) is the SimBench score of :func:`pvsst.analysis.survey.simbench.simbench_score`. ``mean_<metric>`` rows (question
 ``ALL_QUESTIONS``) hold means over the questions, beside ``median_simbench`` and ``pooled_simbench`` (the
 questions' total variations summed before the ratio: the data set's score). Intervals are percentile intervals extended to
 the metric's bound where the observed value lies beyond them
-(:func:`pvsst.analysis.fidelity.bounded_interval`).
+(:func:`pvsst.analysis.survey.fidelity.bounded_interval`).
 
 Survey weights (``human.parquet`` ``weight``; a respondent-matched persona carries its respondent's
 weight, a census persona 1) enter as the mass of each answer: distributions, eta^2 and every bootstrap
@@ -54,10 +54,10 @@ import pandas as pd
 
 from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
-from pvsst.analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, bounded_interval, distribution_metrics,
+from pvsst.analysis.survey.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, bounded_interval, distribution_metrics,
                                eta_squared, js_distance, kl_divergence, no_variance, percentile_interval)
 from pvsst.core.run_layout import ANALYSIS
-from pvsst.analysis.simbench import simbench_score, total_variation
+from pvsst.analysis.survey.simbench import simbench_score, total_variation
 from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, QuestionScale, ScoredRun,  # noqa: F401
                                    UnitAnswers, failed_calls, human_units, model_units, read_prompts,
                                    read_responses, read_scored_run, substantive_distributions)
@@ -78,7 +78,7 @@ class ScoringSettings:
 
 
 # Where each metric's values are bounded: an interval is extended to the bound that the observed
-# value lies beyond (see pvsst.analysis.fidelity.bounded_interval); unbounded metrics extend to the value.
+# value lies beyond (see pvsst.analysis.survey.fidelity.bounded_interval); unbounded metrics extend to the value.
 BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "kl_human_model": (0.0, None), "kl_model_human": (0.0, None), "js_distance": (0.0, 1.0),
     "representativeness_w1": (0.0, 1.0), "entropy_norm_human": (0.0, 1.0), "entropy_norm_model": (0.0, 1.0),
@@ -155,7 +155,7 @@ def _noise_floor(scale: QuestionScale, human: UnitAnswers, n_m: int, model_weigh
 
 
 def with_simbench(metrics: dict[str, np.ndarray], human: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
-    """``metrics`` plus ``simbench`` (:func:`pvsst.analysis.simbench.simbench_score`) of ``model`` against
+    """``metrics`` plus ``simbench`` (:func:`pvsst.analysis.survey.simbench.simbench_score`) of ``model`` against
     ``human`` ((..., K) counts or shares, e.g. bootstrap draws).
 
     Examples

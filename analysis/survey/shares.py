@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.fidelity import bootstrap_tables, bounded_interval, percentile_interval
+from pvsst.analysis.survey.fidelity import bootstrap_tables, bounded_interval, percentile_interval
 from pvsst.analysis.survey.scoring import ScoringSettings
 from pvsst.analysis.survey.units import QuestionScale, UnitAnswers, human_units, model_units, read_scored_run
 

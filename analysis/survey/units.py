@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.fidelity import design_resample, resample_index
+from pvsst.analysis.survey.fidelity import design_resample, resample_index
 from pvsst.analysis.survey.data import GROUP_PREFIX
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import HUMAN, PERSONAS, SCORING, UNITS, complete_unit_dirs, table_file
@@ -54,7 +54,7 @@ class UnitAnswers:
 
     def resample(self, draws: int, rng: np.random.Generator) -> np.ndarray:
         """Row 0 the observed units, then ``draws`` resamples: of units with replacement, or of whole
-        clusters within strata where the side has a design (:func:`pvsst.analysis.fidelity.design_resample`)."""
+        clusters within strata where the side has a design (:func:`pvsst.analysis.survey.fidelity.design_resample`)."""
         if self.strata is None and self.clusters is None:
             return resample_index(len(self.counts), draws, rng)
         return design_resample(self.strata, self.clusters, draws, rng)
@@ -183,7 +183,7 @@ def read_scored_run(run_dir: str | Path) -> ScoredRun:
     if "elicitation" not in responses:
         responses["elicitation"] = "sample"
     personas = pd.read_parquet(run_dir / PERSONAS)
-    from pvsst.analysis.survey.cell_run import is_cell_run, read_cell_population
+    from pvsst.analysis.survey.cells.estimates import is_cell_run, read_cell_population
 
     if is_cell_run(run_dir):
         # A cell stands for its members: its answers weigh as much as its population.

@@ -88,8 +88,8 @@ def score(
     stated-vs-enacted consistency (RUN/analysis/consistency.csv, consistency_personas.csv)."""
     import json
 
-    from pvsst.analysis.survey.cell_run import is_cell_run
-    from pvsst.analysis.survey.cell_states import cell_analysis, write_cell_analysis
+    from pvsst.analysis.survey.cells.estimates import is_cell_run
+    from pvsst.analysis.survey.cells.states import cell_analysis, write_cell_analysis
     from pvsst.analysis.survey.scoring import question_summary, score_survey_run, write_fidelity
     from pvsst.analysis.survey.units import read_scored_run
 
@@ -161,7 +161,7 @@ def report(
     figures: str = typer.Option("png,pdf", "--figures", help="Figure formats, comma-separated: png, pdf."),
 ) -> None:
     """Write RUN/report/ (the survey report; `pvsst report RUN` writes the same)."""
-    from pvsst.analysis.report.survey import is_survey_run
+    from pvsst.analysis.report.survey.build import is_survey_run
     from pvsst.core.run_layout import SURVEY
     from pvsst.core.errors import InputError
     from pvsst.experiments.cli.report import report_command

@@ -112,7 +112,7 @@ def test_control_providers_through_the_gateway():
     assert json.loads(control_request("scripted/oracle", 1).messages[0]["content"].splitlines()[-1].split(" ", 1)[1])["column"] == "nataid"
 
 
-@pytest.mark.parametrize("module", ["pvsst.analysis.fidelity", "pvsst.analysis.survey.data", "pvsst.experiments.survey.controls",
+@pytest.mark.parametrize("module", ["pvsst.analysis.survey.fidelity", "pvsst.analysis.survey.data", "pvsst.experiments.survey.controls",
                                     "pvsst.experiments.survey.spec", "pvsst.experiments.survey.prompts",
                                     "pvsst.experiments.survey.personas"])
 def test_doctests(module):

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.fidelity import bootstrap_tables, design_resample, js_distance, percentile_interval, resample_index
+from pvsst.analysis.survey.fidelity import bootstrap_tables, design_resample, js_distance, percentile_interval, resample_index
 from pvsst.analysis.survey.scoring import read_prompts
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.experiments.cli import main
@@ -115,8 +115,8 @@ def test_an_option_no_respondent_chose_is_asked_and_scored(tmp_path, capsys):
 
 
 def test_a_one_answer_model_has_eta2_zero_and_a_flag(tmp_path, capsys, first_listed):
-    from pvsst.analysis.figures.survey import subgroup_gaps_figure
-    from pvsst.analysis.report.survey_tables import eta_frame
+    from pvsst.analysis.figures.survey.answers import subgroup_gaps_figure
+    from pvsst.analysis.report.survey.tables import eta_frame
 
     spec = small_instrument(model="scripted/first_listed", controls=[], conditions=["direct"])
     spec["analysis"]["min_group_n"] = 3
@@ -261,7 +261,7 @@ def test_a_stratified_clustered_survey_widens_the_run_intervals(tmp_path, capsys
 
 
 def test_a_one_question_subgroup_figure_keeps_every_marker_inside_its_axes():
-    from pvsst.analysis.figures.survey import subgroup_gaps_figure
+    from pvsst.analysis.figures.survey.answers import subgroup_gaps_figure
 
     rows = [{"provider": p, "condition": "c", "elicitation": "sample", "question": "q", "group": "sex",
              "metric": m, "value": v, "ci_low": v - 0.01, "ci_high": v + 0.01, "note": ""}

@@ -1,8 +1,8 @@
 """Simulated state shares scored against a real survey's, beside three yardsticks on the same cells.
 
-Sources compared with the survey's raw (weighted) state shares ``h_g`` (:func:`pvsst.analysis.survey.geography.state_shares`):
+Sources compared with the survey's raw (weighted) state shares ``h_g`` (:func:`pvsst.analysis.survey.cells.geography.state_shares`):
 
-- a simulator: its post-stratified state estimates (:func:`pvsst.analysis.poststratification.population_estimates`);
+- a simulator: its post-stratified state estimates (:func:`pvsst.analysis.survey.cells.poststratification.population_estimates`);
 - ``cell_oracle`` (:func:`cell_oracle`): the survey's own answer distribution in each cell, post-stratified
   with the population's (census) counts. It is the best any cell-level simulator can do with these cells:
   a simulator that answered every cell exactly like its respondents scores this. When the cells do not
@@ -16,9 +16,9 @@ Sources compared with the survey's raw (weighted) state shares ``h_g`` (:func:`p
 Scores (:func:`score_states`):
 
 - ``options``: per source x state x option, ``simulated``, ``real``, ``abs_error = |simulated - real|``;
-- ``states``: per source x state, Jensen-Shannon distance (base 2, :func:`pvsst.analysis.fidelity.js_distance`),
+- ``states``: per source x state, Jensen-Shannon distance (base 2, :func:`pvsst.analysis.survey.fidelity.js_distance`),
   total variation, the uniform distribution's total variation and the SimBench score
-  (:func:`pvsst.analysis.simbench.simbench_score`) against ``h_g``. A state whose real answers are close to
+  (:func:`pvsst.analysis.survey.simbench.simbench_score`) against ``h_g``. A state whose real answers are close to
   uniform (a 50/50 state on a yes/no question) leaves SimBench's denominator TV(u, h_g) near 0, so its
   per-state score can be huge and negative (CCES 2016 vote choice, national cells: the cell oracle's
   per-state scores range from -3,560 in Alabama, 50.2% to 49.8%, to 99.7). :meth:`StateScores.summary`
@@ -45,10 +45,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.fidelity import js_distance
-from pvsst.analysis.poststratification import domain_counts, poststratify
-from pvsst.analysis.simbench import simbench_score, total_variation
-from pvsst.analysis.survey.geography import national_shares, survey_cell_answers
+from pvsst.analysis.survey.fidelity import js_distance
+from pvsst.analysis.survey.cells.poststratification import domain_counts, poststratify
+from pvsst.analysis.survey.simbench import simbench_score, total_variation
+from pvsst.analysis.survey.cells.geography import national_shares, survey_cell_answers
 from pvsst.core.errors import InputError
 
 CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM = "cell_oracle", "national_marginal", "uniform"
@@ -89,7 +89,7 @@ def estimate_matrix(estimates: pd.DataFrame, question: str, options, group: str 
 
     With ``group`` (a cell attribute), the (level x option) estimates of that group's levels instead
     (rows ``group`` / ``attribute=level``), so :func:`score_states` scores groups the same way against
-    the survey's group shares (:func:`pvsst.analysis.survey.geography.state_shares` with ``geography`` set to
+    the survey's group shares (:func:`pvsst.analysis.survey.cells.geography.state_shares` with ``geography`` set to
     the group column). ``keys`` select one source (e.g. ``model="m", condition="c"``).
 
     Examples

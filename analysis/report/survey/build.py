@@ -28,17 +28,17 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.core.run_folder import holds_run_folder
-from pvsst.analysis.figures.fidelity import fidelity_by_question_figure, is_control
+from pvsst.analysis.figures.survey.fidelity import fidelity_by_question_figure, is_control
 from pvsst.analysis.figures.style import FIGURE_FORMATS
-from pvsst.analysis.figures.survey import answer_shares_figure, js_heatmap_figure, subgroup_gaps_figure
-from pvsst.analysis.figures.survey_groups import group_shares_figure
-from pvsst.analysis.report import survey_tables as tables
+from pvsst.analysis.figures.survey.answers import answer_shares_figure, js_heatmap_figure, subgroup_gaps_figure
+from pvsst.analysis.figures.survey.groups import group_shares_figure
+from pvsst.analysis.report.survey import tables
 from pvsst.analysis.report.build import REPORT_FORMATS, ReportResult, draw_figures, figure_markdown, write_report
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, markdown_table
-from pvsst.analysis.report.survey_cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
-from pvsst.analysis.survey.cell_run import is_cell_run
-from pvsst.analysis.report.survey_audit import audit_figure_plans, audit_sections, read_audit_tables
+from pvsst.analysis.report.survey.cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
+from pvsst.analysis.survey.cells.estimates import is_cell_run
+from pvsst.analysis.report.survey.audit import audit_figure_plans, audit_sections, read_audit_tables
 from pvsst.analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.core.errors import InputError
@@ -162,7 +162,7 @@ def _models(spec: Mapping) -> list[str]:
 
 def summary_table(fidelity: pd.DataFrame, threshold: float = ScoringSettings.parse_failure_threshold) -> pd.DataFrame:
     """One row per provider x condition x elicitation: status (ok or degraded), questions, and the means
-    over questions of the headline metrics with their intervals (:mod:`pvsst.analysis.report.survey_tables`)."""
+    over questions of the headline metrics with their intervals (:mod:`pvsst.analysis.report.survey.tables`)."""
     return tables.summary_frame(fidelity, threshold)
 
 

@@ -12,7 +12,7 @@ away; it is undefined (NaN) when the humans themselves answer uniformly (TV(u, h
 scaled per question by the distance uniform guessing leaves, scores average across questions and data
 sets with different numbers of options (SimBench reports the mean over its data sets).
 
-Functions are vectorised over leading axes like those of :mod:`pvsst.analysis.fidelity`; inputs may be counts
+Functions are vectorised over leading axes like those of :mod:`pvsst.analysis.survey.fidelity`; inputs may be counts
 (they are normalised over the last axis).
 
 Examples

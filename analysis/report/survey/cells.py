@@ -2,8 +2,8 @@
 
 A cell run (``RUN/cells.parquet``) gets, beside the survey report's fidelity sections, the tables that
 ``pvsst survey score`` writes to ``RUN/analysis/`` (computed here first when ``estimates.csv`` is
-missing; :func:`pvsst.analysis.survey.cell_states.write_cell_analysis`) and the state figures of
-:mod:`pvsst.analysis.figures.states`: per question, a tile map of the simulated share of the first
+missing; :func:`pvsst.analysis.survey.cells.states.write_cell_analysis`) and the state figures of
+:mod:`pvsst.analysis.figures.survey.states`: per question, a tile map of the simulated share of the first
 option, a tile map of its error against the survey, a scatter of simulated against real state shares
 with the identity line and the cell oracle beside the model, and one figure of the per-group errors.
 
@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.figures.states import group_errors_figure, state_scatter_figure, state_tile_map_figure
+from pvsst.analysis.figures.survey.states import group_errors_figure, state_scatter_figure, state_tile_map_figure
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, markdown_table
-from pvsst.analysis.report.survey_tables import degraded_sources, estimate, number
-from pvsst.analysis.survey.cell_run import ESTIMATES_FILE, read_cell_population
-from pvsst.analysis.survey.cell_states import NOTES_FILE, YARDSTICKS, cell_analysis, write_cell_analysis
-from pvsst.analysis.survey.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
+from pvsst.analysis.report.survey.tables import degraded_sources, estimate, number
+from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE, read_cell_population
+from pvsst.analysis.survey.cells.states import NOTES_FILE, YARDSTICKS, cell_analysis, write_cell_analysis
+from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
 from pvsst.analysis.survey.units import read_scored_run
 
 STATE_TABLES = ("state_scores.csv", "state_correlations.csv", "state_pairs.csv", "group_scores.csv")

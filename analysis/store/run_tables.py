@@ -40,8 +40,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.analysis.report.survey import is_survey_run
-from pvsst.analysis.store import RunTables, load_run
+from pvsst.analysis.report.survey.build import is_survey_run
+from pvsst.analysis.store.reader import RunTables, load_run
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import ANALYSIS, MANIFEST, SURVEY_RUN_TABLES, UNIT_TABLES, UNITS, complete_unit_dirs, table_file
 

@@ -24,7 +24,7 @@ from matplotlib.patches import Patch
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.figures.fidelity import CONTROL_KEYWORDS, is_control
+from pvsst.analysis.figures.survey.fidelity import CONTROL_KEYWORDS, is_control
 from pvsst.analysis.figures.style import (CATEGORY_PALETTE, NO_VALUE_GREY, OKABE_ITO, SEQUENTIAL_CMAP, WIDE_IN,
                                          PaperFigure, SeriesStyle, in_style, new_figure, readable_colorbar,
                                          series_styles)

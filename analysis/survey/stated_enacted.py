@@ -45,9 +45,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.fidelity import percentile_interval, resample_index
+from pvsst.analysis.survey.fidelity import percentile_interval, resample_index
 from pvsst.core.errors import InputError
-from pvsst.analysis.paired import require_columns
+from pvsst.analysis.stats.paired import require_columns
 
 STATED_METHODS = ("verbalized",)
 ENACTED_METHODS = ("sample", "logprobs")

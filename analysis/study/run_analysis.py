@@ -27,11 +27,11 @@ judge_agreement.csv         per pair of stance judges that judged the run: raw a
                             linear and quadratic weighted kappa
 judgments/                  kept as ``pvsst judge`` wrote it (the stance judgments and their provenance)
 study_audit*.csv            with an ``audit`` section in the spec: the counterfactual first-round audit
-                            per audit unit x question (:mod:`pvsst.analysis.study_audit`)
+                            per audit unit x question (:mod:`pvsst.analysis.study.audit`)
 ==========================  ========================================================================
 
 ``trial_outcomes.csv`` carries the consistency columns of
-:func:`pvsst.analysis.outcomes.belief_consistency_outcomes` and ``stance_judge`` (the judge whose
+:func:`pvsst.analysis.study.outcomes.belief_consistency_outcomes` and ``stance_judge`` (the judge whose
 judgments the ``stance_*`` columns read; empty without judgments).
 """
 from __future__ import annotations
@@ -49,19 +49,19 @@ from pvsst.core.run_folder import holds_run_folder
 from pvsst.analysis.consistency.judgments import JUDGMENTS_DIR, agreement_table, choose_judge, read_judgments
 from pvsst.analysis.consistency.run_summary import (agent_round_table, belief_consistency_table,
                                                    require_contrast_metrics)
-from pvsst.analysis.contrast_table import PairedContrastAnalysis, paired_contrast_table
+from pvsst.analysis.stats.contrast_table import PairedContrastAnalysis, paired_contrast_table
 from pvsst.core.atomic import atomic_directory, check_replaceable
 from pvsst.core.errors import InputError
-from pvsst.analysis.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
-from pvsst.analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
-from pvsst.analysis.outcomes import (CONSISTENCY_COLUMNS, OUTCOME_COLUMNS, belief_consistency_by_trial,
+from pvsst.analysis.network.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
+from pvsst.analysis.network.dynamics import follow_graph_at, influence_effect, selection_effect
+from pvsst.analysis.study.outcomes import (CONSISTENCY_COLUMNS, OUTCOME_COLUMNS, belief_consistency_by_trial,
                                      empty_consistency, per_round_outcomes, trial_outcomes)
-from pvsst.analysis.paired import IncompleteBlocksWarning, require_arms
-from pvsst.analysis.plan import RunPlan, plan_from_spec
-from pvsst.analysis.study_audit import STUDY_AUDIT_FILES, score_study_audit
-from pvsst.analysis.preregistered_checks import (adjusted_p_values, consistency_check, mixed_model_contrast,
+from pvsst.analysis.stats.paired import IncompleteBlocksWarning, require_arms
+from pvsst.analysis.stats.plan import RunPlan, plan_from_spec
+from pvsst.analysis.study.audit import STUDY_AUDIT_FILES, score_study_audit
+from pvsst.analysis.stats.preregistered_checks import (adjusted_p_values, consistency_check, mixed_model_contrast,
                                            parse_failure_table)
-from pvsst.analysis.store import TRIAL_FACTOR_COLUMNS, RunTables, load_run
+from pvsst.analysis.store.reader import TRIAL_FACTOR_COLUMNS, RunTables, load_run
 from pvsst.core.run_layout import ANALYSIS, MANIFEST, TRIALS
 
 ADVERSARY_ROLE = "adversary"

@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.figures.fidelity import is_control
+from pvsst.analysis.figures.survey.fidelity import is_control
 from pvsst.analysis.survey.scoring import ALL_QUESTIONS
 
 SUMMARY_METRICS = ("js_distance", "kl_human_model", "representativeness_w1", "entropy_deviation")

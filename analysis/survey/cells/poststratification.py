@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
-from pvsst.analysis.paired import require_columns
+from pvsst.analysis.stats.paired import require_columns
 
 ESTIMATE_COLUMNS = ("question", "level", "domain", "option", "estimate", "ci_low", "ci_high", "interval",
                     "population", "n_cells", "cell_draws", "bootstrap_draws", "bootstrap_seed", "ci_level")

@@ -1,7 +1,7 @@
 """A cell run's state and group estimates against the real survey, beside the yardsticks on the same cells.
 
 When the instrument names the survey's geography column (``data.geography``, e.g. ``state`` in CCES 2016
-``stevedata/TV16``), every question is scored per state (:func:`pvsst.analysis.survey.state_scores.score_states`)
+``stevedata/TV16``), every question is scored per state (:func:`pvsst.analysis.survey.cells.state_scores.score_states`)
 for every model x condition x elicitation of the run and for three yardsticks on the same cells: the
 ``cell_oracle`` (the survey's own answers per cell, post-stratified with the run's population counts;
 where the cells leave out the state, its distance from the survey is the *composition effect*), the
@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.survey.cell_run import KEYS, CellPopulation, groups_of
+from pvsst.analysis.survey.cells.estimates import KEYS, CellPopulation, groups_of
 from pvsst.analysis.survey.data import GROUP_PREFIX, load_data
-from pvsst.analysis.survey.geography import indistinguishable_states, state_bootstrap, state_noise, state_shares
+from pvsst.analysis.survey.cells.geography import indistinguishable_states, state_bootstrap, state_noise, state_shares
 from pvsst.analysis.survey.shares import source_label
-from pvsst.analysis.survey.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle, estimate_matrix,
+from pvsst.analysis.survey.cells.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle, estimate_matrix,
                                                 national_marginal_shares, score_states, uniform_shares)
 from pvsst.analysis.survey.units import ScoredRun
 from pvsst.core.atomic import write_json
@@ -236,7 +236,7 @@ def _group_scores(answered: pd.DataFrame, question: str, codes, estimates: pd.Da
 def cell_analysis(run: ScoredRun, run_dir: str | Path, spec: dict) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """The tables of a cell run's analysis, by file name (``estimates.csv`` and, when ``data.geography`` is
     set, the state and group tables), and the notes (what could not be computed and why). Writes nothing."""
-    from pvsst.analysis.survey.cell_run import ESTIMATES_FILE, cell_estimates, read_cell_population
+    from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE, cell_estimates, read_cell_population
 
     population = read_cell_population(run_dir)
     estimates = cell_estimates(run, population)
@@ -252,7 +252,7 @@ def cell_analysis(run: ScoredRun, run_dir: str | Path, spec: dict) -> tuple[dict
 def write_cell_analysis(tables: dict[str, pd.DataFrame], notes: list[str], run_dir: str | Path) -> list[Path]:
     """Write :func:`cell_analysis`'s tables to ``RUN/analysis/`` (each atomically) and the notes to
     ``cell_notes.json``; return the paths."""
-    from pvsst.analysis.survey.cell_run import write_table
+    from pvsst.analysis.survey.cells.estimates import write_table
 
     written = [write_table(table, run_dir, name) for name, table in tables.items()]
     written.append(write_json(Path(run_dir) / "analysis" / NOTES_FILE, {"notes": list(notes)}))

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.block_tests import bootstrap_mean_ci_batch, sign_counts, sign_flip_p_batch, sign_test_p
-from pvsst.analysis.paired import (RESULT_COLUMNS, BlockDifferences, PairedContrastResult, block_differences,
+from pvsst.analysis.stats.block_tests import bootstrap_mean_ci_batch, sign_counts, sign_flip_p_batch, sign_test_p
+from pvsst.analysis.stats.paired import (RESULT_COLUMNS, BlockDifferences, PairedContrastResult, block_differences,
                              require_columns, warn_excluded)
-from pvsst.analysis.plan import (BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, PVSST_STRATA, Contrast,
+from pvsst.analysis.stats.plan import (BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, PVSST_STRATA, Contrast,
                            RandomizationPlan)
 from pvsst.core.errors import InputError
 EXCLUDED_COLUMNS = ("contrast", "metric", "reason")
@@ -39,7 +39,7 @@ EXCLUDED_COLUMNS = ("contrast", "metric", "reason")
 class PairedContrastAnalysis:
     """The results of :func:`paired_contrast_table`.
 
-    ``frame`` has PV-SST's published columns then the settings used (:data:`~pvsst.analysis.paired.SETTING_COLUMNS`),
+    ``frame`` has PV-SST's published columns then the settings used (:data:`~pvsst.analysis.stats.paired.SETTING_COLUMNS`),
     one row per result; ``excluded_blocks`` one row per (contrast, metric, block) left out, with the reason.
     """
 
@@ -115,7 +115,7 @@ def paired_contrast_table(table: pd.DataFrame, contrasts: Sequence[Contrast], me
     Returns
     -------
     PairedContrastAnalysis
-        ``results`` (one :class:`~pvsst.analysis.paired.PairedContrastResult` per row), ``frame`` (PV-SST's
+        ``results`` (one :class:`~pvsst.analysis.stats.paired.PairedContrastResult` per row), ``frame`` (PV-SST's
         published columns, then the settings) and ``excluded_blocks``.
 
     Raises
@@ -127,9 +127,9 @@ def paired_contrast_table(table: pd.DataFrame, contrasts: Sequence[Contrast], me
     -----
     Per row, over the blocks' differences ``d_b = y_b(treatment) - y_b(control)`` of the stratum: the
     mean and median, sign counts, the percentile bootstrap interval of the mean, the exact sign test and
-    the sign-flip randomization test of ``|mean|`` (formulas in :mod:`pvsst.analysis.block_tests`).
+    the sign-flip randomization test of ``|mean|`` (formulas in :mod:`pvsst.analysis.stats.block_tests`).
     Incomplete blocks are excluded per contrast and reported (``excluded_blocks`` plus one
-    :class:`~pvsst.analysis.paired.IncompleteBlocksWarning` line).
+    :class:`~pvsst.analysis.stats.paired.IncompleteBlocksWarning` line).
 
     References
     ----------

@@ -49,7 +49,7 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.analysis.counterfactual.audit import audit_tables
-from pvsst.analysis.paired import require_columns
+from pvsst.analysis.stats.paired import require_columns
 from pvsst.core.run_layout import AUDITS, MANIFEST, complete_unit_dirs, table_file
 
 STUDY_AUDIT_FILES = {"questions": "study_audit.csv", "shares": "study_audit_shares.csv",

@@ -10,7 +10,7 @@ the published PV-SST numbers, following the study's protocol to the letter (``te
 - **Exact sign test**: two-sided binomial on the nonzero differences, ``min(1, 2 P(X <= min(pos, neg)))``
   with ``X ~ Binomial(pos + neg, 1/2)``.
 - **Sign-flip randomization test** of the mean: over the nonzero differences, statistic ``|mean|``;
-  under the plan's method (:class:`pvsst.analysis.plan.RandomizationPlan`): ``auto`` is exhaustive over all
+  under the plan's method (:class:`pvsst.analysis.stats.plan.RandomizationPlan`): ``auto`` is exhaustive over all
   ``2**m`` sign patterns when ``m <= exhaustive_max_n`` (``p = extreme / 2**m``), else Monte Carlo;
   Monte Carlo is a fresh ``default_rng(seed)`` drawing batches of
   ``rng.choice([-1.0, 1.0], size=(10000, m))`` (the last batch shorter) until ``draws`` patterns, with
@@ -34,7 +34,7 @@ Examples
 0.375
 >>> sign_flip_p(d[d != 0])
 (0.1875, 'exhaustive', 32)
->>> from pvsst.analysis.plan import RandomizationPlan
+>>> from pvsst.analysis.stats.plan import RandomizationPlan
 >>> p, method, draws = sign_flip_p(d[d != 0], RandomizationPlan(method="monte_carlo", draws=999))
 >>> method, draws, round(p * 1000) == p * 1000
 ('monte_carlo', 999, True)
@@ -47,7 +47,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED, RandomizationPlan
+from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_SEED, RandomizationPlan
 from pvsst.core.errors import InputError
 
 MONTE_CARLO_BATCH_SIZE = 10_000

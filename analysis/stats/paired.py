@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.block_tests import bootstrap_mean_ci, sign_counts, sign_flip_p, sign_test_p
-from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, Contrast, RandomizationPlan
+from pvsst.analysis.stats.block_tests import bootstrap_mean_ci, sign_counts, sign_flip_p, sign_test_p
+from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, Contrast, RandomizationPlan
 from pvsst.core.errors import InputError
 
 PUBLISHED_COLUMNS = ("contrast", "metric", "stratum_type", "stratum", "n_blocks", "mean_difference",
@@ -297,7 +297,7 @@ def paired_block_contrast(table: pd.DataFrame, contrast: Contrast, metric: str, 
                           source: str = "table") -> PairedContrastResult:
     """All statistics of one contrast on one metric over every complete block of ``table``.
 
-    For many contrasts and strata use :func:`pvsst.analysis.contrast_table.paired_contrast_table` (the same
+    For many contrasts and strata use :func:`pvsst.analysis.stats.contrast_table.paired_contrast_table` (the same
     numbers, batched).
 
     Parameters
@@ -311,7 +311,7 @@ def paired_block_contrast(table: pd.DataFrame, contrast: Contrast, metric: str, 
     block, condition
         As in :func:`block_differences`.
     draws, seed, alpha
-        The percentile bootstrap (:func:`pvsst.analysis.block_tests.bootstrap_mean_ci`); ``seed`` also
+        The percentile bootstrap (:func:`pvsst.analysis.stats.block_tests.bootstrap_mean_ci`); ``seed`` also
         seeds the Monte Carlo sign flips.
     randomization : RandomizationPlan
         The sign-flip test's method and draws.

@@ -1,6 +1,6 @@
 """Survey-fidelity figures: per-question divergence beside the control providers, and answer distributions.
 
-``RUN/analysis/fidelity.csv`` (written by the survey analysis, :mod:`pvsst.analysis.fidelity`) has one row per
+``RUN/analysis/fidelity.csv`` (written by the survey analysis, :mod:`pvsst.analysis.survey.fidelity`) has one row per
 question x group x metric x provider: question, group, metric, value, ci_low, ci_high, and the source of
 the simulated answers in ``provider`` (or ``condition``). Controls are providers whose name contains
 ``oracle`` (resamples of the human answers: the floor any simulator can reach), ``marginal`` (the

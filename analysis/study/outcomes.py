@@ -50,7 +50,7 @@ import pandas as pd
 from pvsst.core.errors import InputError
 from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS
 from pvsst.analysis.consistency.trials import stance_consistency, trial_consistency, vote_sides
-from pvsst.analysis.lexical import pairwise_tfidf_similarity
+from pvsst.analysis.text.lexical import pairwise_tfidf_similarity
 
 PUSH_SIGN = {"support": 1, "oppose": -1}
 OUTCOME_COLUMNS = ("initial_alignment", "final_alignment", "delta_alignment", "final_pushed_side_share",
@@ -230,7 +230,7 @@ def trial_outcomes(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFram
     n_rounds : int
         Rounds the trial ran.
     similarity_edge_cases : {"pvsst", "reference"}
-        The protocol setting passed to :func:`pvsst.analysis.lexical.pairwise_tfidf_similarity`.
+        The protocol setting passed to :func:`pvsst.analysis.text.lexical.pairwise_tfidf_similarity`.
 
     Returns
     -------

@@ -10,7 +10,7 @@ and each cell's answers stand for all its members. The run store holds::
     RUN/units/*/responses.parquet   persona_id = cell_id
 
 :func:`read_cell_population` turns ``cells.parquet`` into the cell table and the ``N_gc`` counts of
-:mod:`pvsst.analysis.poststratification`; :func:`decision_bank` turns the responses into each cell's
+:mod:`pvsst.analysis.survey.cells.poststratification`; :func:`decision_bank` turns the responses into each cell's
 answer distribution (distribution methods: the substantive options' probabilities, renormalised, the mean
 over a cell's replies) or answer counts (sampled answers: parsed substantive answers only); and
 :func:`cell_estimates` post-stratifies them for the nation, every geography and every level of every cell
@@ -35,12 +35,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.poststratification import ESTIMATE_COLUMNS, population_estimates
+from pvsst.analysis.survey.cells.poststratification import ESTIMATE_COLUMNS, population_estimates
 from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, QuestionScale, ScoredRun, substantive_distributions
 from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import CELLS
-from pvsst.analysis.paired import require_columns
+from pvsst.analysis.stats.paired import require_columns
 
 CELLS_FILE = CELLS
 ESTIMATES_FILE = "estimates.csv"

@@ -22,7 +22,7 @@ from matplotlib.patches import Rectangle
 from pvsst.analysis.figures.style import (DIVERGING_CMAP, NO_VALUE_GREY, SEQUENTIAL_CMAP, YARDSTICK_STYLES, PaperFigure,
                                          WIDE_IN, colour_range, in_style, new_figure, readable_colorbar, series_styles)
 from pvsst.core.errors import InputError
-from pvsst.analysis.paired import require_columns
+from pvsst.analysis.stats.paired import require_columns
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
 
 # (row, column) of each tile, row 0 at the top.
@@ -115,7 +115,7 @@ def state_tile_map_figure(values: pd.Series, *, label: str, diverging: bool = Fa
 def state_scatter_figure(options: pd.DataFrame, option: str, *, sources=None, name: str | None = None) -> PaperFigure:
     """Simulated against real state shares of one option, one colour and marker per source, with the identity line.
 
-    ``options``: source, state, option, simulated, real (:class:`pvsst.analysis.survey.state_scores.StateScores`
+    ``options``: source, state, option, simulated, real (:class:`pvsst.analysis.survey.cells.state_scores.StateScores`
     ``options``). ``sources``: which to draw, in legend order (default: every source, so the model(s),
     the cell oracle, the national marginal and uniform). The yardsticks keep one look in every figure
     (:data:`~pvsst.analysis.figures.style.YARDSTICK_STYLES`: the cell oracle in open black circles); no

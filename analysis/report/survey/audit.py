@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.analysis.figures.survey_audit import audit_disparity_figure, consistency_figure
+from pvsst.analysis.figures.survey.audit import audit_disparity_figure, consistency_figure
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import markdown_table
 from pvsst.analysis.survey.audit import AUDIT_FILES, audit_settings, score_audit, write_audit
