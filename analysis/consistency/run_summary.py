@@ -15,9 +15,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS, JUDGED_METRICS
 from pvsst.analysis.consistency.trials import STANCE_COLUMNS, SUMMARY_COLUMNS, consistency_by_arm, stance_consistency
-from pvsst.analysis.stats.plan import Contrast, RunPlan
+from pvsst.analysis.stats.plan import CONSISTENCY_METRICS, JUDGED_METRICS, Contrast, RunPlan
 from pvsst.core.errors import InputError
 
 BY = ("model", "condition")

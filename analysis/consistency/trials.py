@@ -48,8 +48,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.stats.block_tests import bootstrap_mean_ci_batch
-from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS
-from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED
+from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, CONSISTENCY_METRICS, PVSST_BLOCK, PVSST_SEED
 from pvsst.analysis.stats.paired import require_columns
 
 POST_KEY = ["trial_id", "round", "agent_id"]

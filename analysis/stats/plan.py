@@ -29,7 +29,6 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pvsst.core.bounds import MAX_BOOTSTRAP_DRAWS, MAX_RANDOMIZATION_DRAWS, MAX_SEED
-from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import MANIFEST
 from pvsst.core.validation import (Identifier, NonEmptyText, Share, SpecFieldError, StrictModel,
@@ -45,6 +44,13 @@ PVSST_STRATA = ("model", "topic_id")
 PVSST_METRICS = ("delta_alignment", "final_pushed_side_share", "toward_push_share",
                  "opposite_side_survival", "majority_capture", "final_honest_pairwise_similarity")
 PVSST_PRIMARY_METRIC = "final_honest_pairwise_similarity"
+JUDGED_METRICS = ("stance_exact_agreement", "stance_side_agreement", "stance_contradiction_rate",
+                  "stance_signed_gap")
+"""Belief-behaviour consistency, posts against reported stances: these need a stance judge's judgments."""
+VOTE_METRICS = ("like_rate_same_side", "like_rate_other_side", "like_rate_chance", "same_side_like_gap")
+"""Belief-behaviour consistency, votes against reported stances: these need no judge."""
+CONSISTENCY_METRICS = JUDGED_METRICS + VOTE_METRICS
+"""The per-trial consistency columns (besides the counts ``n_judged_posts`` and ``n_sided_votes``)."""
 TRIAL_OUTCOME_METRICS = (
     "initial_alignment", "final_alignment", "delta_alignment", "final_pushed_side_share",
     "toward_push_share", "opposite_side_survival", "majority_capture", "final_honest_pairwise_similarity",

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
-from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS
+from pvsst.analysis.stats.plan import CONSISTENCY_METRICS
 from pvsst.analysis.consistency.trials import stance_consistency, trial_consistency, vote_sides
 from pvsst.analysis.text.lexical import pairwise_tfidf_similarity
 
