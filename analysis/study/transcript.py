@@ -29,18 +29,7 @@ round 1 · a0
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
-
-TABLES = ("posts", "votes", "exposures", "llm_calls", "prompts", "agents")
-
-
-def read_trial_tables(trial_dir: str | Path) -> dict[str, pd.DataFrame]:
-    """The tables of one stored trial (those present), by name."""
-    trial_dir = Path(trial_dir)
-    return {name: pd.read_parquet(trial_dir / f"{name}.parquet") for name in TABLES
-            if (trial_dir / f"{name}.parquet").is_file()}
 
 
 def transcript(tables: dict[str, pd.DataFrame], *, round: int | None = None, agent: str | None = None,

@@ -58,9 +58,8 @@ from pvsst.analysis.survey.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables,
                                eta_squared, js_distance, kl_divergence, no_variance, percentile_interval)
 from pvsst.core.run_layout import ANALYSIS
 from pvsst.analysis.survey.simbench import simbench_score, total_variation
-from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, QuestionScale, ScoredRun,  # noqa: F401
-                                   UnitAnswers, failed_calls, human_units, model_units, read_prompts,
-                                   read_responses, read_scored_run, substantive_distributions)
+from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, QuestionScale, UnitAnswers, failed_calls,
+                                        human_units, model_units, read_scored_run, substantive_distributions)
 
 FIDELITY_COLUMNS = ("model", "provider", "condition", "elicitation", "question", "group", "metric", "value",
                     "ci_low", "ci_high", "note")

@@ -149,7 +149,7 @@ def stated_enacted_consistency(responses: pd.DataFrame, codes: Mapping[str, Sequ
     ----------
     responses : pandas.DataFrame
         The run's responses (``provider, condition, elicitation, persona_id, question, answer,
-        probabilities, parse_ok``: :func:`pvsst.analysis.survey.scoring.read_responses`).
+        probabilities, parse_ok``: :func:`pvsst.analysis.store.reader.read_responses`).
     codes : mapping
         Question -> its substantive option codes.
     stated : str

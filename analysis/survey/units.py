@@ -20,9 +20,10 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.survey.fidelity import design_resample, resample_index
+from pvsst.analysis.store.reader import read_survey_run
 from pvsst.analysis.survey.data import GROUP_PREFIX
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import HUMAN, PERSONAS, SCORING, UNITS, complete_unit_dirs, table_file
+from pvsst.core.run_layout import HUMAN, PERSONAS, SCORING, UNITS
 
 DISTRIBUTION_METHODS = ("logprobs", "verbalized")
 
@@ -59,32 +60,6 @@ class UnitAnswers:
             return resample_index(len(self.counts), draws, rng)
         return design_resample(self.strata, self.clusters, draws, rng)
 
-
-
-def _read_json(path: Path) -> dict:
-    if not path.is_file():
-        raise InputError(path.parent, path.name, "not a survey run directory (run `pvsst survey run` first)")
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def read_responses(run_dir: str | Path) -> pd.DataFrame:
-    """All responses of the complete units (those with DONE) of a survey run."""
-    units = complete_unit_dirs(run_dir, UNITS)
-    if not units:
-        raise InputError(run_dir, UNITS, "no complete survey unit in this run directory")
-    return pd.concat([pd.read_parquet(u / table_file("responses")) for u in units], ignore_index=True)
-
-
-def read_prompts(run_dir: str | Path) -> pd.DataFrame:
-    """The run's prompt table: one row per distinct prompt of the complete units, keyed by
-    ``prompt_sha256`` (columns of :mod:`pvsst.sim.llm.prompt_table`: ``prompt_sha256, system, user,
-    messages_json, n_messages``); every response row's
-    ``prompt_sha256`` is a key here."""
-    units = complete_unit_dirs(run_dir, UNITS)
-    frames = [pd.read_parquet(u / table_file("prompts")) for u in units if (u / table_file("prompts")).is_file()]
-    if not frames:
-        raise InputError(run_dir, UNITS, "no prompt table in this run directory (written since prompts are kept)")
-    return pd.concat(frames, ignore_index=True).drop_duplicates("prompt_sha256").reset_index(drop=True)
 
 
 def human_units(human: pd.DataFrame, scale: QuestionScale, axes: list[str]) -> UnitAnswers:
@@ -177,12 +152,20 @@ def read_scored_run(run_dir: str | Path) -> ScoredRun:
     ``weight``, so whole-population and group distributions are population distributions; a grouping
     axis without its ``group:<axis>`` column in the cell table leaves every cell out of that axis's groups."""
     run_dir = Path(run_dir)
-    config = _read_json(run_dir / SCORING)
+    tables = read_survey_run(run_dir, ("responses",))
+    if not tables.scoring:
+        raise InputError(run_dir, SCORING, "not a survey run directory (run `pvsst survey run` first)")
+    config = tables.scoring
     scales = [QuestionScale(q["id"], tuple(q["codes"]), bool(q["ordinal"])) for q in config["questions"]]
-    responses = read_responses(run_dir)
+    responses = tables.responses
+    if responses.empty:
+        raise InputError(run_dir, UNITS, "no complete survey unit in this run directory")
     if "elicitation" not in responses:
         responses["elicitation"] = "sample"
-    personas = pd.read_parquet(run_dir / PERSONAS)
+    for name, frame in ((PERSONAS, tables.personas), (HUMAN, tables.human)):
+        if frame.empty:
+            raise InputError(run_dir, name, "missing (not a complete survey run directory)")
+    personas = tables.personas
     from pvsst.analysis.survey.cells.estimates import is_cell_run, read_cell_population
 
     if is_cell_run(run_dir):
@@ -192,4 +175,4 @@ def read_scored_run(run_dir: str | Path) -> ScoredRun:
         for axis in config.get("axes") or []:  # a grouping axis the cells do not define: no cell is in a group
             if GROUP_PREFIX + axis not in personas:
                 personas[GROUP_PREFIX + axis] = None
-    return ScoredRun(config, scales, pd.read_parquet(run_dir / HUMAN), personas, responses)
+    return ScoredRun(config, scales, tables.human, personas, responses)

@@ -161,7 +161,7 @@ def report(
     figures: str = typer.Option("png,pdf", "--figures", help="Figure formats, comma-separated: png, pdf."),
 ) -> None:
     """Write RUN/report/ (the survey report; `pvsst report RUN` writes the same)."""
-    from pvsst.analysis.report.survey.build import is_survey_run
+    from pvsst.analysis.store.reader import is_survey_run
     from pvsst.core.run_layout import SURVEY
     from pvsst.core.errors import InputError
     from pvsst.experiments.cli.report import report_command

@@ -12,7 +12,8 @@ from scipy.spatial.distance import jensenshannon
 
 from pvsst.core.errors import InputError
 from pvsst.analysis.survey.data import AnswerColumn, GroupColumn, canonical_value, human_answers
-from pvsst.analysis.survey.scoring import QuestionScale, ScoringSettings, UnitAnswers, human_units, score_question
+from pvsst.analysis.survey.scoring import ScoringSettings, score_question
+from pvsst.analysis.survey.units import QuestionScale, UnitAnswers, human_units
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.experiments.survey.controls import reference_line
 from pvsst.sim.llm.types import LLMRequest

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from pvsst.analysis.survey.fidelity import bootstrap_tables, design_resample, js_distance, percentile_interval, resample_index
-from pvsst.analysis.survey.scoring import read_prompts
+from pvsst.analysis.store.reader import read_prompts
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.experiments.cli import main
 from pvsst.sim.llm.providers.registry import register_scripted_provider

@@ -18,7 +18,7 @@ from scipy.stats import chisquare
 
 from pvsst.analysis.survey.fidelity import kl_divergence
 from pvsst.analysis.survey.data import load_data
-from pvsst.analysis.survey.scoring import read_prompts, read_responses
+from pvsst.analysis.store.reader import read_prompts, read_responses
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.prereg import freeze, lock_path
 from builders import WEIGHTED_CODES, small_instrument, weighted_frame, weighted_instrument

@@ -39,6 +39,7 @@ from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, mar
 from pvsst.analysis.report.survey.cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
 from pvsst.analysis.survey.cells.estimates import is_cell_run
 from pvsst.analysis.report.survey.audit import audit_figure_plans, audit_sections, read_audit_tables
+from pvsst.analysis.store.reader import is_survey_run
 from pvsst.analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.core.errors import InputError
@@ -93,11 +94,6 @@ METRIC_DEFINITIONS = (
                     "method (oracle: a point mass on the respondent's answer; marginal: the marginal; "
                     "uniform: uniform)."),
 )
-
-
-def is_survey_run(run_dir: str | Path) -> bool:
-    """Whether ``run_dir`` holds a survey run (``survey.json``) rather than an experiment run."""
-    return (Path(run_dir) / SURVEY).is_file()
 
 
 def _read_json(path: Path) -> dict:
