@@ -22,7 +22,6 @@ Examples
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.analysis.survey.stated_enacted import ENACTED_METHODS, STATED_METHODS, stated_enacted_consistency
-from pvsst.analysis.survey.units import read_scored_run
+from pvsst.analysis.survey.units import ScoredRun
 from pvsst.core.atomic import write_csv_tables
 from pvsst.core.run_layout import ANALYSIS
 from pvsst.core.errors import InputError
@@ -67,13 +66,9 @@ def consistency_pairs(spec: Mapping, present: Sequence[str]) -> list[tuple[str, 
             for enacted, (e_method, e_key) in conditions.items() if e_method in ENACTED_METHODS and e_key == s_key]
 
 
-def score_consistency(run_dir: str | Path, draws: int | None = None) -> SurveyConsistency | None:
+def score_consistency(run: ScoredRun) -> SurveyConsistency | None:
     """Stated-vs-enacted tables of a run (None when no stated condition pairs with an enacted one)."""
-    run_dir = Path(run_dir)
-    spec = (json.loads((run_dir / "survey.json").read_text(encoding="utf-8")).get("spec") or {}) \
-        if (run_dir / "survey.json").is_file() else {}
-    run = read_scored_run(run_dir)
-    pairs = consistency_pairs(spec, list(pd.unique(run.responses["condition"])))
+    pairs = consistency_pairs(run.spec, list(pd.unique(run.responses["condition"])))
     if not pairs:
         return None
     settings = run.config["settings"]
@@ -83,7 +78,7 @@ def score_consistency(run_dir: str | Path, draws: int | None = None) -> SurveyCo
         rows = run.responses[run.responses["condition"].isin([stated, enacted])]
         try:
             per_persona, summary = stated_enacted_consistency(
-                rows, codes, stated=stated, enacted=enacted, draws=int(draws or settings["bootstrap_draws"]),
+                rows, codes, stated=stated, enacted=enacted, draws=int(settings["bootstrap_draws"]),
                 seed=int(settings["bootstrap_seed"]), level=float(settings["ci_level"]))
         except InputError:  # e.g. every call of one side failed: nothing to compare for this pair
             continue

@@ -40,7 +40,7 @@ keeps them, like the model side.
 
 Examples
 --------
->>> table = score_survey_run("RUN")  # doctest: +SKIP
+>>> table = score_fidelity(read_scored_run("RUN"))  # doctest: +SKIP
 >>> sorted(table.columns)  # doctest: +SKIP
 ['ci_high', 'ci_low', 'condition', 'group', 'metric', 'model', 'provider', 'question', 'value']
 """
@@ -53,13 +53,12 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.atomic import atomic_file
-from pvsst.core.errors import InputError
 from pvsst.analysis.survey.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, bounded_interval, distribution_metrics,
                                eta_squared, js_distance, kl_divergence, no_variance, percentile_interval)
 from pvsst.core.run_layout import ANALYSIS
 from pvsst.analysis.survey.simbench import simbench_score, total_variation
-from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, QuestionScale, UnitAnswers, failed_calls,
-                                        human_units, model_units, read_scored_run, substantive_distributions)
+from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, QuestionScale, ScoredRun, UnitAnswers, failed_calls,
+                                        human_units, model_units, substantive_distributions)
 
 FIDELITY_COLUMNS = ("model", "provider", "condition", "elicitation", "question", "group", "metric", "value",
                     "ci_low", "ci_high", "note")
@@ -249,16 +248,15 @@ def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
     return rows
 
 
-def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFrame:
-    """Fidelity table of every provider x condition of a survey run (see the module docstring)."""
-    run_dir = Path(run_dir)
-    run = read_scored_run(run_dir)
+def score_fidelity(run: ScoredRun) -> pd.DataFrame:
+    """Fidelity table of every provider x condition of a survey run (see the module docstring).
+
+    Examples
+    --------
+    >>> table = score_fidelity(read_scored_run("RUN"))  # doctest: +SKIP
+    """
     config, scales, human, personas, responses = run.config, run.scales, run.human, run.personas, run.responses
     settings = ScoringSettings(**config["settings"])
-    if draws is not None:
-        if draws < 10:
-            raise InputError("--draws", str(draws), "must be >= 10")
-        settings = ScoringSettings(**{**config["settings"], "bootstrap_draws": int(draws)})
     axes = list(config["axes"])
     rows: list[dict] = []
     humans = [human_units(human, scale, axes) for scale in scales]

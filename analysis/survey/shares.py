@@ -14,7 +14,7 @@ intervals extended to 0 or 1 where the observed share lies beyond them (a share 
 
 Examples
 --------
->>> shares = answer_shares("RUN")  # doctest: +SKIP
+>>> shares = answer_shares(read_scored_run("RUN"))  # doctest: +SKIP
 >>> list(shares.columns)  # doctest: +SKIP
 ['question', 'source', 'provider', 'condition', 'elicitation', 'group', 'option', 'position', 'share', 'ci_low', 'ci_high', 'n_units']
 """
@@ -27,7 +27,7 @@ import pandas as pd
 
 from pvsst.analysis.survey.fidelity import bootstrap_tables, bounded_interval, percentile_interval
 from pvsst.analysis.survey.scoring import ScoringSettings
-from pvsst.analysis.survey.units import QuestionScale, UnitAnswers, human_units, model_units, read_scored_run
+from pvsst.analysis.survey.units import QuestionScale, ScoredRun, UnitAnswers, human_units, model_units
 
 SHARE_COLUMNS = ("question", "source", "provider", "condition", "elicitation", "group", "option", "position", "share",
                  "ci_low", "ci_high", "n_units")
@@ -70,9 +70,8 @@ def _share_rows(scale: QuestionScale, units: UnitAnswers, settings: ScoringSetti
     return rows
 
 
-def answer_shares(run_dir: str | Path) -> pd.DataFrame:
-    """The answer-share table of a survey run (see the module docstring); reads the run store only."""
-    run = read_scored_run(Path(run_dir))
+def answer_shares(run: ScoredRun) -> pd.DataFrame:
+    """The answer-share table of a survey run (see the module docstring)."""
     settings = ScoringSettings(**run.config["settings"])
     axes = list(run.config["axes"])
     rows: list[dict] = []

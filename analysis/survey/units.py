@@ -13,7 +13,7 @@ Examples
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,7 @@ import pandas as pd
 
 from pvsst.analysis.survey.fidelity import design_resample, resample_index
 from pvsst.analysis.store.reader import read_survey_run
+from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation, is_cell_run, population_from_table
 from pvsst.analysis.survey.data import GROUP_PREFIX
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import HUMAN, PERSONAS, SCORING, UNITS
@@ -135,18 +136,46 @@ def _distribution_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: 
 
 @dataclass(frozen=True)
 class ScoredRun:
-    """What scoring reads from a survey run store: the scoring config, the question scales, the human
-    answers, the personas and every complete unit's responses (``elicitation`` filled for old runs)."""
+    """What scoring reads from a survey run store, read once: the scoring config, the question scales, the
+    human answers, the personas, every complete unit's responses (``elicitation`` filled for old runs), the
+    instrument (``spec``), in a cell run the cell population (its members' weight is their cells'), the
+    run directory (``path``) and its manifest."""
 
     config: dict
     scales: list[QuestionScale]
     human: pd.DataFrame
     personas: pd.DataFrame
     responses: pd.DataFrame
+    spec: dict = field(default_factory=dict)
+    population: CellPopulation | None = None
+    path: Path | None = None
+    manifest: dict = field(default_factory=dict)
+
+    def file(self, name: str) -> str:
+        """Where a file of the run is, for an error message (``name`` alone for a run not read from disk;
+        ``""``: the run directory)."""
+        return str(self.path / name) if self.path is not None else (name or "run")
+
+    def with_draws(self, draws: int | None) -> ScoredRun:
+        """The run scored with ``draws`` bootstrap draws (``--draws``) instead of the instrument's; the same
+        run when ``draws`` is None.
+
+        >>> run = ScoredRun({"settings": {"bootstrap_draws": 1000}}, [], pd.DataFrame(), pd.DataFrame(),
+        ...                 pd.DataFrame())
+        >>> run.with_draws(50).config["settings"]["bootstrap_draws"], run.with_draws(None) is run
+        (50, True)
+        """
+        if draws is None:
+            return self
+        if draws < 10:
+            raise InputError("--draws", str(draws), "must be >= 10")
+        return replace(self, config={**self.config, "settings": {**self.config.get("settings", {}),
+                                                                  "bootstrap_draws": int(draws)}})
 
 
 def read_scored_run(run_dir: str | Path) -> ScoredRun:
-    """Read the parts of a survey run that scoring and the answer-share table use.
+    """Read the parts of a survey run that scoring and the answer-share table use, each file once
+    (:func:`pvsst.analysis.store.reader.read_survey_run`; of the unit tables, ``responses`` only).
 
     In a cell run (``cells.parquet``) each cell's persona row carries the cell's population as its
     ``weight``, so whole-population and group distributions are population distributions; a grouping
@@ -165,14 +194,14 @@ def read_scored_run(run_dir: str | Path) -> ScoredRun:
     for name, frame in ((PERSONAS, tables.personas), (HUMAN, tables.human)):
         if frame.empty:
             raise InputError(run_dir, name, "missing (not a complete survey run directory)")
-    personas = tables.personas
-    from pvsst.analysis.survey.cells.estimates import is_cell_run, read_cell_population
-
+    personas, population = tables.personas, None
     if is_cell_run(run_dir):
+        population = population_from_table(tables.cells, str(run_dir / CELLS_FILE))
         # A cell stands for its members: its answers weigh as much as its population.
-        weights = read_cell_population(run_dir).weights()
+        weights = population.weights()
         personas = personas.assign(weight=personas["persona_id"].astype(str).map(weights).fillna(0.0).to_numpy(float))
         for axis in config.get("axes") or []:  # a grouping axis the cells do not define: no cell is in a group
             if GROUP_PREFIX + axis not in personas:
                 personas[GROUP_PREFIX + axis] = None
-    return ScoredRun(config, scales, tables.human, personas, responses)
+    return ScoredRun(config, scales, tables.human, personas, responses, tables.instrument.get("spec") or {},
+                     population, run_dir, tables.manifest)

@@ -209,8 +209,9 @@ def test_a_grouping_axis_the_cells_do_not_define_drops_its_groups_with_a_note(tm
 
 def test_the_per_state_table_shows_each_states_move_and_the_states_the_survey_cannot_separate(census_run):
     from pvsst.analysis.report.survey.cells import read_cell_analysis, state_table
+    from pvsst.analysis.survey.units import read_scored_run
 
-    analysis = read_cell_analysis(census_run, {})
+    analysis = read_cell_analysis(read_scored_run(census_run))
     table = state_table(analysis, "votetrump").set_index("state")
     assert len(table) == 51
     oracle = analysis.scores[(analysis.scores["source"] == CELL_ORACLE) & (analysis.scores["question"] == "votetrump")

@@ -24,8 +24,9 @@ import pandas as pd
 from pvsst.analysis.figures.survey.audit import audit_disparity_figure, consistency_figure
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import markdown_table
-from pvsst.analysis.survey.audit import AUDIT_FILES, audit_settings, score_audit, write_audit
+from pvsst.analysis.survey.audit import AUDIT_FILES, score_audit, write_audit
 from pvsst.analysis.survey.consistency import CONSISTENCY_FILES, score_consistency, write_consistency
+from pvsst.analysis.survey.units import ScoredRun
 
 DEFINITIONS = (
     ("flip rate", "share of matched sets whose members' answers are not all equal: F = (1/S) sum_s "
@@ -53,18 +54,19 @@ class AuditTables:
     consistency: pd.DataFrame | None
 
 
-def read_audit_tables(run_dir: str | Path, draws: int | None = None) -> AuditTables:
-    """The run's audit and consistency tables, scoring them first where they are due and missing."""
-    analysis = Path(run_dir) / "analysis"
+def read_audit_tables(run: ScoredRun) -> AuditTables:
+    """The run's audit and consistency tables, scoring them first (from ``run``) where they are due and
+    missing."""
+    analysis = Path(run.path) / "analysis"
     questions = shares = consistency = None
-    if audit_settings(run_dir) is not None:
+    if run.spec.get("audit") is not None:
         if not (analysis / AUDIT_FILES["questions"]).is_file():
-            write_audit(score_audit(run_dir, draws=draws), run_dir)
+            write_audit(score_audit(run), run.path)
         questions, shares = _read(analysis / AUDIT_FILES["questions"]), _read(analysis / AUDIT_FILES["shares"])
     if not (analysis / CONSISTENCY_FILES["summary"]).is_file():
-        scored = score_consistency(run_dir, draws=draws)
+        scored = score_consistency(run)
         if scored is not None:
-            write_consistency(scored, run_dir)
+            write_consistency(scored, run.path)
     if (analysis / CONSISTENCY_FILES["summary"]).is_file():
         consistency = pd.read_csv(analysis / CONSISTENCY_FILES["summary"])
     return AuditTables(questions, shares, consistency)

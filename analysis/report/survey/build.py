@@ -37,14 +37,14 @@ from pvsst.analysis.report.build import REPORT_FORMATS, ReportResult, draw_figur
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, markdown_table
 from pvsst.analysis.report.survey.cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
-from pvsst.analysis.survey.cells.estimates import is_cell_run
 from pvsst.analysis.report.survey.audit import audit_figure_plans, audit_sections, read_audit_tables
 from pvsst.analysis.store.reader import is_survey_run
-from pvsst.analysis.survey.scoring import ScoringSettings, score_survey_run, write_fidelity
+from pvsst.analysis.survey.scoring import ScoringSettings, score_fidelity, write_fidelity
+from pvsst.analysis.survey.units import ScoredRun, read_scored_run
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.core.errors import InputError
 from pvsst.core.atomic import check_replaceable
-from pvsst.core.run_layout import ANALYSIS, MANIFEST, REPORT, SURVEY
+from pvsst.core.run_layout import ANALYSIS, REPORT, SURVEY
 
 METRIC_DEFINITIONS = (
     ("p, q", "the human and the simulated answer distributions over a question's K substantive options "
@@ -96,21 +96,14 @@ METRIC_DEFINITIONS = (
 )
 
 
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
-        raise InputError(path, "json", f"cannot read: {err}") from None
-
-
-def survey_fidelity(run_dir: Path, draws: int | None = None) -> tuple[pd.DataFrame, bool]:
+def survey_fidelity(run: ScoredRun) -> tuple[pd.DataFrame, bool]:
     """``RUN/analysis/fidelity.csv`` as a frame, scoring the run first when it is missing: (table, computed).
     A table just scored is read back as written (six significant digits), so the report shows the same
     numbers whether it scored the run or found the table."""
-    path = run_dir / ANALYSIS / "fidelity.csv"
+    path = Path(run.path) / ANALYSIS / "fidelity.csv"
     computed = not path.is_file()
     if computed:
-        write_fidelity(score_survey_run(run_dir, draws=draws), run_dir)
+        write_fidelity(score_fidelity(run), run.path)
     return pd.read_csv(path), computed
 
 
@@ -302,18 +295,18 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
     step = progress or (lambda label: None)
     if not is_survey_run(run_dir):
         raise InputError(run_dir, SURVEY, "not a survey run directory (run `pvsst survey run` first)")
-    spec = _read_json(run_dir / SURVEY).get("spec") or {}
-    manifest = _read_json(run_dir / MANIFEST) if (run_dir / MANIFEST).is_file() else {}
+    run = read_scored_run(run_dir).with_draws(draws)  # the one read of the run store
+    spec, manifest = run.spec, run.manifest
     step("fidelity table")
-    fidelity, computed = survey_fidelity(run_dir, draws)
+    fidelity, computed = survey_fidelity(run)
     if fidelity.empty:
         raise InputError(run_dir / ANALYSIS / "fidelity.csv", "rows", "no fidelity rows to report")
-    shares = labelled_shares(answer_shares(run_dir), spec)
-    audits = read_audit_tables(run_dir, draws)
+    shares = labelled_shares(answer_shares(run), spec)
+    audits = read_audit_tables(run)
     plans, cells_text = [*survey_figures(shares, fidelity), *audit_figure_plans(audits)], ""
-    if is_cell_run(run_dir):
+    if run.population is not None:
         step("post-stratified estimates")
-        cells = read_cell_analysis(run_dir, spec)
+        cells = read_cell_analysis(run)
         labels = {(q, o): lab for q, o, lab in shares[["question", "option", "label"]].drop_duplicates().itertuples(
             index=False)}
         plans += cell_figures(cells, labels)

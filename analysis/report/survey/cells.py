@@ -9,7 +9,7 @@ with the identity line and the cell oracle beside the model, and one figure of t
 
 Examples
 --------
->>> analysis = read_cell_analysis(Path("RUN"), spec={})  # doctest: +SKIP
+>>> analysis = read_cell_analysis(read_scored_run("RUN"))  # doctest: +SKIP
 """
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ from pvsst.analysis.figures.survey.states import group_errors_figure, state_scat
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, markdown_table
 from pvsst.analysis.report.survey.tables import degraded_sources, estimate, number
-from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE, read_cell_population
+from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE
 from pvsst.analysis.survey.cells.states import NOTES_FILE, YARDSTICKS, cell_analysis, write_cell_analysis
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
-from pvsst.analysis.survey.units import read_scored_run
+from pvsst.analysis.survey.units import ScoredRun
 
 STATE_TABLES = ("state_scores.csv", "state_correlations.csv", "state_pairs.csv", "group_scores.csv")
 # Persona attributes drawn from survey respondents of the persona's demographic cell, not from the census.
@@ -52,18 +52,18 @@ class CellAnalysis:
         return not self.scores.empty
 
 
-def read_cell_analysis(run_dir: Path, spec: Mapping) -> CellAnalysis:
-    """The cell-run tables, computing them first when ``analysis/estimates.csv`` is missing."""
-    folder = run_dir / "analysis"
+def read_cell_analysis(run: ScoredRun) -> CellAnalysis:
+    """The cell-run tables, computing them first (from ``run``) when ``analysis/estimates.csv`` is missing."""
+    folder = Path(run.path) / "analysis"
     notes = []
     if not (folder / ESTIMATES_FILE).is_file():
-        write_cell_analysis(*cell_analysis(read_scored_run(run_dir), run_dir, dict(spec)), run_dir)
+        write_cell_analysis(*cell_analysis(run), run.path)
         notes.append(f"`{folder / ESTIMATES_FILE}` was missing, so this report post-stratified the run first")
     tables = {name: pd.read_csv(folder / name, keep_default_na=True) for name in STATE_TABLES
               if (folder / name).is_file()}
     if (folder / NOTES_FILE).is_file():
         notes += list(json.loads((folder / NOTES_FILE).read_text(encoding="utf-8")).get("notes") or [])
-    return CellAnalysis(pd.read_csv(folder / ESTIMATES_FILE), read_cell_population(run_dir).attributes,
+    return CellAnalysis(pd.read_csv(folder / ESTIMATES_FILE), run.population.attributes,
                         *(tables.get(name, pd.DataFrame()) for name in STATE_TABLES), notes)
 
 

@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.survey.cells.estimates import KEYS, CellPopulation, groups_of
+from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE, KEYS, cell_estimates, groups_of, write_table
+from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
 from pvsst.analysis.survey.data import GROUP_PREFIX, load_data
 from pvsst.analysis.survey.cells.geography import indistinguishable_states, state_bootstrap, state_noise, state_shares
 from pvsst.analysis.survey.shares import source_label
@@ -233,17 +234,16 @@ def _group_scores(answered: pd.DataFrame, question: str, codes, estimates: pd.Da
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=GROUP_SCORE_COLUMNS)
 
 
-def cell_analysis(run: ScoredRun, run_dir: str | Path, spec: dict) -> tuple[dict[str, pd.DataFrame], list[str]]:
+def cell_analysis(run: ScoredRun) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """The tables of a cell run's analysis, by file name (``estimates.csv`` and, when ``data.geography`` is
     set, the state and group tables), and the notes (what could not be computed and why). Writes nothing."""
-    from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE, cell_estimates, read_cell_population
-
-    population = read_cell_population(run_dir)
-    estimates = cell_estimates(run, population)
+    if run.population is None:
+        raise InputError(run.file(CELLS_FILE), "cells", "not a cell run (no cells.parquet)")
+    estimates = cell_estimates(run, run.population)
     tables = {ESTIMATES_FILE: estimates}
-    if not (spec.get("data") or {}).get("geography"):
+    if not (run.spec.get("data") or {}).get("geography"):
         return tables, ["no data.geography in the instrument: estimates only, no state scores"]
-    comparison = compare_states(run, population, estimates, spec)
+    comparison = compare_states(run, run.population, estimates, run.spec)
     tables.update({"state_scores.csv": comparison.scores, "state_correlations.csv": comparison.correlations,
                    "state_pairs.csv": comparison.pairs, "group_scores.csv": comparison.groups})
     return tables, comparison.notes
@@ -252,8 +252,6 @@ def cell_analysis(run: ScoredRun, run_dir: str | Path, spec: dict) -> tuple[dict
 def write_cell_analysis(tables: dict[str, pd.DataFrame], notes: list[str], run_dir: str | Path) -> list[Path]:
     """Write :func:`cell_analysis`'s tables to ``RUN/analysis/`` (each atomically) and the notes to
     ``cell_notes.json``; return the paths."""
-    from pvsst.analysis.survey.cells.estimates import write_table
-
     written = [write_table(table, run_dir, name) for name, table in tables.items()]
     written.append(write_json(Path(run_dir) / "analysis" / NOTES_FILE, {"notes": list(notes)}))
     return written
