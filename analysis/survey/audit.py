@@ -95,9 +95,9 @@ def score_audit(run: ScoredRun) -> SurveyAudit | None:
     audit = run.spec.get("audit")
     if audit is None:
         return None
-    settings = run.config["settings"]
+    settings = run.settings
     codes = {scale.question: list(scale.codes) for scale in run.scales}
-    options = {"draws": int(settings["bootstrap_draws"]), "seed": int(settings["bootstrap_seed"]),
+    options = {"draws": settings.bootstrap_draws, "seed": settings.bootstrap_seed,
                "permutations": int(audit.get("permutations", 2000)), "alpha": float(audit.get("alpha", 0.05))}
     personas = run.personas
     if "audit_role" not in personas:

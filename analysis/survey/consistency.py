@@ -71,15 +71,15 @@ def score_consistency(run: ScoredRun) -> SurveyConsistency | None:
     pairs = consistency_pairs(run.spec, list(pd.unique(run.responses["condition"])))
     if not pairs:
         return None
-    settings = run.config["settings"]
+    settings = run.settings
     codes = {scale.question: list(scale.codes) for scale in run.scales}
     summaries, personas = [], []
     for stated, enacted in pairs:
         rows = run.responses[run.responses["condition"].isin([stated, enacted])]
         try:
             per_persona, summary = stated_enacted_consistency(
-                rows, codes, stated=stated, enacted=enacted, draws=int(settings["bootstrap_draws"]),
-                seed=int(settings["bootstrap_seed"]), level=float(settings["ci_level"]))
+                rows, codes, stated=stated, enacted=enacted, draws=settings.bootstrap_draws,
+                seed=settings.bootstrap_seed, level=settings.ci_level)
         except InputError:  # e.g. every call of one side failed: nothing to compare for this pair
             continue
         for frame, out in ((summary, summaries), (per_persona, personas)):

@@ -46,33 +46,23 @@ Examples
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from pvsst.core.atomic import atomic_file
-from pvsst.analysis.survey.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, bounded_interval, distribution_metrics,
+from pvsst.analysis.survey.fidelity import (bootstrap_tables, bounded_interval, distribution_metrics,
                                eta_squared, js_distance, kl_divergence, no_variance, percentile_interval)
 from pvsst.core.run_layout import ANALYSIS
 from pvsst.analysis.survey.simbench import simbench_score, total_variation
+from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, QuestionScale, ScoredRun, UnitAnswers, failed_calls,
                                         human_units, model_units, substantive_distributions)
 
 FIDELITY_COLUMNS = ("model", "provider", "condition", "elicitation", "question", "group", "metric", "value",
                     "ci_low", "ci_high", "note")
 ALL_QUESTIONS = "(mean over questions)"  # the question of the means-over-questions rows
-
-
-@dataclass(frozen=True)
-class ScoringSettings:
-    smoothing: float = DEFAULT_SMOOTHING
-    bootstrap_draws: int = 1000
-    bootstrap_seed: int = 20260729
-    ci_level: float = 0.95
-    min_group_n: int = 10
-    parse_failure_threshold: float = 0.05
 
 
 # Where each metric's values are bounded: an interval is extended to the bound that the observed
@@ -120,7 +110,7 @@ def _mean_position(table: np.ndarray) -> np.ndarray:
 
 
 def _noise_floor(scale: QuestionScale, human: UnitAnswers, n_m: int, model_weighted: bool, observed: np.ndarray,
-                 settings: ScoringSettings, seed, distribution: bool) -> list[dict]:
+                 settings: SurveyAnalysisPlan, seed, distribution: bool) -> list[dict]:
     """``kl_noise_floor`` and ``js_noise_floor``: the observed human distribution against resamples of
     ``n_m`` human units, drawn as the model's units are (unweighted personas: draws proportional to
     weight, each answer counted once). For a distribution method a perfect simulator answers with each
@@ -165,7 +155,7 @@ def with_simbench(metrics: dict[str, np.ndarray], human: np.ndarray, model: np.n
 
 
 def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
-                   settings: ScoringSettings = ScoringSettings(), question_index: int = 0,
+                   settings: SurveyAnalysisPlan = SurveyAnalysisPlan(), question_index: int = 0,
                    human_memo: dict | None = None, distribution: bool = False,
                    keep: dict | None = None) -> list[dict]:
     """Fidelity rows of one question (see the module docstring for groups and metrics).
@@ -256,7 +246,7 @@ def score_fidelity(run: ScoredRun) -> pd.DataFrame:
     >>> table = score_fidelity(read_scored_run("RUN"))  # doctest: +SKIP
     """
     config, scales, human, personas, responses = run.config, run.scales, run.human, run.personas, run.responses
-    settings = ScoringSettings(**config["settings"])
+    settings = run.settings
     axes = list(config["axes"])
     rows: list[dict] = []
     humans = [human_units(human, scale, axes) for scale in scales]

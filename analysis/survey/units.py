@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from pvsst.analysis.survey.fidelity import design_resample, resample_index
 from pvsst.analysis.store.reader import read_survey_run
 from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation, is_cell_run, population_from_table
 from pvsst.analysis.survey.data import GROUP_PREFIX
+from pvsst.analysis.survey.plan import SurveyAnalysisPlan, plan_from_settings
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import HUMAN, PERSONAS, SCORING, UNITS
 
@@ -156,21 +158,23 @@ class ScoredRun:
         ``""``: the run directory)."""
         return str(self.path / name) if self.path is not None else (name or "run")
 
+    @cached_property
+    def settings(self) -> SurveyAnalysisPlan:
+        """The instrument's analysis section as stored in ``scoring.json`` (``settings``), parsed strictly."""
+        return plan_from_settings(self.config.get("settings"), source=self.file(SCORING))
+
     def with_draws(self, draws: int | None) -> ScoredRun:
         """The run scored with ``draws`` bootstrap draws (``--draws``) instead of the instrument's; the same
         run when ``draws`` is None.
 
         >>> run = ScoredRun({"settings": {"bootstrap_draws": 1000}}, [], pd.DataFrame(), pd.DataFrame(),
         ...                 pd.DataFrame())
-        >>> run.with_draws(50).config["settings"]["bootstrap_draws"], run.with_draws(None) is run
+        >>> run.with_draws(50).settings.bootstrap_draws, run.with_draws(None) is run
         (50, True)
         """
         if draws is None:
             return self
-        if draws < 10:
-            raise InputError("--draws", str(draws), "must be >= 10")
-        return replace(self, config={**self.config, "settings": {**self.config.get("settings", {}),
-                                                                  "bootstrap_draws": int(draws)}})
+        return replace(self, config={**self.config, "settings": self.settings.with_draws(draws).model_dump()})
 
 
 def read_scored_run(run_dir: str | Path) -> ScoredRun:
@@ -203,5 +207,7 @@ def read_scored_run(run_dir: str | Path) -> ScoredRun:
         for axis in config.get("axes") or []:  # a grouping axis the cells do not define: no cell is in a group
             if GROUP_PREFIX + axis not in personas:
                 personas[GROUP_PREFIX + axis] = None
-    return ScoredRun(config, scales, tables.human, personas, responses, tables.instrument.get("spec") or {},
-                     population, run_dir, tables.manifest)
+    run = ScoredRun(config, scales, tables.human, personas, responses, tables.instrument.get("spec") or {},
+                    population, run_dir, tables.manifest)
+    run.settings  # noqa: B018 - parsed here, so malformed settings fail before anything is scored
+    return run

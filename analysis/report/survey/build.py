@@ -39,7 +39,8 @@ from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, mar
 from pvsst.analysis.report.survey.cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
 from pvsst.analysis.report.survey.audit import audit_figure_plans, audit_sections, read_audit_tables
 from pvsst.analysis.store.reader import is_survey_run
-from pvsst.analysis.survey.scoring import ScoringSettings, score_fidelity, write_fidelity
+from pvsst.analysis.survey.plan import SurveyAnalysisPlan
+from pvsst.analysis.survey.scoring import score_fidelity, write_fidelity
 from pvsst.analysis.survey.units import ScoredRun, read_scored_run
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.core.errors import InputError
@@ -149,7 +150,7 @@ def _models(spec: Mapping) -> list[str]:
                                                    for m in models]
 
 
-def summary_table(fidelity: pd.DataFrame, threshold: float = ScoringSettings.parse_failure_threshold) -> pd.DataFrame:
+def summary_table(fidelity: pd.DataFrame, threshold: float = SurveyAnalysisPlan().parse_failure_threshold) -> pd.DataFrame:
     """One row per provider x condition x elicitation: status (ok or degraded), questions, and the means
     over questions of the headline metrics with their intervals (:mod:`pvsst.analysis.report.survey.tables`)."""
     return tables.summary_frame(fidelity, threshold)
@@ -233,7 +234,7 @@ def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: p
     """The whole survey report as Markdown (``cells_text``: a cell run's estimates and states section;
     ``audit_markdown_text``: the audit and consistency sections)."""
     threshold = float(((spec.get("analysis") or {}).get("parse_failure_threshold"))
-                      or ScoringSettings.parse_failure_threshold)
+                      or SurveyAnalysisPlan().parse_failure_threshold)
     summary = summary_table(fidelity, threshold)
     per_question = tables.question_frame(fidelity)
     models = summary[~summary["provider"].map(is_control)]

@@ -98,7 +98,7 @@ def cell_estimates(run: ScoredRun, population: CellPopulation) -> pd.DataFrame:
 
     Bootstrap settings (draws, seed, level) are the run's ``analysis`` settings.
     """
-    settings = run.config.get("settings") or {}
+    settings = run.settings
     options = {s.question: list(s.codes) for s in run.scales}
     bank = decision_bank(run.responses, run.scales)
     groups = groups_of(population)
@@ -114,9 +114,8 @@ def cell_estimates(run: ScoredRun, population: CellPopulation) -> pd.DataFrame:
         table = population_estimates(answers[answers["cell_id"].isin(answered)], counts,
                                      population.cells[keep].drop(columns="count"), groups=groups,
                                      geography="state", options=options,
-                                     bootstrap_draws=int(settings.get("bootstrap_draws", 1000)),
-                                     bootstrap_seed=int(settings.get("bootstrap_seed", 20260729)),
-                                     ci_level=float(settings.get("ci_level", 0.95)))
+                                     bootstrap_draws=settings.bootstrap_draws,
+                                     bootstrap_seed=settings.bootstrap_seed, ci_level=settings.ci_level)
         full = _domain_population(population, groups)
         table["coverage"] = table["population"].to_numpy(float) / table["domain"].map(full).to_numpy(float)
         frames.append(table)

@@ -42,6 +42,7 @@ from pvsst.analysis.survey.cells.geography import indistinguishable_states, stat
 from pvsst.analysis.survey.shares import source_label
 from pvsst.analysis.survey.cells.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle, estimate_matrix,
                                                 national_marginal_shares, score_states, uniform_shares)
+from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.analysis.survey.units import ScoredRun
 from pvsst.core.atomic import write_json
 from pvsst.core.errors import InputError
@@ -117,11 +118,11 @@ def survey_respondents(spec: dict, human: pd.DataFrame) -> pd.DataFrame:
     return merged.merge(answers, on="respondent_id", how="inner", validate="one_to_one")
 
 
-def _survey_noise(respondents: pd.DataFrame, question: str, codes, settings: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _survey_noise(respondents: pd.DataFrame, question: str, codes,
+                  settings: SurveyAnalysisPlan) -> tuple[pd.DataFrame, pd.DataFrame]:
     states, replicates = state_bootstrap(respondents, question, codes, weight="weight",
-                                         draws=int(settings.get("bootstrap_draws", 1000)),
-                                         seed=int(settings.get("bootstrap_seed", 20260729)))
-    level = float(settings.get("ci_level", 0.95))
+                                         draws=settings.bootstrap_draws, seed=settings.bootstrap_seed)
+    level = settings.ci_level
     noise = state_noise(states, replicates, codes, level)
     pairs = indistinguishable_states(states, replicates, codes, level).drop(columns="ci_level")
     return noise, pairs
@@ -134,7 +135,7 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
     ``spec``: the instrument (``RUN/survey.json``'s ``spec``); ``respondents``: the survey's respondents
     as :func:`survey_respondents` returns them (read from the instrument's data when not given).
     """
-    settings = run.config.get("settings") or {}
+    settings = run.settings
     if respondents is None:
         respondents = survey_respondents(spec, run.human)
     notes: list[str] = []
