@@ -210,19 +210,6 @@ def run_wall_seconds(manifest: Mapping) -> float | None:
     return total if seen else None
 
 
-def run_audits(manifest: Mapping, outcomes: pd.DataFrame, trials: pd.DataFrame, llm_calls: pd.DataFrame,
-               exposures: pd.DataFrame | None, excluded: pd.DataFrame | None, *,
-               parse_failure_threshold: float, posts: pd.DataFrame | None = None,
-               templates: Mapping[str, str] | None = None) -> list[Audit]:
-    """Every audit of the report, in report order."""
-    from pvsst.analysis.report.prompt_audits import agent_text_audit, template_echo_audit
-
-    return [block_audit(manifest, outcomes, excluded), exposure_audit(outcomes, exposures),
-            parse_failure_audit(outcomes, parse_failure_threshold), agent_text_audit(trials),
-            template_echo_audit(posts if posts is not None else pd.DataFrame(), templates or {}),
-            usage_audit(llm_calls, trials, manifest), call_health_audit(manifest, parse_failure_threshold)]
-
-
 def as_int_if_whole(frame: pd.DataFrame) -> pd.DataFrame:
     """Float columns holding only whole numbers printed as integers (tables read better)."""
     out = frame.copy()

@@ -24,6 +24,7 @@ from matplotlib.patches import Patch
 import numpy as np
 import pandas as pd
 
+from pvsst.core.errors import InputError
 from pvsst.analysis.figures.survey.fidelity import CONTROL_KEYWORDS, is_control
 from pvsst.analysis.figures.style import (CATEGORY_PALETTE, NO_VALUE_GREY, OKABE_ITO, SEQUENTIAL_CMAP, WIDE_IN,
                                          PaperFigure, SeriesStyle, in_style, new_figure, readable_colorbar,
@@ -34,8 +35,6 @@ NO_VARIANCE = "no answer variance (eta^2 = 0)"
 
 
 def _require(table: pd.DataFrame, columns, what: str) -> None:
-    from pvsst.core.errors import InputError
-
     for column in columns:
         if column not in table.columns:
             raise InputError(what, column, "missing column")
@@ -277,8 +276,6 @@ def subgroup_gaps_figure(fidelity: pd.DataFrame) -> PaperFigure:
     """
     _require(fidelity, ("provider", "condition", "question", "group", "metric", "value"), "fidelity")
     rows = fidelity[fidelity["metric"].isin(["eta2_human", "eta2_model"])].copy()
-    from pvsst.core.errors import InputError
-
     if rows.empty:
         raise InputError("fidelity", "eta2", "no subgroup rows (no grouping axis, or groups below min_group_n)")
     if "elicitation" not in rows:

@@ -40,7 +40,7 @@ from pvsst.analysis.report.survey.cells import cell_figures, cell_markdown, read
 from pvsst.analysis.report.survey.audit import audit_figure_plans, audit_sections, read_audit_tables
 from pvsst.analysis.store.reader import is_survey_run
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
-from pvsst.analysis.survey.scoring import score_fidelity, write_fidelity
+from pvsst.analysis.survey.scoring import ALL_QUESTIONS, score_fidelity, write_fidelity
 from pvsst.analysis.survey.units import ScoredRun, read_scored_run
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.core.errors import InputError
@@ -119,8 +119,6 @@ def survey_figures(shares: pd.DataFrame, fidelity: pd.DataFrame) -> list[FigureP
 
 
 def _per_question(fidelity: pd.DataFrame) -> pd.DataFrame:
-    from pvsst.analysis.survey.scoring import ALL_QUESTIONS
-
     return fidelity[fidelity["question"].astype(str) != ALL_QUESTIONS]
 
 
