@@ -13,6 +13,8 @@ Entry points, each returning the one :class:`RunTables` class (or the frames of 
   cells) and the tables of its complete units (the survey scoring reads ``responses`` only);
 - :func:`read_responses`, :func:`read_prompts`: one table over a survey run's complete units;
 - :func:`read_trial_tables`: one stored trial's tables (``pvsst show``);
+- :func:`read_manifest`, :func:`iter_unit_tables`: the manifest, and the tables of each complete unit of a
+  section one unit at a time (a study's first-round audit units, ``RUN/audits/``);
 - :func:`load_trial_table`: a per-trial table from CSV / Parquet (``pvsst stats``, a published table).
 
 Examples
@@ -47,7 +49,7 @@ A study run in its smallest form (``pvsst run`` writes the same files, with more
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,8 +60,8 @@ from pvsst.core.run_layout import (ANALYSIS, CELLS, DONE, HUMAN, MANIFEST, METRI
                                    SURVEY_RUN_TABLES, TRIAL_TABLES, TRIALS, UNIT_TABLES, UNITS, complete_unit_dirs,
                                    table_file)
 
-__all__ = ["RunTables", "completed_trial_dirs", "is_survey_run", "load_run", "load_trial_table", "open_run",
-           "read_prompts", "read_responses", "read_survey_run", "read_trial_tables"]
+__all__ = ["RunTables", "completed_trial_dirs", "is_survey_run", "iter_unit_tables", "load_run", "load_trial_table",
+           "open_run", "read_manifest", "read_prompts", "read_responses", "read_survey_run", "read_trial_tables"]
 
 TRIAL_FACTOR_COLUMNS = ("trial_id", "block_id", "model", "topic_id", "seed", "condition", "push_direction")
 SHOWN_TRIAL_TABLES = ("posts", "votes", "exposures", "llm_calls", "prompts", "agents")
@@ -225,6 +227,22 @@ def read_prompts(run_dir: str | Path) -> pd.DataFrame:
     if prompts.empty:
         raise InputError(run_dir, UNITS, "no prompt table in this run directory (written since prompts are kept)")
     return prompts.drop_duplicates("prompt_sha256").reset_index(drop=True)
+
+
+def read_manifest(run_dir: str | Path) -> dict:
+    """The run's ``manifest.json`` (a missing or malformed one raises :class:`InputError`)."""
+    path = _run_dir(run_dir) / MANIFEST
+    if not path.is_file():
+        raise InputError(str(run_dir), MANIFEST, "missing")
+    return _read_json(path)
+
+
+def iter_unit_tables(run_dir: str | Path, section: str,
+                     names: Sequence[str]) -> Iterator[tuple[str, dict[str, pd.DataFrame]]]:
+    """(unit id, tables by name) for each complete unit under ``RUN/<section>/`` in name order, one unit
+    read at a time; a table the unit did not write is an empty frame."""
+    for unit_dir in complete_unit_dirs(run_dir, section):
+        yield unit_dir.name, {name: _read_table(unit_dir / table_file(name)) for name in names}
 
 
 def read_trial_tables(trial_dir: str | Path) -> dict[str, pd.DataFrame]:

@@ -42,7 +42,6 @@ Examples
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +49,8 @@ import pandas as pd
 
 from pvsst.analysis.counterfactual.audit import audit_tables
 from pvsst.analysis.stats.paired import require_columns
-from pvsst.core.run_layout import AUDITS, MANIFEST, complete_unit_dirs, table_file
+from pvsst.analysis.store.reader import iter_unit_tables, read_manifest
+from pvsst.core.run_layout import AUDITS, complete_unit_dirs
 
 STUDY_AUDIT_FILES = {"questions": "study_audit.csv", "shares": "study_audit_shares.csv",
                      "groups": "study_audit_groups.csv"}
@@ -96,11 +96,9 @@ def member_answers(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFram
 
 def score_study_audit(run_dir: str | Path, draws: int | None = None) -> StudyAudit | None:
     """The audit tables of a study run (None when its spec has no ``audit`` section or no unit finished)."""
-    run_dir = Path(run_dir)
-    manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
+    manifest = read_manifest(run_dir)
     spec = manifest.get("spec") or {}
-    units = complete_unit_dirs(run_dir, AUDITS)
-    if spec.get("audit") is None or not units:
+    if spec.get("audit") is None or not complete_unit_dirs(run_dir, AUDITS, verify=False):
         return None
     audit, analysis, trial = spec["audit"], spec.get("analysis") or {}, spec.get("trial") or {}
     codes = question_codes(int(trial.get("votes_per_voter", 5)))
@@ -111,10 +109,9 @@ def score_study_audit(run_dir: str | Path, draws: int | None = None) -> StudyAud
     planned = manifest.get(AUDITS) or {}
 
     def sources():
-        for unit_dir in units:
-            tables = {name: pd.read_parquet(unit_dir / table_file(name)) for name in ("agents", "posts", "votes")}
-            entry = planned.get(unit_dir.name, {})
-            yield ((unit_dir.name, entry.get("model", ""), entry.get("topic_id", "")),
+        for unit_id, tables in iter_unit_tables(run_dir, AUDITS, ("agents", "posts", "votes")):
+            entry = planned.get(unit_id, {})
+            yield ((unit_id, entry.get("model", ""), entry.get("topic_id", "")),
                    member_answers(tables["agents"], tables["posts"], tables["votes"]))
 
     return StudyAudit(*audit_tables(sources(), codes, UNIT_COLUMNS, **options))
