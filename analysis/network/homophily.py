@@ -409,8 +409,43 @@ def _rewired_edges(graph: nx.Graph, seed: np.random.SeedSequence, replicates: in
 
 
 def compare_to_null(measure: str, null: str, observed: float, draws: np.ndarray) -> NullComparison:
-    """``observed`` against the finite ``draws`` of a null: mean, sd, z and the two-sided empirical p of the
-    module docstring; fewer than two finite draws give nan."""
+    """An observed coefficient against the finite draws of a null: mean, sd, z and the two-sided empirical p.
+
+    Parameters
+    ----------
+    measure : str
+        The coefficient's name, recorded in the result.
+    null : str
+        The null's name (``label_shuffle``, ``rewiring``), recorded in the result.
+    observed : float
+        The coefficient on the observed graph.
+    draws : numpy.ndarray
+        The coefficient on each null replicate; non-finite draws are left out.
+
+    Returns
+    -------
+    NullComparison
+        ``null_mean``, ``null_sd`` (ddof 1), ``z``, ``p_value`` and the number of finite ``replicates``;
+        fewer than two finite draws give nan, and a null without spread gives a nan ``z``.
+
+    Notes
+    -----
+    With the finite draws ``x_1..x_R``, mean ``m`` and standard deviation ``s``:
+    ``z = (observed - m) / s`` and ``p = (1 + #{r : |x_r - m| >= |observed - m|}) / (1 + R)``, the
+    empirical p that counts the observed value as one more replicate, so it is never 0.
+
+    References
+    ----------
+    .. [1] B. Phipson and G. K. Smyth, "Permutation p-values should never be zero: calculating exact
+       p-values when permutations are randomly drawn", Statistical Applications in Genetics and Molecular
+       Biology 9(1), article 39, 2010.
+
+    Examples
+    --------
+    >>> result = compare_to_null("r", "label_shuffle", 0.5, np.array([0.0, 0.1, -0.1, np.nan]))
+    >>> result.replicates, round(result.z, 6), result.p_value
+    (3, 5.0, 0.25)
+    """
     draws = draws[np.isfinite(draws)]
     if draws.size < 2:
         return NullComparison(measure, null, observed, np.nan, np.nan, np.nan, np.nan, int(draws.size))
