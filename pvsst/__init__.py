@@ -3,20 +3,20 @@
 The packages import as ``pvsst.sim``, ``pvsst.personas``, ``pvsst.experiments`` and
 ``pvsst.analysis``; ``pvsst.core`` holds what every one of them may import.
 
-For notebooks, :func:`open_run` (from :mod:`pvsst.analysis.run_tables`) opens a run directory as pandas
+For notebooks, :func:`open_run` (from :mod:`pvsst.analysis.store.reader`) opens a run directory as pandas
 frames: its manifest, the tables of its complete trials or survey units and its analysis outputs.
 
 Examples
 --------
 >>> import pvsst
 >>> pvsst.open_run.__module__
-'pvsst.analysis.run_tables'
+'pvsst.analysis.store.reader'
 """
 import importlib
 
 # Lazy: `import pvsst.experiments.cli` (every `pvsst` command) imports this package first and must not
 # pull in pandas for it.
-_EXPORTS = {"open_run": "pvsst.analysis.run_tables", "RunTables": "pvsst.analysis.run_tables"}
+_EXPORTS = {"open_run": "pvsst.analysis.store.reader", "RunTables": "pvsst.analysis.store.reader"}
 __all__ = list(_EXPORTS)
 
 

@@ -254,7 +254,7 @@ def analysis_fingerprint(run_dir: Path) -> dict[str, str]:
     """Per table of ``RUN/analysis/``, a digest; plus the report's verdicts on the frozen hypotheses."""
     from pvsst.analysis.report.build import frozen_spec
     from pvsst.analysis.report.verdicts import hypotheses_or_default, hypothesis_verdicts
-    from pvsst.analysis.plan import plan_from_spec
+    from pvsst.analysis.stats.plan import plan_from_spec
 
     parts, numbers = {}, {}
     for table in sorted((run_dir / "analysis").glob("*.csv")):

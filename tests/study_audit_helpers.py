@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.analysis.study_audit import member_answers
+from pvsst.analysis.study.audit import member_answers
 from pvsst.experiments.run.audit_job import audit_members, audit_units, unit_plan
 from pvsst.experiments.run.trial_pipeline import trial_config
 from pvsst.experiments.spec.study import StudySpec

@@ -46,7 +46,7 @@ def test_site_builds_strictly_offline(tmp_path):
     cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
     assert "pvsst prereg freeze" in cli and "--replay-only" in cli
     api = (site / "api" / "analysis" / "index.html").read_text(encoding="utf-8")
-    assert 'id="pvsst.analysis.paired.paired_block_contrast"' in api
+    assert 'id="pvsst.analysis.stats.paired.paired_block_contrast"' in api
     # Offline: no page loads anything from another host (Material's web fonts are off).
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
@@ -86,8 +86,8 @@ def test_command_reference_lists_every_command():
 
 def test_docstring_conventions_sphinx_roles_and_singular_example():
     roles = _load("docstring_conventions")
-    assert roles.rewrite_roles("see :class:`~pvsst.analysis.plan.AnalysisPlan` and :func:`x.y()`") == (
-        'see <autoref identifier="pvsst.analysis.plan.AnalysisPlan" optional><code>AnalysisPlan</code></autoref>'
+    assert roles.rewrite_roles("see :class:`~pvsst.analysis.stats.plan.AnalysisPlan` and :func:`x.y()`") == (
+        'see <autoref identifier="pvsst.analysis.stats.plan.AnalysisPlan" optional><code>AnalysisPlan</code></autoref>'
         ' and <autoref identifier="x.y" optional><code>x.y</code></autoref>')
     assert roles.normalize("Example\n-------\n>>> 1\n1") == "Examples\n--------\n>>> 1\n1"
 
@@ -99,7 +99,7 @@ def test_run_store_page_names_every_file_and_column_a_trial_writes(tmp_path):
 
     import pyarrow.parquet as pq
 
-    from pvsst.analysis.run_analysis import ANALYSIS_FILES
+    from pvsst.analysis.study.run_analysis import ANALYSIS_FILES
     from pvsst.experiments.cli import main
     from pvsst.experiments.survey.units import RESPONSE_COLUMNS
 

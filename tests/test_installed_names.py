@@ -118,7 +118,7 @@ def test_wheel_runs_beside_a_users_own_analysis_experiments_and_sim(tmp_path):
     shown = run(pvsst, "personas", "show", "people.parquet", "--card", "profile", "--n", "1")
     assert shown.returncode == 0 and shown.stdout.strip(), shown.stderr
 
-    probe = run(str(python), "-c", "import analysis, experiments, sim, pvsst.analysis, pvsst.analysis.fidelity, "
+    probe = run(str(python), "-c", "import analysis, experiments, sim, pvsst.analysis, pvsst.analysis.survey.fidelity, "
                 "pvsst.experiments.cli; print(analysis.OWNER, experiments.OWNER, sim.OWNER, sep='|'); "
                 "print(pvsst.analysis.__file__); print(pvsst.open_run('run').kind)")
     assert probe.returncode == 0, probe.stderr

@@ -30,7 +30,7 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from pvsst.core.errors import InputError
-from pvsst.analysis.paired import require_columns
+from pvsst.analysis.stats.paired import require_columns
 
 STANCE_SCALE = (3, 2, 1, 0, -1, -2, -3)
 """The seven stance scores, strongly support first (the order of the confusion matrix)."""

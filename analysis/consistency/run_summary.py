@@ -2,7 +2,7 @@
 
 Examples
 --------
->>> from pvsst.analysis.plan import RunPlan
+>>> from pvsst.analysis.stats.plan import RunPlan
 >>> outcomes = pd.DataFrame({"trial_id": ["1", "2"], "model": "m", "condition": "likes", "topic_id": "t",
 ...                          "seed": [1, 2], "like_rate_same_side": [0.6, 0.8]})
 >>> table = belief_consistency_table(outcomes, RunPlan.pvsst(), None)
@@ -15,9 +15,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS, JUDGED_METRICS
 from pvsst.analysis.consistency.trials import STANCE_COLUMNS, SUMMARY_COLUMNS, consistency_by_arm, stance_consistency
-from pvsst.analysis.plan import Contrast, RunPlan
+from pvsst.analysis.stats.plan import CONSISTENCY_METRICS, JUDGED_METRICS, Contrast, RunPlan
 from pvsst.core.errors import InputError
 
 BY = ("model", "condition")
@@ -42,7 +41,7 @@ def belief_consistency_table(outcomes: pd.DataFrame, plan: RunPlan, judge: str |
 
 def agent_round_table(data, judged: pd.DataFrame | None) -> pd.DataFrame:
     """Per honest agent-round with a judged post (:data:`~pvsst.analysis.consistency.trials.STANCE_COLUMNS`)
-    of a run (:class:`~pvsst.analysis.store.RunData`); no rows without judgments."""
+    of a run (:class:`~pvsst.analysis.store.reader.RunData`); no rows without judgments."""
     if judged is None or data.posts.empty:
         return pd.DataFrame(columns=list(STANCE_COLUMNS))
     agents = data.agents if not data.agents.empty else None

@@ -23,7 +23,7 @@ belief is the reported label and the action the post (read by a judge) and the v
 error bounds what these numbers can show: read them beside :mod:`pvsst.analysis.consistency.judge_agreement`.
 
 Per-trial values are aggregated per model and arm with a percentile bootstrap over blocks
-(:func:`pvsst.analysis.block_tests.bootstrap_mean_ci_batch`: a fresh ``default_rng(seed)`` per vector length,
+(:func:`pvsst.analysis.stats.block_tests.bootstrap_mean_ci_batch`: a fresh ``default_rng(seed)`` per vector length,
 the plan's draws, seed and alpha, recorded beside every row).
 
 Examples
@@ -47,10 +47,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.block_tests import bootstrap_mean_ci_batch
-from pvsst.analysis.consistency.metric_names import CONSISTENCY_METRICS
-from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED
-from pvsst.analysis.paired import require_columns
+from pvsst.analysis.stats.block_tests import bootstrap_mean_ci_batch
+from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, CONSISTENCY_METRICS, PVSST_BLOCK, PVSST_SEED
+from pvsst.analysis.stats.paired import require_columns
 
 POST_KEY = ["trial_id", "round", "agent_id"]
 STANCE_COLUMNS = ("trial_id", "round", "agent_id", "reported_stance", "judged_stance", "exact_agreement",
@@ -264,7 +263,7 @@ def consistency_by_arm(per_trial: pd.DataFrame, trials: pd.DataFrame, *, by: Seq
     -----
     Over the ``n`` block means ``y_b`` of a group: ``mean = (1/n) sum_b y_b`` and ``[ci_low, ci_high]`` the
     percentile bootstrap interval of the mean at ``1 - alpha``
-    (:func:`pvsst.analysis.block_tests.bootstrap_mean_ci_batch`). A rate is above a tolerance ``t`` (e.g.
+    (:func:`pvsst.analysis.stats.block_tests.bootstrap_mean_ci_batch`). A rate is above a tolerance ``t`` (e.g.
     the judge's own error rate) at one-sided level ``alpha / 2`` when ``ci_low > t``.
 
     References

@@ -46,7 +46,7 @@ from pvsst.analysis.counterfactual.measures import (gaps_from_shares, one_hot, s
                                               spread_from_shares)
 from pvsst.analysis.counterfactual.null import arity_null_p
 from pvsst.analysis.counterfactual.permutation import PERMUTATIONS, omnibus_permutation_p, paired_group_tests
-from pvsst.analysis.plan import PVSST_SEED
+from pvsst.analysis.stats.plan import PVSST_SEED
 from pvsst.core.errors import InputError
 
 ANSWER_COLUMNS = ("set_id", "group", "question", "answer")

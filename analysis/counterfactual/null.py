@@ -29,7 +29,7 @@ import numpy as np
 
 from pvsst.analysis.counterfactual.measures import share_spread, spread_from_shares
 from pvsst.analysis.counterfactual.permutation import PERMUTATIONS, PERMUTATION_BATCH, group_counts, permuted_within_sets
-from pvsst.analysis.plan import PVSST_SEED
+from pvsst.analysis.stats.plan import PVSST_SEED
 from pvsst.core.errors import InputError
 
 

@@ -39,7 +39,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import wilcoxon
 
-from pvsst.analysis.plan import PVSST_SEED
+from pvsst.analysis.stats.plan import PVSST_SEED
 
 PERMUTATIONS = 2000
 PERMUTATION_BATCH = 250

@@ -4,7 +4,7 @@ Every function returns a :class:`~pvsst.analysis.figures.style.PaperFigure` whos
 and whose ``caption`` states n and the CI method.
 """
 from pvsst.analysis.figures.decomposition import decomposition_figure
-from pvsst.analysis.figures.fidelity import distribution_by_group_figure, fidelity_by_question_figure
+from pvsst.analysis.figures.survey.fidelity import distribution_by_group_figure, fidelity_by_question_figure
 from pvsst.analysis.figures.forest import contrast_forest_figure, contrasts_overview_figure
 from pvsst.analysis.figures.network import homophily_null_figure, network_figure
 from pvsst.analysis.figures.similarity import similarity_by_round_figure

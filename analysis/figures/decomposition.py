@@ -1,6 +1,6 @@
 """The decomposition figure: each factor's share of the explained variation, and its average marginal effects.
 
-Reads the two tables of :func:`pvsst.analysis.decomposition.decompose` (``shares``: factor, contribution,
+Reads the two tables of :func:`pvsst.analysis.scenarios.decomposition.decompose` (``shares``: factor, contribution,
 contribution_low, contribution_high, ...; ``effects``: factor, level, reference, ame, ame_low, ame_high).
 Left panel: each factor's contribution to McFadden's R-squared with its interval, largest first.
 Right panel: the average marginal effect of each level against its factor's reference level, in

@@ -1,7 +1,7 @@
 """Forest plots of paired contrasts: overall, by model and by topic, with the zero line.
 
 Reads a table with PV-SST's published columns (``RUN/analysis/contrasts.csv``, or
-:attr:`pvsst.analysis.contrast_table.PairedContrastAnalysis.frame`): contrast, metric, stratum_type, stratum,
+:attr:`pvsst.analysis.stats.contrast_table.PairedContrastAnalysis.frame`): contrast, metric, stratum_type, stratum,
 n_blocks, mean_difference, ci95_low, ci95_high, ... One row of the plot per row of the table, so the
 drawn points and bars are the table's numbers.
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED
+from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_SEED
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import OKABE_ITO, PaperFigure, in_style, metric_unit, new_figure, pretty_label
 

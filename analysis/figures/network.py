@@ -28,9 +28,9 @@ import pandas as pd
 
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import OKABE_ITO, STANCE_CMAP, PaperFigure, in_style, legend_above, new_figure
-from pvsst.analysis.homophily import like_graph
-from pvsst.analysis.network_dynamics import follow_graph_at
-from pvsst.analysis.outcomes import stance_paths
+from pvsst.analysis.network.homophily import like_graph
+from pvsst.analysis.network.dynamics import follow_graph_at
+from pvsst.analysis.study.outcomes import stance_paths
 
 DEFAULT_MEASURE = "attribute_assortativity:initial_side"
 NORMAL_95 = 1.959963984540054  # scipy.stats.norm.ppf(0.975)

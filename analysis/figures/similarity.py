@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED
+from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_SEED
 from pvsst.analysis.figures.style import (PaperFigure, color_for, in_style, legend_above, marker_for, new_figure,
                                     ordered_arms)
 from pvsst.analysis.figures.summaries import CI_METHOD, mean_ci_by, n_phrase

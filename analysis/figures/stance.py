@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED
+from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_SEED
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures.similarity import draw_round_lines
 from pvsst.analysis.figures.style import PaperFigure, color_for, in_style, legend_above, new_figure, ordered_arms

@@ -31,7 +31,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
-from pvsst.analysis.survey.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM  # noqa: E402
+from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM  # noqa: E402
 from pvsst.core.atomic import atomic_file  # noqa: E402
 
 OKABE_ITO = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")

@@ -2,7 +2,7 @@
 
 A *block* is one model x topic x seed (the ``block_id`` column where present); each arm has one trial per
 block, so "over blocks" means over those trials. Intervals are PV-SST's percentile bootstrap of the mean
-(:func:`pvsst.analysis.block_tests.bootstrap_mean_ci_batch`, fresh ``default_rng(seed)`` per cell), so a figure
+(:func:`pvsst.analysis.stats.block_tests.bootstrap_mean_ci_batch`, fresh ``default_rng(seed)`` per cell), so a figure
 and the statistics tables agree on how an interval is made.
 
 Examples
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.block_tests import bootstrap_mean_ci_batch
-from pvsst.analysis.plan import BOOTSTRAP_DRAWS, PVSST_SEED
+from pvsst.analysis.stats.block_tests import bootstrap_mean_ci_batch
+from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_SEED
 from pvsst.core.errors import InputError
 
 BLOCK_COLUMNS = ("model", "topic_id", "seed")

@@ -1,5 +1,5 @@
 """The preregistration report: plan beside results, verdicts, deviations, audits, figures (MD + HTML)."""
 from pvsst.analysis.report.build import ReportResult, build_run_report, build_table_report
-from pvsst.analysis.report.survey import build_survey_report, is_survey_run
+from pvsst.analysis.report.survey.build import build_survey_report
 
-__all__ = ["ReportResult", "build_run_report", "build_survey_report", "build_table_report", "is_survey_run"]
+__all__ = ["ReportResult", "build_run_report", "build_survey_report", "build_table_report"]

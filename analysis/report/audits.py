@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.figures.summaries import block_key
-from pvsst.analysis.preregistered_checks import PARSE_RATE_COLUMNS, parse_failure_table
+from pvsst.analysis.stats.preregistered_checks import PARSE_RATE_COLUMNS, parse_failure_table
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def exposure_audit(outcomes: pd.DataFrame, exposures: pd.DataFrame | None = None
 
 def parse_failure_audit(outcomes: pd.DataFrame, threshold: float) -> Audit:
     """Post and vote parse-failure rates per arm against the preregistered threshold
-    (:func:`pvsst.analysis.preregistered_checks.parse_failure_table`)."""
+    (:func:`pvsst.analysis.stats.preregistered_checks.parse_failure_table`)."""
     table = parse_failure_table(outcomes, threshold)
     if table.empty:
         return Audit("Parse failures", table, ["parse-failure rates not recorded"])
@@ -208,19 +208,6 @@ def run_wall_seconds(manifest: Mapping) -> float | None:
         total += (end - start).total_seconds()
         seen = True
     return total if seen else None
-
-
-def run_audits(manifest: Mapping, outcomes: pd.DataFrame, trials: pd.DataFrame, llm_calls: pd.DataFrame,
-               exposures: pd.DataFrame | None, excluded: pd.DataFrame | None, *,
-               parse_failure_threshold: float, posts: pd.DataFrame | None = None,
-               templates: Mapping[str, str] | None = None) -> list[Audit]:
-    """Every audit of the report, in report order."""
-    from pvsst.analysis.report.prompt_audits import agent_text_audit, template_echo_audit
-
-    return [block_audit(manifest, outcomes, excluded), exposure_audit(outcomes, exposures),
-            parse_failure_audit(outcomes, parse_failure_threshold), agent_text_audit(trials),
-            template_echo_audit(posts if posts is not None else pd.DataFrame(), templates or {}),
-            usage_audit(llm_calls, trials, manifest), call_health_audit(manifest, parse_failure_threshold)]
 
 
 def as_int_if_whole(frame: pd.DataFrame) -> pd.DataFrame:

@@ -24,20 +24,22 @@ from pvsst.core.run_folder import holds_run_folder
 from pvsst.core.atomic import atomic_directory, check_replaceable
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import FIGURE_FORMATS, PaperFigure
-from pvsst.analysis.paired import IncompleteBlocksWarning
-from pvsst.analysis.plan import RunPlan, plan_from_spec
-from pvsst.analysis.report.audits import Audit, as_int_if_whole, run_audits
+from pvsst.analysis.stats.paired import IncompleteBlocksWarning
+from pvsst.analysis.stats.plan import RunPlan, plan_from_spec
+from pvsst.analysis.report.audits import (Audit, as_int_if_whole, block_audit, call_health_audit, exposure_audit,
+                                          parse_failure_audit, usage_audit)
+from pvsst.analysis.report.prompt_audits import agent_text_audit, template_echo_audit
 from pvsst.analysis.report.consistency_section import consistency_markdown
 from pvsst.analysis.report.study_audit_section import study_audit_figure_plan, study_audit_markdown
-from pvsst.analysis.template_echo import read_templates
+from pvsst.analysis.text.template_echo import read_templates
 from pvsst.analysis.report.figure_sets import FigurePlan, run_figures, table_figures
 from pvsst.analysis.report.html_page import markdown_to_html
 from pvsst.analysis.report.markdown import (VERDICT_RULE, bullet_list, deviations_markdown, design_table, fmt_ci,
                                       fmt_p, fmt_signed, headline_markdown, hypotheses_table, markdown_table,
                                       overall_contrasts_markdown, plan_table, verdicts_table)
 from pvsst.analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypotheses_or_default, hypothesis_verdicts
-from pvsst.analysis.run_analysis import analyze_plan, analyze_run, headline_table
-from pvsst.analysis.store import load_run, load_trial_table
+from pvsst.analysis.study.run_analysis import analyze_plan, analyze_run, headline_table
+from pvsst.analysis.store.reader import load_run, load_trial_table
 from pvsst.core.run_layout import ANALYSIS, MANIFEST, REPORT
 
 REPORT_FORMATS = ("md", "html")
@@ -115,6 +117,17 @@ def frozen_spec(manifest: Mapping) -> tuple[dict, str]:
         return dict(manifest.get("spec") or {}), ("the spec recorded in the manifest (the run's spec; the "
                                                   "lock was not found, so the frozen version is not shown)")
     return dict(manifest.get("spec") or {}), "the frozen spec recorded in the run's manifest"
+
+
+def run_audits(manifest: Mapping, outcomes: pd.DataFrame, trials: pd.DataFrame, llm_calls: pd.DataFrame,
+               exposures: pd.DataFrame | None, excluded: pd.DataFrame | None, *,
+               parse_failure_threshold: float, posts: pd.DataFrame | None = None,
+               templates: Mapping[str, str] | None = None) -> list[Audit]:
+    """Every audit of the report, in report order."""
+    return [block_audit(manifest, outcomes, excluded), exposure_audit(outcomes, exposures),
+            parse_failure_audit(outcomes, parse_failure_threshold), agent_text_audit(trials),
+            template_echo_audit(posts if posts is not None else pd.DataFrame(), templates or {}),
+            usage_audit(llm_calls, trials, manifest), call_health_audit(manifest, parse_failure_threshold)]
 
 
 @holds_run_folder

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from pvsst.analysis.report.audits import Audit
-from pvsst.analysis.template_echo import echo_flags
+from pvsst.analysis.text.template_echo import echo_flags
 
 ECHO_WARNING_SHARE = 0.10
 """A template-echo share above this gets a WARNING (issue 11 asks at most 10% on the quickstart)."""

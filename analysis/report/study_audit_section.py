@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pvsst.analysis.figures.survey_audit import audit_disparity_figure
+from pvsst.analysis.figures.survey.audit import audit_disparity_figure
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import markdown_table
-from pvsst.analysis.report.survey_audit import DEFINITIONS, audit_markdown
+from pvsst.analysis.report.survey.audit import DEFINITIONS, audit_markdown
 
 SOURCE_COLUMNS = ("model", "topic_id")
 STUDY_DEFINITIONS = (

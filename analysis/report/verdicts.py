@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.preregistered_checks import ConsistencyVerdict, adjusted_p_values, consistency_check
+from pvsst.analysis.stats.preregistered_checks import ConsistencyVerdict, adjusted_p_values, consistency_check
 
 SUPPORTED, NOT_SUPPORTED, CONTRADICTED = "SUPPORTED", "NOT SUPPORTED", "CONTRADICTED"
 NOT_POWERED, NOT_EVALUATED = "NOT POWERED", "NOT EVALUATED"

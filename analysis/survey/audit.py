@@ -46,9 +46,9 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.counterfactual.audit import audit_tables
-from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, read_scored_run
+from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, ScoredRun
 from pvsst.core.atomic import write_csv_tables
-from pvsst.core.run_layout import ANALYSIS
+from pvsst.core.run_layout import ANALYSIS, PERSONAS, UNITS
 from pvsst.core.errors import InputError
 
 AUDIT_FILES = {"questions": "audit.csv", "shares": "audit_shares.csv", "groups": "audit_groups.csv"}
@@ -62,14 +62,6 @@ class SurveyAudit:
     questions: pd.DataFrame
     shares: pd.DataFrame
     groups: pd.DataFrame
-
-
-def audit_settings(run_dir: str | Path) -> dict | None:
-    """The ``audit`` section of the run's instrument (``RUN/survey.json``), or None when it has none."""
-    path = Path(run_dir) / "survey.json"
-    if not path.is_file():
-        raise InputError(run_dir, "survey.json", "not a survey run directory (run `pvsst survey run` first)")
-    return (json.loads(path.read_text(encoding="utf-8")).get("spec") or {}).get("audit")
 
 
 def _modal(text: str, codes: list[str]) -> str | None:
@@ -98,25 +90,24 @@ def member_answers(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[
     return out.merge(members, on="persona_id", how="inner")[["set_id", "group", "audit_role", "question", "answer"]]
 
 
-def score_audit(run_dir: str | Path, draws: int | None = None) -> SurveyAudit | None:
+def score_audit(run: ScoredRun) -> SurveyAudit | None:
     """The audit tables of a run (None when its instrument has no ``audit`` section)."""
-    audit = audit_settings(run_dir)
+    audit = run.spec.get("audit")
     if audit is None:
         return None
-    run = read_scored_run(Path(run_dir))
-    settings = run.config["settings"]
+    settings = run.settings
     codes = {scale.question: list(scale.codes) for scale in run.scales}
-    options = {"draws": int(draws or settings["bootstrap_draws"]), "seed": int(settings["bootstrap_seed"]),
+    options = {"draws": settings.bootstrap_draws, "seed": settings.bootstrap_seed,
                "permutations": int(audit.get("permutations", 2000)), "alpha": float(audit.get("alpha", 0.05))}
     personas = run.personas
     if "audit_role" not in personas:
-        raise InputError(Path(run_dir) / "personas.parquet", "audit_role", "the instrument has an audit section "
+        raise InputError(run.file(PERSONAS), "audit_role", "the instrument has an audit section "
                          "but the personas are not matched sets (a run from before audits?)")
     sources = ((source, member_answers(part, personas, codes))
                for source, part in run.responses.groupby(["provider", "condition", "elicitation"], sort=False))
     questions, shares, groups = audit_tables(sources, codes, SOURCE_COLUMNS, **options)
     if questions.empty:
-        raise InputError(run_dir, "units", "no responses to audit")
+        raise InputError(run.file(""), UNITS, "no responses to audit")
     return SurveyAudit(questions, shares, groups)
 
 

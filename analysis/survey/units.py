@@ -13,16 +13,20 @@ Examples
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.fidelity import design_resample, resample_index
+from pvsst.analysis.survey.fidelity import design_resample, resample_index
+from pvsst.analysis.store.reader import read_survey_run
+from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation, is_cell_run, population_from_table
 from pvsst.analysis.survey.data import GROUP_PREFIX
+from pvsst.analysis.survey.plan import SurveyAnalysisPlan, plan_from_settings
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import HUMAN, PERSONAS, SCORING, UNITS, complete_unit_dirs, table_file
+from pvsst.core.run_layout import HUMAN, PERSONAS, SCORING, UNITS
 
 DISTRIBUTION_METHODS = ("logprobs", "verbalized")
 
@@ -54,37 +58,11 @@ class UnitAnswers:
 
     def resample(self, draws: int, rng: np.random.Generator) -> np.ndarray:
         """Row 0 the observed units, then ``draws`` resamples: of units with replacement, or of whole
-        clusters within strata where the side has a design (:func:`pvsst.analysis.fidelity.design_resample`)."""
+        clusters within strata where the side has a design (:func:`pvsst.analysis.survey.fidelity.design_resample`)."""
         if self.strata is None and self.clusters is None:
             return resample_index(len(self.counts), draws, rng)
         return design_resample(self.strata, self.clusters, draws, rng)
 
-
-
-def _read_json(path: Path) -> dict:
-    if not path.is_file():
-        raise InputError(path.parent, path.name, "not a survey run directory (run `pvsst survey run` first)")
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def read_responses(run_dir: str | Path) -> pd.DataFrame:
-    """All responses of the complete units (those with DONE) of a survey run."""
-    units = complete_unit_dirs(run_dir, UNITS)
-    if not units:
-        raise InputError(run_dir, UNITS, "no complete survey unit in this run directory")
-    return pd.concat([pd.read_parquet(u / table_file("responses")) for u in units], ignore_index=True)
-
-
-def read_prompts(run_dir: str | Path) -> pd.DataFrame:
-    """The run's prompt table: one row per distinct prompt of the complete units, keyed by
-    ``prompt_sha256`` (columns of :mod:`pvsst.sim.llm.prompt_table`: ``prompt_sha256, system, user,
-    messages_json, n_messages``); every response row's
-    ``prompt_sha256`` is a key here."""
-    units = complete_unit_dirs(run_dir, UNITS)
-    frames = [pd.read_parquet(u / table_file("prompts")) for u in units if (u / table_file("prompts")).is_file()]
-    if not frames:
-        raise InputError(run_dir, UNITS, "no prompt table in this run directory (written since prompts are kept)")
-    return pd.concat(frames, ignore_index=True).drop_duplicates("prompt_sha256").reset_index(drop=True)
 
 
 def human_units(human: pd.DataFrame, scale: QuestionScale, axes: list[str]) -> UnitAnswers:
@@ -160,36 +138,76 @@ def _distribution_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: 
 
 @dataclass(frozen=True)
 class ScoredRun:
-    """What scoring reads from a survey run store: the scoring config, the question scales, the human
-    answers, the personas and every complete unit's responses (``elicitation`` filled for old runs)."""
+    """What scoring reads from a survey run store, read once: the scoring config, the question scales, the
+    human answers, the personas, every complete unit's responses (``elicitation`` filled for old runs), the
+    instrument (``spec``), in a cell run the cell population (its members' weight is their cells'), the
+    run directory (``path``) and its manifest."""
 
     config: dict
     scales: list[QuestionScale]
     human: pd.DataFrame
     personas: pd.DataFrame
     responses: pd.DataFrame
+    spec: dict = field(default_factory=dict)
+    population: CellPopulation | None = None
+    path: Path | None = None
+    manifest: dict = field(default_factory=dict)
+
+    def file(self, name: str) -> str:
+        """Where a file of the run is, for an error message (``name`` alone for a run not read from disk;
+        ``""``: the run directory)."""
+        return str(self.path / name) if self.path is not None else (name or "run")
+
+    @cached_property
+    def settings(self) -> SurveyAnalysisPlan:
+        """The instrument's analysis section as stored in ``scoring.json`` (``settings``), parsed strictly."""
+        return plan_from_settings(self.config.get("settings"), source=self.file(SCORING))
+
+    def with_draws(self, draws: int | None) -> ScoredRun:
+        """The run scored with ``draws`` bootstrap draws (``--draws``) instead of the instrument's; the same
+        run when ``draws`` is None.
+
+        >>> run = ScoredRun({"settings": {"bootstrap_draws": 1000}}, [], pd.DataFrame(), pd.DataFrame(),
+        ...                 pd.DataFrame())
+        >>> run.with_draws(50).settings.bootstrap_draws, run.with_draws(None) is run
+        (50, True)
+        """
+        if draws is None:
+            return self
+        return replace(self, config={**self.config, "settings": self.settings.with_draws(draws).model_dump()})
 
 
 def read_scored_run(run_dir: str | Path) -> ScoredRun:
-    """Read the parts of a survey run that scoring and the answer-share table use.
+    """Read the parts of a survey run that scoring and the answer-share table use, each file once
+    (:func:`pvsst.analysis.store.reader.read_survey_run`; of the unit tables, ``responses`` only).
 
     In a cell run (``cells.parquet``) each cell's persona row carries the cell's population as its
     ``weight``, so whole-population and group distributions are population distributions; a grouping
     axis without its ``group:<axis>`` column in the cell table leaves every cell out of that axis's groups."""
     run_dir = Path(run_dir)
-    config = _read_json(run_dir / SCORING)
+    tables = read_survey_run(run_dir, ("responses",))
+    if not tables.scoring:
+        raise InputError(run_dir, SCORING, "not a survey run directory (run `pvsst survey run` first)")
+    config = tables.scoring
     scales = [QuestionScale(q["id"], tuple(q["codes"]), bool(q["ordinal"])) for q in config["questions"]]
-    responses = read_responses(run_dir)
+    responses = tables.responses
+    if responses.empty:
+        raise InputError(run_dir, UNITS, "no complete survey unit in this run directory")
     if "elicitation" not in responses:
         responses["elicitation"] = "sample"
-    personas = pd.read_parquet(run_dir / PERSONAS)
-    from pvsst.analysis.survey.cell_run import is_cell_run, read_cell_population
-
+    for name, frame in ((PERSONAS, tables.personas), (HUMAN, tables.human)):
+        if frame.empty:
+            raise InputError(run_dir, name, "missing (not a complete survey run directory)")
+    personas, population = tables.personas, None
     if is_cell_run(run_dir):
+        population = population_from_table(tables.cells, str(run_dir / CELLS_FILE))
         # A cell stands for its members: its answers weigh as much as its population.
-        weights = read_cell_population(run_dir).weights()
+        weights = population.weights()
         personas = personas.assign(weight=personas["persona_id"].astype(str).map(weights).fillna(0.0).to_numpy(float))
         for axis in config.get("axes") or []:  # a grouping axis the cells do not define: no cell is in a group
             if GROUP_PREFIX + axis not in personas:
                 personas[GROUP_PREFIX + axis] = None
-    return ScoredRun(config, scales, pd.read_parquet(run_dir / HUMAN), personas, responses)
+    run = ScoredRun(config, scales, tables.human, personas, responses, tables.instrument.get("spec") or {},
+                    population, run_dir, tables.manifest)
+    run.settings  # noqa: B018 - parsed here, so malformed settings fail before anything is scored
+    return run

@@ -1,7 +1,7 @@
 """Lexical convergence along threads: do replies echo the words of what they answer?
 
 Each thread's texts (the post and every comment) get PV-SST's TF-IDF rows, fitted on that thread's texts
-(:func:`pvsst.analysis.lexical.tfidf_matrix`: English stop words removed, rows L2-normalised, so a dot
+(:func:`pvsst.analysis.text.lexical.tfidf_matrix`: English stop words removed, rows L2-normalised, so a dot
 product is a cosine). Two views:
 
 - **Reply to parent**: for a reply ``v`` to ``u``, ``parent_cosine = x_v . x_u``, beside
@@ -9,7 +9,7 @@ product is a cosine). Two views:
   ``parent_cosine > others_cosine`` on average means replies take up the words of what they answer
   beyond the thread's shared vocabulary.
 - **Root-to-leaf paths**: for each leaf, the nodes from the post down to it; ``similarity`` is their mean
-  pairwise cosine (:func:`pvsst.analysis.lexical.mean_offdiagonal_cosine`, PV-SST's metric on the path),
+  pairwise cosine (:func:`pvsst.analysis.text.lexical.mean_offdiagonal_cosine`, PV-SST's metric on the path),
   and ``null_mean`` the same statistic averaged over ``draws`` random sets of as many nodes of the same
   thread (drawn without replacement, seeded): a path more cohesive than a random set of its thread's
   nodes has converged.
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.lexical import tfidf_matrix
+from pvsst.analysis.text.lexical import tfidf_matrix
 from pvsst.analysis.threads.shape import require_columns
 
 PATH_NULL_DRAWS = 100
@@ -76,7 +76,7 @@ def similarity_by_depth(pairs: pd.DataFrame) -> pd.DataFrame:
 
 def _mean_offdiagonal(cosine: np.ndarray, sets: np.ndarray) -> np.ndarray:
     """Mean off-diagonal cosine of each row of node sets ``sets`` (m x k): ``(sum - trace) / (k (k - 1))``,
-    :func:`pvsst.analysis.lexical.mean_offdiagonal_cosine` of those rows, read off the cosine matrix."""
+    :func:`pvsst.analysis.text.lexical.mean_offdiagonal_cosine` of those rows, read off the cosine matrix."""
     k = sets.shape[1]
     block = cosine[sets[:, :, None], sets[:, None, :]]
     return (block.sum(axis=(1, 2)) - np.trace(block, axis1=1, axis2=2)) / (k * (k - 1))

@@ -6,7 +6,7 @@ direct reply), kept per thread. With each end labelled by a persona attribute (`
 - ``same_group_share``: the share of replies whose two ends are in the same group;
 - ``assortativity``: Newman's categorical assortativity of the reply edges,
   ``r = (sum_g e_gg - sum_g a_g b_g) / (1 - sum_g a_g b_g)`` (Newman 2003, "Mixing patterns in networks",
-  Phys. Rev. E 67; :func:`pvsst.analysis.homophily.categorical_assortativity_from_edges`).
+  Phys. Rev. E 67; :func:`pvsst.analysis.network.homophily.categorical_assortativity_from_edges`).
 
 **The null** is degree-preserving rewiring *within each thread* without self-replies: starting from the
 observed replies, pick a reply uniformly, then another reply of the same thread uniformly, and swap their
@@ -16,7 +16,7 @@ in every thread, how many replies each persona wrote and how many it received, a
 replicate is as many swap attempts as there are replies, chained from the previous replicate. So the null
 asks whether the *pairing* of repliers and targets is more same-group than the thread's own participation
 and activity make it. ``z`` and the two-sided empirical ``p`` are those of
-:func:`pvsst.analysis.homophily.compare_to_null`.
+:func:`pvsst.analysis.network.homophily.compare_to_null`.
 
 SynthPAI's parent choice does not look at who wrote a node beyond the persona's own path, so under the
 thread procedure with scripted models both measures should sit inside their null.
@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.homophily import NullComparison, categorical_assortativity_from_edges, compare_to_null
+from pvsst.analysis.network.homophily import NullComparison, categorical_assortativity_from_edges, compare_to_null
 from pvsst.analysis.threads.shape import replies_of, require_columns
 from pvsst.core.errors import InputError
 

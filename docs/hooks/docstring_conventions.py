@@ -1,6 +1,6 @@
 """Griffe extension: the docstrings' numpy/Sphinx conventions, read the way mkdocstrings renders them.
 
-- Sphinx cross-reference roles: the docstrings say ``:class:`pvsst.analysis.paired.PairedContrast```
+- Sphinx cross-reference roles: the docstrings say ``:class:`pvsst.analysis.stats.paired.PairedContrast```
   (the numpy convention, which also reads well in ``help()``). mkdocstrings does not read Sphinx
   roles, so before rendering each role becomes an optional cross-reference: a link where the target
   is documented on the site, plain code where it is not (a short name, a third-party object). ``~``
@@ -27,8 +27,8 @@ SECTION_RULE = re.compile(r"^-{3,}$")
 def rewrite_roles(text: str) -> str:
     """Replace every Sphinx role in ``text`` by an optional autorefs cross-reference.
 
-    >>> rewrite_roles("see :func:`~pvsst.analysis.paired.paired_block_contrast`")
-    'see <autoref identifier="pvsst.analysis.paired.paired_block_contrast" optional><code>paired_block_contrast</code></autoref>'
+    >>> rewrite_roles("see :func:`~pvsst.analysis.stats.paired.paired_block_contrast`")
+    'see <autoref identifier="pvsst.analysis.stats.paired.paired_block_contrast" optional><code>paired_block_contrast</code></autoref>'
     """
     def replace(match: re.Match) -> str:
         tilde, target = match[1], match[2].strip().rstrip("()")

@@ -1,6 +1,6 @@
 """`pvsst analyze RUN`: trial outcomes, per-round metrics, planned contrasts and homophily of a run.
 
-Writes ``RUN/analysis/`` (see :mod:`pvsst.analysis.run_analysis`) and prints the preregistered headline table.
+Writes ``RUN/analysis/`` (see :mod:`pvsst.analysis.study.run_analysis`) and prints the preregistered headline table.
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def analyze_command(
                                              help="Null replicates per homophily comparison."),
 ) -> None:
     """Analyse a run as its frozen spec's plan says (PV-SST's plan when the spec has none)."""
-    from pvsst.analysis.run_analysis import analyze_run
-    from pvsst.analysis.store import completed_trial_dirs
+    from pvsst.analysis.study.run_analysis import analyze_run
+    from pvsst.analysis.store.reader import completed_trial_dirs
 
     console = _console()
     with Progress(console=console, transient=True) as progress:

@@ -23,7 +23,7 @@ def judge_command(
     seed: int = typer.Option(0, "--seed", min=0, help="Request seed of every judge call."),
 ) -> None:
     """Judge the stance of every post of RUN and write RUN/analysis/judgments/."""
-    from pvsst.analysis.store import load_run
+    from pvsst.analysis.store.reader import load_run
     from pvsst.core.errors import InputError
     from pvsst.experiments.run.judging import judge_run
 

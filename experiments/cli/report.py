@@ -1,7 +1,7 @@
 """``pvsst report``: paper figures and the preregistration report of a run (or of a published table).
 
 A survey run (``RUN/survey.json``, written by ``pvsst survey run``) gets the survey report of
-:mod:`pvsst.analysis.report.survey`: answer shares, a Jensen-Shannon heatmap, subgroup gaps, definitions.
+:mod:`pvsst.analysis.report.survey.build`: answer shares, a Jensen-Shannon heatmap, subgroup gaps, definitions.
 
 ``pvsst report RUN [--format md,html] [--figures png,pdf]`` writes ``RUN/report/`` (computing
 ``RUN/analysis/`` first when it is missing); ``pvsst report --from-table TABLE.csv [--out DIR]`` reports a
@@ -32,7 +32,8 @@ def report_command(
     """Write figures and a Markdown + self-contained HTML report (plan beside results, audits)."""
     from pvsst.analysis.figures.style import FIGURE_FORMATS
     from pvsst.analysis.report.build import REPORT_FORMATS, build_run_report, build_table_report, parse_formats
-    from pvsst.analysis.report.survey import build_survey_report, is_survey_run
+    from pvsst.analysis.report.survey.build import build_survey_report
+    from pvsst.analysis.store.reader import is_survey_run
 
     if (run is None) == (from_table is None):
         raise InputError("pvsst report", "RUN", "give a run directory or --from-table TABLE (exactly one)")

@@ -20,7 +20,8 @@ def show(
     prompts: bool = typer.Option(False, "--prompts", help="Also print each request's full user message, as stored."),
 ) -> None:
     """Print a trial round by round: each agent's feed, its post (stance, confidence) and its votes."""
-    from pvsst.analysis.transcript import read_trial_tables, transcript
+    from pvsst.analysis.store.reader import read_trial_tables
+    from pvsst.analysis.study.transcript import transcript
 
     trial_dir = run / TRIALS / trial
     if not (trial_dir / "posts.parquet").is_file():

@@ -33,10 +33,10 @@ def paired_command(
     seed: int = typer.Option(20260729, "--seed", help="Seed of every fresh generator."),
 ) -> None:
     """Mean/median paired differences, bootstrap CI, sign test and sign-flip test per contrast x metric x stratum."""
-    from pvsst.analysis.contrast_table import paired_contrast_table
-    from pvsst.analysis.paired import IncompleteBlocksWarning
-    from pvsst.analysis.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
-    from pvsst.analysis.store import load_trial_table
+    from pvsst.analysis.stats.contrast_table import paired_contrast_table
+    from pvsst.analysis.stats.paired import IncompleteBlocksWarning
+    from pvsst.analysis.stats.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
+    from pvsst.analysis.store.reader import load_trial_table
 
     contrasts = [Contrast.parse(text) for text in contrast] or list(PVSST_CONTRASTS)
     metrics = list(metric) or list(PVSST_METRICS)

@@ -85,24 +85,24 @@ def score(
     state_pairs.csv and group_scores.csv (against the real survey, beside the yardsticks).
     With an audit section, also the counterfactual audit (RUN/analysis/audit.csv, audit_shares.csv,
     audit_groups.csv); where a stated (verbalized) condition pairs with an enacted one, the
-    stated-vs-enacted consistency (RUN/analysis/consistency.csv, consistency_personas.csv)."""
-    import json
+    stated-vs-enacted consistency (RUN/analysis/consistency.csv, consistency_personas.csv).
+    Everything is computed before anything is written: bad input (exit 2) leaves no file behind."""
+    from pvsst.analysis.survey.score import score_run
 
-    from pvsst.analysis.survey.cell_run import is_cell_run
-    from pvsst.analysis.survey.cell_states import cell_analysis, write_cell_analysis
-    from pvsst.analysis.survey.scoring import question_summary, score_survey_run, write_fidelity
-    from pvsst.analysis.survey.units import read_scored_run
+    scores = score_run(run_dir, draws=draws)
+    console = Console(width=200, highlight=False)
+    console.print(_fidelity_view(scores.summary(), scores.files["fidelity"][0]))
+    if scores.cells is not None:
+        for note in scores.cell_notes:
+            console.print(f"[yellow]note:[/] {note}")
+        console.print("wrote " + ", ".join(str(p) for p in scores.files["cells"]))
+    if scores.audit is not None:
+        Console(width=200).print(_audit_view(scores.audit.questions, scores.files["audit"][0]))
+    if scores.consistency is not None:
+        Console(width=200).print(_consistency_view(scores.consistency.summary, scores.files["consistency"][0]))
 
-    table = score_survey_run(run_dir, draws=draws)
-    cells = None
-    if is_cell_run(run_dir):  # computed before anything is written: bad input leaves no file behind
-        spec = json.loads((run_dir / "survey.json").read_text(encoding="utf-8")).get("spec") or {}
-        run = read_scored_run(run_dir)
-        if draws is not None:  # the estimates' bootstrap follows --draws like the fidelity table's
-            run.config["settings"] = {**run.config["settings"], "bootstrap_draws": int(draws)}
-        cells = cell_analysis(run, run_dir, spec)
-    path = write_fidelity(table, run_dir)
-    summary = question_summary(table)
+
+def _fidelity_view(summary, path: Path) -> Table:
     view = Table(title=f"Distributional fidelity (KL with smoothing; noise = 95% band of a perfect simulator) -> {path}")
     for column in summary.columns:
         if column in ("question", "model", "condition", "elicitation"):  # names are never cut; numbers give way
@@ -112,46 +112,32 @@ def score(
             view.add_column(column, justify="right")
     for row in summary.itertuples(index=False):
         view.add_row(*[str(v) if isinstance(v, str) else _cell(float(v)) for v in row])
-    console = Console(width=200, highlight=False)
-    console.print(view)
-    if cells is not None:
-        written = write_cell_analysis(*cells, run_dir)
-        for note in cells[1]:
-            console.print(f"[yellow]note:[/] {note}")
-        console.print("wrote " + ", ".join(str(p) for p in written))
-
-    _audit_and_consistency(run_dir, draws)
+    return view
 
 
-def _audit_and_consistency(run_dir: Path, draws: Optional[int]) -> None:
-    from pvsst.analysis.survey.audit import score_audit, write_audit
-    from pvsst.analysis.survey.consistency import score_consistency, write_consistency
+def _audit_view(questions, path: Path) -> Table:
+    view = Table(title=f"Counterfactual audit (BH-adjusted p; flagged / exceeds the arity-matched null) -> {path}")
+    columns = [c for c in ("model", "condition", "question", "n_sets", "flip_rate", "share_spread",
+                           "null_share_spread", "omnibus_p_bh", "flagged", "arity_p_bh", "exceeds_null")
+               if c in questions]
+    for column in columns:
+        view.add_column(column, justify="left" if column in ("model", "condition", "question") else "right",
+                        no_wrap=column in ("model", "condition", "question"))
+    for row in questions[columns].itertuples(index=False):
+        view.add_row(*[v if isinstance(v, str) else str(v) if isinstance(v, (bool, int)) or v != v
+                       else _cell(float(v)) for v in row])
+    return view
 
-    audit = score_audit(run_dir, draws=draws)
-    if audit is not None:
-        paths = write_audit(audit, run_dir)
-        view = Table(title=f"Counterfactual audit (BH-adjusted p; flagged / exceeds the arity-matched null) -> {paths[0]}")
-        columns = [c for c in ("model", "condition", "question", "n_sets", "flip_rate", "share_spread",
-                               "null_share_spread", "omnibus_p_bh", "flagged", "arity_p_bh", "exceeds_null")
-                   if c in audit.questions]
-        for column in columns:
-            view.add_column(column, justify="left" if column in ("model", "condition", "question") else "right",
-                            no_wrap=column in ("model", "condition", "question"))
-        for row in audit.questions[columns].itertuples(index=False):
-            view.add_row(*[v if isinstance(v, str) else str(v) if isinstance(v, (bool, int)) or v != v
-                           else _cell(float(v)) for v in row])
-        Console(width=200).print(view)
-    consistency = score_consistency(run_dir, draws=draws)
-    if consistency is not None:
-        paths = write_consistency(consistency, run_dir)
-        overall = consistency.summary[consistency.summary["question"] == "all"]
-        view = Table(title=f"Stated vs enacted answers (total-variation distance, all questions) -> {paths[0]}")
-        for column in ("model", "stated", "enacted", "metric", "value", "ci_low", "ci_high"):
-            view.add_column(column, justify="left" if column in ("model", "stated", "enacted", "metric") else "right")
-        for row in overall.itertuples(index=False):
-            view.add_row(row.model, row.stated, row.enacted, row.metric, _cell(row.value), _cell(row.ci_low),
-                         _cell(row.ci_high))
-        Console(width=200).print(view)
+
+def _consistency_view(summary, path: Path) -> Table:
+    overall = summary[summary["question"] == "all"]
+    view = Table(title=f"Stated vs enacted answers (total-variation distance, all questions) -> {path}")
+    for column in ("model", "stated", "enacted", "metric", "value", "ci_low", "ci_high"):
+        view.add_column(column, justify="left" if column in ("model", "stated", "enacted", "metric") else "right")
+    for row in overall.itertuples(index=False):
+        view.add_row(row.model, row.stated, row.enacted, row.metric, _cell(row.value), _cell(row.ci_low),
+                     _cell(row.ci_high))
+    return view
 
 
 @survey_app.command("report")
@@ -161,7 +147,7 @@ def report(
     figures: str = typer.Option("png,pdf", "--figures", help="Figure formats, comma-separated: png, pdf."),
 ) -> None:
     """Write RUN/report/ (the survey report; `pvsst report RUN` writes the same)."""
-    from pvsst.analysis.report.survey import is_survey_run
+    from pvsst.analysis.store.reader import is_survey_run
     from pvsst.core.run_layout import SURVEY
     from pvsst.core.errors import InputError
     from pvsst.experiments.cli.report import report_command

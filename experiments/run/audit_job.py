@@ -15,7 +15,7 @@ it after the trials, into ``RUN/audits/<unit_id>/`` (one unit per model x topic,
 - the kernel writes each unit's tables and records it under ``audits`` in the manifest (its call
   totals as ``audit_model_calls``, its end as ``audit_finished_at``); a rerun resumes it.
 
-``pvsst analyze`` turns the units into the audit tables (:mod:`pvsst.analysis.study_audit`).
+``pvsst analyze`` turns the units into the audit tables (:mod:`pvsst.analysis.study.audit`).
 
 Examples
 --------

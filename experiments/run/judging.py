@@ -28,7 +28,7 @@ import pandas as pd
 
 from pvsst.core.run_folder import holds_run_folder
 from pvsst.analysis.consistency.judgments import JUDGMENTS_DIR, agreement_table, judge_slug, read_judgments
-from pvsst.analysis.store import load_run
+from pvsst.analysis.store.reader import load_run
 from pvsst.core.atomic import atomic_file, write_text
 from pvsst.core.errors import InputError
 from pvsst.experiments.run.store import write_table

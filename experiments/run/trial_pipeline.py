@@ -14,8 +14,8 @@ import time
 
 import pandas as pd
 
-from pvsst.analysis.feed_markup import count_markup_posts
-from pvsst.analysis.outcomes import trial_outcomes
+from pvsst.analysis.text.feed_markup import count_markup_posts
+from pvsst.analysis.study.outcomes import trial_outcomes
 from pvsst.core.run_layout import METRICS
 from pvsst.experiments.run.kernel import UnitResult
 from pvsst.experiments.spec.design import ScheduledTrial
@@ -80,7 +80,7 @@ def call_totals(calls: pd.DataFrame) -> dict:
 
 def markup_audit(result: TrialResult) -> dict:
     """How agent text entered other prompts (``render``) and how many raw posts held line breaks or
-    feed-like markup (``markup_posts``, :mod:`pvsst.analysis.feed_markup`), with the templates' field labels."""
+    feed-like markup (``markup_posts``, :mod:`pvsst.analysis.text.feed_markup`), with the templates' field labels."""
     protocol = result.config.protocol
     labels = load_materials(protocol.materials).field_labels()
     return {"render": protocol.render, "markup_posts": count_markup_posts(result.posts["text"], labels)}

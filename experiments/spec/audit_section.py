@@ -10,7 +10,7 @@ score`` computes the audit (:mod:`pvsst.analysis.survey.audit`).
 
 In a study spec the same matched sets write the trial's first-round post and vote on one shared ballot
 of first-round posts (:mod:`pvsst.sim.first_round_audit`), once per model x topic; ``pvsst analyze``
-audits their reported stances and net votes (:mod:`pvsst.analysis.study_audit`).
+audits their reported stances and net votes (:mod:`pvsst.analysis.study.audit`).
 
 ``vary`` is either a list of attributes (each takes every level of its persona vocabulary) or a
 mapping of attribute -> the levels to compare. Only categorical persona attributes with a fixed

@@ -1,7 +1,7 @@
 """Shared pieces of the study-spec schema: factor names.
 
 The strict base model, the field-addressed error and the common field types are defined in
-:mod:`pvsst.core.validation` (the analysis plan, :mod:`pvsst.analysis.plan`, is built from them too) and
+:mod:`pvsst.core.validation` (the analysis plan, :mod:`pvsst.analysis.stats.plan`, is built from them too) and
 re-exported here for the spec modules.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A spec names hypotheses and outcomes, the factors (models x topics x seeds x conditions), how trials
 pair into blocks, the push direction of each seed, the trial protocol (:mod:`pvsst.experiments.spec.trial`),
-the persona source, the analysis plan (:mod:`pvsst.analysis.plan`, the same model the statistics read), a budget, execution settings
+the persona source, the analysis plan (:mod:`pvsst.analysis.stats.plan`, the same model the statistics read), a budget, execution settings
 and the run order. Unknown keys and type coercions are errors; cross-field rules (contrast arms must be
 run, every seed needs a push direction, stages must cover every trial, ...) are checked here.
 
@@ -28,7 +28,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pvsst.core.bounds import MAX_BOOTSTRAP_CELLS, MAX_SEED
 from pvsst.core.errors import InputError
-from pvsst.analysis.plan import AnalysisPlan, Hypothesis, Outcomes
+from pvsst.analysis.stats.plan import AnalysisPlan, Hypothesis, Outcomes
 from pvsst.experiments.spec.audit_section import AuditSpec
 from pvsst.experiments.spec.base import FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from pvsst.experiments.spec.execution import SURVEY_ONLY_DEFAULTS, Execution, drop_defaults

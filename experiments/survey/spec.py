@@ -25,7 +25,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from pvsst.core.bounds import MAX_ATTEMPTS, MAX_BOOTSTRAP_DRAWS, MAX_PERSONAS, MAX_SEED, MAX_TOKENS
+from pvsst.analysis.survey.plan import SurveyAnalysisPlan
+from pvsst.core.bounds import MAX_ATTEMPTS, MAX_PERSONAS, MAX_SEED, MAX_TOKENS
 from pvsst.core.errors import InputError
 from pvsst.core.validation import describe_validation_error
 from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
@@ -223,16 +224,6 @@ class SamplingSpec(StrictModel):
     option_order: Literal["as_asked", "reversed", "shuffled"] = "as_asked"
 
 
-class SurveyAnalysisSpec(StrictModel):
-    smoothing: float = Field(default=1e-3, gt=0.0, le=0.1)
-    bootstrap_draws: int = Field(default=1000, ge=10, le=MAX_BOOTSTRAP_DRAWS)
-    bootstrap_seed: int = Field(default=20260729, ge=0, le=MAX_SEED)
-    ci_level: float = Field(default=0.95, gt=0.5, lt=1.0)
-    min_group_n: int = Field(default=10, ge=1, le=MAX_PERSONAS)
-    # A unit or model whose share of failed calls exceeds this is degraded (the run exits 1).
-    parse_failure_threshold: float = Field(default=0.05, ge=0.0, le=1.0)
-
-
 class SurveySpec(StrictModel):
     id: Identifier
     title: NonEmptyText
@@ -253,7 +244,7 @@ class SurveySpec(StrictModel):
     controls: list[Literal["oracle", "marginal", "uniform"]] = Field(default_factory=lambda: list(CONTROLS))
     sampling: SamplingSpec = SamplingSpec()
     grouping: list[GroupingAxisSpec] = Field(default_factory=list)
-    analysis: SurveyAnalysisSpec = SurveyAnalysisSpec()
+    analysis: SurveyAnalysisPlan = SurveyAnalysisPlan()
     # A counterfactual persona audit: the personas asked are matched sets (pvsst.experiments.spec.audit_section).
     audit: AuditSpec | None = None
     execution: Execution = Execution()

@@ -1,7 +1,7 @@
 """Validation pieces every package may use: the strict pydantic base and a field-addressed error.
 
 They live in ``pvsst.core``, which every package may import (it imports none of them): the study spec
-(``pvsst.experiments.spec``) and the analysis plan (``pvsst.analysis.plan``) are built from the same
+(``pvsst.experiments.spec``) and the analysis plan (``pvsst.analysis.stats.plan``) are built from the same
 base, so a spec and the plan inside it obey the same rules. Every model rejects unknown keys and refuses
 silent type coercion (``"12"`` is not an integer, ``1`` is not ``true``), because a preregistered
 design must mean exactly what its text says.

@@ -6,7 +6,7 @@ household's decisions from them: the first member (``household_member == 0``) dr
 independent bank, P(yes) = ``p_alone``; every other member draws, independently given the first
 member's decision, from ``p_after_yes`` (the first member reported) or ``p_after_no`` (it did not).
 The exact within-household agreement and correlation this produces are computed by
-:func:`pvsst.analysis.household_agreement.expected_household_agreement`.
+:func:`pvsst.analysis.scenarios.household_agreement.expected_household_agreement`.
 
 Examples
 --------

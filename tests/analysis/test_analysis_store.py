@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from pvsst.core.errors import InputError
-from pvsst.analysis.store import load_run, load_trial_table
+from pvsst.analysis.store.reader import load_run, load_trial_table
 from analysis_synthetic_run import write_run
 
-ANALYSIS_MODULES = ("block_tests", "paired", "contrast_table", "preregistered_checks", "lexical",
-                    "text_diversity", "outcomes", "store", "homophily", "network_dynamics", "plan")
+ANALYSIS_MODULES = ("stats.block_tests", "stats.paired", "stats.contrast_table", "stats.preregistered_checks", "text.lexical",
+                    "text.diversity", "study.outcomes", "store.reader", "network.homophily", "network.dynamics", "stats.plan")
 
 
 def test_load_run_reads_only_completed_trials(tmp_path):

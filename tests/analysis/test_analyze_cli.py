@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from pvsst.analysis.paired import SETTING_COLUMNS
-from pvsst.analysis.run_analysis import ANALYSIS_FILES, analyze_run
+from pvsst.analysis.stats.paired import SETTING_COLUMNS
+from pvsst.analysis.study.run_analysis import ANALYSIS_FILES, analyze_run
 from pvsst.experiments.cli import main
 from analysis_synthetic_run import write_run
 from cli_checks import error_line
@@ -76,7 +76,7 @@ def test_analyze_bad_input_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
     assert main(["analyze", str(tmp_path / "missing")]) == 2
     assert "does not exist" in error_line(capsys)
     # A bad frozen plan is reported before any trial is scored (at 448 trials, minutes sooner).
-    import pvsst.analysis.run_analysis as run_analysis
+    import pvsst.analysis.study.run_analysis as run_analysis
 
     def not_before_the_plan(*args, **kwargs):
         raise AssertionError("outcomes computed before the plan was checked")

@@ -8,7 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from pvsst.analysis.survey.cell_run import cell_estimates, decision_bank, population_from_table
+from pvsst.analysis.survey.cells.estimates import cell_estimates, decision_bank
+from pvsst.analysis.survey.cells.population import population_from_table
 from pvsst.analysis.survey.units import QuestionScale, ScoredRun
 from pvsst.core.errors import InputError
 

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from cell_run_fixture import ATTRIBUTES, census_population, respondents, write_cell_run
-from pvsst.analysis.survey.cell_states import CONSTANT_NOTE
-from pvsst.analysis.survey.geography import state_shares
-from pvsst.analysis.survey.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
+from pvsst.analysis.survey.cells.states import CONSTANT_NOTE
+from pvsst.analysis.survey.cells.geography import state_shares
+from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
 from pvsst.experiments.cli import main
 
 SHRINK = 0.3
@@ -176,7 +176,7 @@ def test_the_survey_report_of_a_cell_run_shows_the_state_figures_and_simbench(ce
 
 
 def test_the_state_scatter_puts_the_yardsticks_beside_the_model_on_the_identity_line(census_run):
-    from pvsst.analysis.figures.states import state_scatter_figure
+    from pvsst.analysis.figures.survey.states import state_scatter_figure
 
     scores = _read(census_run, "state_scores.csv")
     figure = state_scatter_figure(scores[scores["question"] == "votetrump"], "trump")
@@ -190,7 +190,7 @@ def test_the_state_scatter_puts_the_yardsticks_beside_the_model_on_the_identity_
 
 
 def test_cells_with_survey_drawn_attributes_explain_what_that_implies():
-    from pvsst.analysis.report.survey_cells import implication_markdown
+    from pvsst.analysis.report.survey.cells import implication_markdown
 
     text = implication_markdown(("age_band", "sex", "party", "region"))
     assert "`party`" in text and "within-cell distribution" in text and "not independent of the survey" in text
@@ -208,9 +208,10 @@ def test_a_grouping_axis_the_cells_do_not_define_drops_its_groups_with_a_note(tm
 
 
 def test_the_per_state_table_shows_each_states_move_and_the_states_the_survey_cannot_separate(census_run):
-    from pvsst.analysis.report.survey_cells import read_cell_analysis, state_table
+    from pvsst.analysis.report.survey.cells import read_cell_analysis, state_table
+    from pvsst.analysis.survey.units import read_scored_run
 
-    analysis = read_cell_analysis(census_run, {})
+    analysis = read_cell_analysis(read_scored_run(census_run))
     table = state_table(analysis, "votetrump").set_index("state")
     assert len(table) == 51
     oracle = analysis.scores[(analysis.scores["source"] == CELL_ORACLE) & (analysis.scores["question"] == "votetrump")

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.consistency.surveys import stated_enacted_consistency, total_variation
+from pvsst.analysis.survey.stated_enacted import stated_enacted_consistency, total_variation
 from pvsst.core.errors import InputError
 
 CODES = ["a", "b", "c"]

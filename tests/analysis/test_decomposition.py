@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy.special import xlogy
 
-from pvsst.analysis.decomposition import TOTAL, decompose
+from pvsst.analysis.scenarios.decomposition import TOTAL, decompose
 from pvsst.analysis.figures.decomposition import decomposition_figure
 from pvsst.core.errors import InputError
 

@@ -9,7 +9,7 @@ from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy, wasserstein_distance
 from statsmodels.stats.anova import anova_lm
 
-from pvsst.analysis.fidelity import (bootstrap_tables, distribution_metrics, entropy_deviation, eta_squared, no_variance,
+from pvsst.analysis.survey.fidelity import (bootstrap_tables, distribution_metrics, entropy_deviation, eta_squared, no_variance,
                                js_distance, kl_divergence, normalized_entropy, resample_index, smooth,
                                wasserstein_representativeness)
 

@@ -8,14 +8,14 @@ import pytest
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.container import BarContainer, ErrorbarContainer
 
-from pvsst.analysis.block_tests import bootstrap_mean_ci
+from pvsst.analysis.stats.block_tests import bootstrap_mean_ci
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures import (contrast_forest_figure, contrasts_overview_figure, distribution_by_group_figure,
                               fidelity_by_question_figure, homophily_null_figure, network_figure,
                               similarity_by_round_figure, stance_trajectories_figure, survival_by_arm_figure)
 from pvsst.analysis.figures.style import COLUMN_WIDTH_IN, OKABE_ITO, STANCE_CMAP
-from pvsst.analysis.run_analysis import analyze_run
-from pvsst.analysis.store import load_run
+from pvsst.analysis.study.run_analysis import analyze_run
+from pvsst.analysis.store.reader import load_run
 from analysis_synthetic_run import write_run
 from reference_paths import PUBLISHED_ANALYSIS
 
@@ -223,7 +223,7 @@ def test_style_colour_blind_palette_and_both_file_formats(analysed_run, tmp_path
 def test_group_shares_with_long_source_names_keep_each_panels_labels_off_its_neighbours():
     import warnings
 
-    from pvsst.analysis.figures.survey_groups import group_shares_figure
+    from pvsst.analysis.figures.survey.groups import group_shares_figure
 
     sources = ["human", "embedded/planted_answer_null | persona_profile",
                "embedded/planted_answer_null | persona_profile_verbalized (verbalized)"]

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.homophily import (assortativity_against_nulls, attribute_assortativity,
+from pvsst.analysis.network.homophily import (assortativity_against_nulls, attribute_assortativity,
                                 categorical_assortativity_from_edges, edge_label_arrays, like_graph,
                                 numeric_assortativity, numeric_assortativity_from_edges, same_group_tie_share)
-from pvsst.analysis.network_dynamics import follow_graph_at, influence_effect, selection_effect
+from pvsst.analysis.network.dynamics import follow_graph_at, influence_effect, selection_effect
 
 
 def labelled_sbm(seed: int, p_in: float, p_out: float, sizes=(30, 30), directed=False) -> nx.Graph:
@@ -118,7 +118,7 @@ def test_selection_and_influence_recover_planted_mechanisms():
 
 HASH_SEED_SCRIPT = """
 import networkx as nx, numpy as np
-from pvsst.analysis.homophily import assortativity_against_nulls
+from pvsst.analysis.network.homophily import assortativity_against_nulls
 g = nx.gnm_random_graph(60, 240, seed=3, directed=True)
 rng = np.random.default_rng(1)
 nx.set_node_attributes(g, {n: str(rng.choice(["left", "right", "centre", "none"])) for n in g}, "side")

@@ -5,7 +5,7 @@ import itertools
 
 import numpy as np
 
-from pvsst.analysis.household_agreement import expected_household_agreement, observed_household_agreement
+from pvsst.analysis.scenarios.household_agreement import expected_household_agreement, observed_household_agreement
 from pvsst.sim.epidemic.household_chain import chain_household_decisions
 
 

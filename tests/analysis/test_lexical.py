@@ -16,8 +16,8 @@ from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
-from pvsst.analysis.lexical import pairwise_tfidf_similarity, pairwise_tfidf_similarity_dense, similarity_by_round
-from pvsst.analysis.text_diversity import compression_ratio, distinct_n, self_bleu, tokenize
+from pvsst.analysis.text.lexical import pairwise_tfidf_similarity, pairwise_tfidf_similarity_dense, similarity_by_round
+from pvsst.analysis.text.diversity import compression_ratio, distinct_n, self_bleu, tokenize
 from reference_paths import PUBLISHED_CONFIG
 
 TOPICS_YAML = PUBLISHED_CONFIG

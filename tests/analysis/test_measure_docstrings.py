@@ -15,21 +15,25 @@ import re
 import pytest
 
 MEASURE_MODULES = (
-    "pvsst.analysis.block_tests", "pvsst.analysis.consistency.judge_agreement", "pvsst.analysis.consistency.surveys",
-    "pvsst.analysis.consistency.trials", "pvsst.analysis.contrast_table", "pvsst.analysis.counterfactual.measures",
-    "pvsst.analysis.counterfactual.null", "pvsst.analysis.counterfactual.permutation", "pvsst.analysis.fidelity",
-    "pvsst.analysis.homophily", "pvsst.analysis.lexical", "pvsst.analysis.network_dynamics", "pvsst.analysis.outcomes",
-    "pvsst.analysis.paired", "pvsst.analysis.poststratification", "pvsst.analysis.preregistered_checks",
-    "pvsst.analysis.simbench", "pvsst.analysis.text_diversity")
+    "pvsst.analysis.consistency.judge_agreement", "pvsst.analysis.consistency.trials",
+    "pvsst.analysis.counterfactual.measures", "pvsst.analysis.counterfactual.null",
+    "pvsst.analysis.counterfactual.permutation", "pvsst.analysis.network.dynamics", "pvsst.analysis.network.homophily",
+    "pvsst.analysis.stats.block_tests", "pvsst.analysis.stats.contrast_table", "pvsst.analysis.stats.paired",
+    "pvsst.analysis.stats.preregistered_checks", "pvsst.analysis.study.outcomes",
+    "pvsst.analysis.survey.cells.poststratification", "pvsst.analysis.survey.fidelity", "pvsst.analysis.survey.simbench",
+    "pvsst.analysis.survey.stated_enacted", "pvsst.analysis.text.diversity", "pvsst.analysis.text.lexical")
 HELPERS = frozenset({
-    "block_tests.randomization_method", "consistency.surveys.persona_distributions",
-    "contrast_table.stratum_type_name", "counterfactual.measures.one_hot", "counterfactual.permutation.group_counts",
-    "counterfactual.permutation.permuted_within_sets", "fidelity.bootstrap_tables", "fidelity.bounded_interval",
-    "fidelity.design_resample", "fidelity.no_variance", "fidelity.resample_index", "homophily.edge_label_arrays",
-    "homophily.like_graph", "network_dynamics.follow_graph_at", "outcomes.empty_consistency",
-    "outcomes.honest_agent_ids", "outcomes.push_sign", "outcomes.stance_paths", "paired.numeric_values",
-    "paired.require_arms", "paired.require_columns", "paired.warn_excluded", "poststratification.cell_distributions",
-    "poststratification.domain_counts", "poststratification.resample_cells", "text_diversity.tokenize"})
+    "stats.block_tests.randomization_method", "survey.stated_enacted.persona_distributions",
+    "stats.contrast_table.stratum_type_name", "counterfactual.measures.one_hot",
+    "counterfactual.permutation.group_counts", "counterfactual.permutation.permuted_within_sets",
+    "survey.fidelity.bootstrap_tables", "survey.fidelity.bounded_interval", "survey.fidelity.design_resample",
+    "survey.fidelity.no_variance", "survey.fidelity.resample_index", "network.homophily.edge_label_arrays",
+    "network.homophily.like_graph", "network.dynamics.follow_graph_at", "study.outcomes.empty_consistency",
+    "study.outcomes.honest_agent_ids", "study.outcomes.push_sign", "study.outcomes.stance_paths",
+    "stats.paired.numeric_values", "stats.paired.require_arms", "stats.paired.require_columns",
+    "stats.paired.warn_excluded", "survey.cells.poststratification.cell_distributions",
+    "survey.cells.poststratification.domain_counts", "survey.cells.poststratification.resample_cells",
+    "text.diversity.tokenize"})
 MEASURE_SECTIONS = ("Parameters", "Returns", "Notes", "References", "Examples")
 HELPER_SECTIONS = ("Parameters", "Returns", "Examples")
 SECTION = re.compile(r"^(\w[\w ]*)\n-{3,}$", re.MULTILINE)

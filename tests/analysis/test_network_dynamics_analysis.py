@@ -5,9 +5,9 @@ import json
 
 import networkx as nx
 
-from pvsst.analysis.network_dynamics import follow_graph_at
-from pvsst.analysis.run_analysis import homophily_table, network_dynamics_table
-from pvsst.analysis.store import load_run
+from pvsst.analysis.network.dynamics import follow_graph_at
+from pvsst.analysis.study.run_analysis import homophily_table, network_dynamics_table
+from pvsst.analysis.store.reader import load_run
 from engine_helpers import scripted_trial
 from pvsst.sim.network import parse_network_spec
 from pvsst.experiments.run.store import write_table_directory

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from pvsst.core.errors import InputError
-from pvsst.analysis.outcomes import OUTCOME_COLUMNS, per_round_outcomes, stance_outcomes, trial_outcomes
+from pvsst.analysis.study.outcomes import OUTCOME_COLUMNS, per_round_outcomes, stance_outcomes, trial_outcomes
 from reference_paths import PUBLISHED_RESULTS
 
 RESULTS = PUBLISHED_RESULTS

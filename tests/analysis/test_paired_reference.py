@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.block_tests import bootstrap_mean_ci
-from pvsst.analysis.contrast_table import paired_contrast_table
-from pvsst.analysis.paired import PUBLISHED_COLUMNS, SETTING_COLUMNS, IncompleteBlocksWarning, paired_block_contrast
-from pvsst.analysis.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
+from pvsst.analysis.stats.block_tests import bootstrap_mean_ci
+from pvsst.analysis.stats.contrast_table import paired_contrast_table
+from pvsst.analysis.stats.paired import PUBLISHED_COLUMNS, SETTING_COLUMNS, IncompleteBlocksWarning, paired_block_contrast
+from pvsst.analysis.stats.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
 from pvsst.core.errors import InputError
-from pvsst.analysis.preregistered_checks import benjamini_hochberg, consistency_check, mixed_model_contrast
+from pvsst.analysis.stats.preregistered_checks import benjamini_hochberg, consistency_check, mixed_model_contrast
 from pvsst.experiments.cli import main
 from reference_paths import REFERENCE
 

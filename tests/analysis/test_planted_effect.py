@@ -9,9 +9,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pvsst.analysis.outcomes import trial_outcomes
-from pvsst.analysis.paired import paired_block_contrast
-from pvsst.analysis.plan import Contrast
+from pvsst.analysis.study.outcomes import trial_outcomes
+from pvsst.analysis.stats.paired import paired_block_contrast
+from pvsst.analysis.stats.plan import Contrast
 from analysis_synthetic_run import design, synthetic_trial
 
 CONTRAST = Contrast("engagement_likes_minus_control", "likes", "control")

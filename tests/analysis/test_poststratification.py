@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.poststratification import ESTIMATE_COLUMNS, poststratify, population_estimates, resample_cells
+from pvsst.analysis.survey.cells.poststratification import ESTIMATE_COLUMNS, poststratify, population_estimates, resample_cells
 from pvsst.personas.cells import cell_table
 from pvsst.core.errors import InputError
 from pvsst.personas.synthesis import synthesize

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from pvsst.analysis.report import build_run_report, build_table_report
-from pvsst.analysis.paired import SETTING_COLUMNS
+from pvsst.analysis.stats.paired import SETTING_COLUMNS
 from analysis_synthetic_run import write_run
 from pvsst.experiments.cli import main
 from reference_paths import REFERENCE

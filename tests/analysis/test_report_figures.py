@@ -14,7 +14,7 @@ import pytest
 
 from pvsst.analysis.figures import distribution_by_group_figure
 from pvsst.analysis.report import build_run_report, build_survey_report
-from pvsst.analysis.survey.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
+from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
 from pvsst.experiments.cli import main
 from analysis_synthetic_run import write_run
 from audit_helpers import audit_spec, run_and_score

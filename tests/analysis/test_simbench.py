@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pvsst.analysis.simbench import simbench_score, total_variation
+from pvsst.analysis.survey.simbench import simbench_score, total_variation
 
 HUMAN = np.array([0.5, 0.3, 0.2])
 

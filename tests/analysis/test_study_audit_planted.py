@@ -19,7 +19,7 @@ import pytest
 
 from builders import audit_study_data
 from pvsst.analysis.counterfactual.audit import audit_tables
-from pvsst.analysis.study_audit import question_codes
+from pvsst.analysis.study.audit import question_codes
 from pvsst.experiments.spec.study import StudySpec
 from study_audit_helpers import audit_answers, play_audit
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pvsst.analysis.report.survey import build_survey_report
+from pvsst.analysis.report.survey.build import build_survey_report
 from audit_helpers import audit_spec, read_analysis, run_and_score
 from builders import small_instrument
 

@@ -12,7 +12,9 @@ from scipy.spatial.distance import jensenshannon
 
 from pvsst.core.errors import InputError
 from pvsst.analysis.survey.data import AnswerColumn, GroupColumn, canonical_value, human_answers
-from pvsst.analysis.survey.scoring import QuestionScale, ScoringSettings, UnitAnswers, human_units, score_question
+from pvsst.analysis.survey.plan import SurveyAnalysisPlan
+from pvsst.analysis.survey.scoring import score_question
+from pvsst.analysis.survey.units import QuestionScale, UnitAnswers, human_units
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.experiments.survey.controls import reference_line
 from pvsst.sim.llm.types import LLMRequest
@@ -70,7 +72,7 @@ def test_weights_enter_the_human_distribution():
     # weighted: agree 1 + 3, neutral 1, disagree 1 -> (4, 1, 1) / 6
     np.testing.assert_allclose(human.counts.sum(axis=0), [4, 1, 1])
     model = UnitAnswers(np.eye(3)[[0, 1, 2]], {"g": np.array(["A", "B", "B"], dtype=object)})
-    rows = score_question(scale, human, model, ScoringSettings(bootstrap_draws=20, min_group_n=1))
+    rows = score_question(scale, human, model, SurveyAnalysisPlan(bootstrap_draws=20, min_group_n=1))
     js = next(r for r in rows if r["group"] == "all" and r["metric"] == "js_distance")
     assert js["value"] == pytest.approx(jensenshannon([4 / 6, 1 / 6, 1 / 6], [1 / 3] * 3, base=2))
     assert js["ci_low"] <= js["ci_high"]
@@ -112,7 +114,7 @@ def test_control_providers_through_the_gateway():
     assert json.loads(control_request("scripted/oracle", 1).messages[0]["content"].splitlines()[-1].split(" ", 1)[1])["column"] == "nataid"
 
 
-@pytest.mark.parametrize("module", ["pvsst.analysis.fidelity", "pvsst.analysis.survey.data", "pvsst.experiments.survey.controls",
+@pytest.mark.parametrize("module", ["pvsst.analysis.survey.fidelity", "pvsst.analysis.survey.data", "pvsst.experiments.survey.controls",
                                     "pvsst.experiments.survey.spec", "pvsst.experiments.survey.prompts",
                                     "pvsst.experiments.survey.personas"])
 def test_doctests(module):

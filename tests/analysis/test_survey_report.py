@@ -12,6 +12,7 @@ from matplotlib.container import BarContainer
 
 from pvsst.analysis.report import build_survey_report
 from pvsst.analysis.survey.shares import answer_shares
+from pvsst.analysis.survey.units import read_scored_run
 from pvsst.experiments.cli import main
 from cli_checks import refused
 from report_checks import assert_self_contained
@@ -68,7 +69,7 @@ def test_survey_report_from_the_cli(survey_run, capsys):
 def test_survey_figures_draw_the_run_numbers(survey_run, tmp_path):
     result = build_survey_report(survey_run, formats=["md"], figure_formats=["png"])
     figures = {f.name: f for _, f in result.figures}
-    shares = answer_shares(survey_run)
+    shares = answer_shares(read_scored_run(survey_run))
     # human shares are the respondents' shares computed directly (the instrument is unweighted)
     human = pd.read_parquet(survey_run / "human.parquet")
     direct = human["natenvir"].value_counts(normalize=True)

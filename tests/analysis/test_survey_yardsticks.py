@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.fidelity import bootstrap_tables, design_resample, js_distance, percentile_interval, resample_index
-from pvsst.analysis.survey.scoring import read_prompts
+from pvsst.analysis.survey.fidelity import bootstrap_tables, design_resample, js_distance, percentile_interval, resample_index
+from pvsst.analysis.store.reader import read_prompts
 from pvsst.analysis.survey.shares import answer_shares
+from pvsst.analysis.survey.units import read_scored_run
 from pvsst.experiments.cli import main
 from pvsst.sim.llm.providers.registry import register_scripted_provider
 from builders import small_instrument
@@ -77,7 +78,7 @@ def test_census_oracle_reproduces_the_weighted_shares(census_weighted):
     # measured with this fixture: weighted (.413 .236 .180 .171), unweighted (.243 .220 .256 .281); the
     # oracle answered (.428 .255 .168 .150), JS 0.032 against a noise floor topping at 0.067 (uniform: 0.189)
     assert weighted[0] > unweighted[0] + 0.1 and weighted[3] < unweighted[3] - 0.08
-    shares = answer_shares(out)
+    shares = answer_shares(read_scored_run(out))
     shares = shares[shares["group"] == "all"]
     human = shares[shares["source"] == "human"].set_index("option")
     np.testing.assert_allclose(human.loc[list(CODES), "share"], weighted, atol=1e-12)
@@ -104,7 +105,7 @@ def test_an_option_no_respondent_chose_is_asked_and_scored(tmp_path, capsys):
     assert main(["survey", "score", str(out)]) == 0
     prompts = read_prompts(out)
     assert prompts["user"].str.contains("Far too much").any()  # asked
-    shares = answer_shares(out)
+    shares = answer_shares(read_scored_run(out))
     overall = shares[(shares["group"] == "all") & (shares["question"] == "natenvir")]
     human = overall[(overall["source"] == "human") & (overall["option"] == "far_too_much")].iloc[0]
     assert human["share"] == 0.0 and human["ci_low"] == 0.0 and human["ci_high"] == 0.0
@@ -115,8 +116,8 @@ def test_an_option_no_respondent_chose_is_asked_and_scored(tmp_path, capsys):
 
 
 def test_a_one_answer_model_has_eta2_zero_and_a_flag(tmp_path, capsys, first_listed):
-    from pvsst.analysis.figures.survey import subgroup_gaps_figure
-    from pvsst.analysis.report.survey_tables import eta_frame
+    from pvsst.analysis.figures.survey.answers import subgroup_gaps_figure
+    from pvsst.analysis.report.survey.tables import eta_frame
 
     spec = small_instrument(model="scripted/first_listed", controls=[], conditions=["direct"])
     spec["analysis"]["min_group_n"] = 3
@@ -247,7 +248,7 @@ def test_a_stratified_clustered_survey_widens_the_run_intervals(tmp_path, capsys
         spec["controls"] = ["marginal"]
         out = tmp_path / name
         assert main(["survey", "run", str(write(tmp_path, spec, f"{name}.yaml")), "--out", str(out)]) == 0
-        shares = answer_shares(out)
+        shares = answer_shares(read_scored_run(out))
         human = shares[(shares["source"] == "human") & (shares["group"] == "all")]
         widths[name] = (human["ci_high"] - human["ci_low"]).to_numpy()
     # the design effect of a share: 1 + (m - 1) * ICC, from the between-cluster variance of each option
@@ -261,7 +262,7 @@ def test_a_stratified_clustered_survey_widens_the_run_intervals(tmp_path, capsys
 
 
 def test_a_one_question_subgroup_figure_keeps_every_marker_inside_its_axes():
-    from pvsst.analysis.figures.survey import subgroup_gaps_figure
+    from pvsst.analysis.figures.survey.answers import subgroup_gaps_figure
 
     rows = [{"provider": p, "condition": "c", "elicitation": "sample", "question": "q", "group": "sex",
              "metric": m, "value": v, "ci_low": v - 0.01, "ci_high": v + 0.01, "note": ""}

@@ -132,7 +132,7 @@ def test_no_convergence_where_texts_are_independent_of_the_tree(study):
 
 
 def test_path_similarity_is_pvssts_metric_on_the_path():
-    from pvsst.analysis.lexical import mean_offdiagonal_cosine, tfidf_matrix
+    from pvsst.analysis.text.lexical import mean_offdiagonal_cosine, tfidf_matrix
 
     comments = hand_tree().assign(text=["cats purr", "cats nap", "dogs bark", "fish", "cats purr loudly", "nap time",
                                         "fish swim", "purr purr"])

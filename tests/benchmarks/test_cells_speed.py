@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.poststratification import population_estimates
+from pvsst.analysis.survey.cells.poststratification import population_estimates
 from pvsst.personas.cell_cards import cell_cards
 from pvsst.personas.cells import cell_table
 from pvsst.personas.synthesis import synthesize

@@ -16,7 +16,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from pvsst.analysis.lexical import mean_offdiagonal_cosine, mean_offdiagonal_cosine_dense, tfidf_matrix
+from pvsst.analysis.text.lexical import mean_offdiagonal_cosine, mean_offdiagonal_cosine_dense, tfidf_matrix
 
 N_POSTS = 20_000 if os.environ.get("PVSST_BENCH_FULL") == "1" else 5_000
 VOCABULARY = [f"w{i}" for i in range(3000)] + "the of and labels users platforms feeds".split()

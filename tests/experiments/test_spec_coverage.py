@@ -41,7 +41,7 @@ DESCRIPTIVE = {
 }
 ECHO_ONLY = {
     "analysis.parse_failure_threshold": "scripted/imitate never fails to parse, so no trial is near any "
-    "threshold; parse_failures.csv records it (its use: pvsst.analysis.preregistered_checks.parse_failure_table)",
+    "threshold; parse_failures.csv records it (its use: pvsst.analysis.stats.preregistered_checks.parse_failure_table)",
     "analysis.multiplicity": "with two blocks every randomization p is >= 0.5, where the rules agree; headline.csv "
     "records it (its use: tests/analysis/test_analyze_cli.py::test_every_row_records_the_frozen_settings, holm exactly)",
 }

@@ -6,7 +6,7 @@ twice by a scripted model whose option log-probabilities are a function of the p
 every member of a cell sends the identical prompt), and once cell by cell through ``pvsst survey run``
 with a ``cells`` section. Every persona's distribution must equal its cell's to 1e-12, the national,
 state and party estimates computed directly from the personas must equal the post-stratified ones
-(:mod:`pvsst.analysis.poststratification`) to 1e-12, and the cell run must make exactly one call per
+(:mod:`pvsst.analysis.survey.cells.poststratification`) to 1e-12, and the cell run must make exactly one call per
 distinct cell x question (read from ``llm_calls.parquet``).
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.poststratification import population_estimates
+from pvsst.analysis.survey.cells.poststratification import population_estimates
 from pvsst.experiments.cli import main
 from pvsst.experiments.run.worker_gateway import GatewaySettings
 from pvsst.experiments.survey.personas import REFERENCE_PREFIX

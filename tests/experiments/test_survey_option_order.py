@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pvsst.analysis.survey.scoring import read_responses
+from pvsst.analysis.store.reader import read_responses
 from pvsst.experiments.cli import main
 from pvsst.experiments.survey.spec import canonical_survey, load_survey, survey_sha256
 from builders import GSS, small_instrument

@@ -16,9 +16,9 @@ import pytest
 import yaml
 from scipy.stats import chisquare
 
-from pvsst.analysis.fidelity import kl_divergence
+from pvsst.analysis.survey.fidelity import kl_divergence
 from pvsst.analysis.survey.data import load_data
-from pvsst.analysis.survey.scoring import read_prompts, read_responses
+from pvsst.analysis.store.reader import read_prompts, read_responses
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.prereg import freeze, lock_path
 from builders import WEIGHTED_CODES, small_instrument, weighted_frame, weighted_instrument
@@ -336,7 +336,7 @@ def test_bad_respondent_mappings_exit_2(tmp_path, capsys):
 
 
 def test_one_answer_units_are_binned_like_any_units():
-    from pvsst.analysis.fidelity import bootstrap_tables, resample_index
+    from pvsst.analysis.survey.fidelity import bootstrap_tables, resample_index
 
     rng = np.random.default_rng(5)
     weights = rng.uniform(0.5, 2.0, 40)

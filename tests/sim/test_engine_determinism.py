@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pvsst.analysis.lexical import pairwise_tfidf_similarity
+from pvsst.analysis.text.lexical import pairwise_tfidf_similarity
 from engine_helpers import scripted_trial
 
 TABLES = ("posts", "votes", "exposures")

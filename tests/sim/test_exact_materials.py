@@ -115,7 +115,7 @@ def test_a_trial_renders_the_block_for_its_adversary_only(ours):
         else:
             assert "at 0.7\nBefore:" in text, text
     # `pvsst show --prompts` prints both messages with every line break visible, the last ones included
-    from pvsst.analysis.transcript import transcript
+    from pvsst.analysis.study.transcript import transcript
 
     shown = transcript(result.tables(), round=0, agent="a00", prompts=True).splitlines()
     system = shown.index("  request, system message:")

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from pvsst.analysis.outcomes import honest_agent_ids, vote_call_failure_rate
+from pvsst.analysis.study.outcomes import honest_agent_ids, vote_call_failure_rate
 from ollama_stub import Hang, OllamaStub, Raw
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.types import LLMRequest

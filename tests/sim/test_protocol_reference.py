@@ -142,14 +142,14 @@ def reference_similarity(texts: list[str]) -> float:
     ["the", "of and"],  # no vocabulary at all
 ])
 def test_similarity_edge_cases_reference_setting_equals_the_reference_formula(texts):
-    from pvsst.analysis.lexical import pairwise_tfidf_similarity
+    from pvsst.analysis.text.lexical import pairwise_tfidf_similarity
 
     assert pairwise_tfidf_similarity(texts, edge_cases="reference") == pytest.approx(reference_similarity(texts),
                                                                                     abs=1e-12)
 
 
 def test_similarity_edge_cases_follow_the_reference_code_when_asked():
-    from pvsst.analysis.lexical import pairwise_tfidf_similarity
+    from pvsst.analysis.text.lexical import pairwise_tfidf_similarity
 
     with_empty = ["labels protect users", "labels protect", "the of and"]
     assert pairwise_tfidf_similarity(with_empty) > pairwise_tfidf_similarity(with_empty, edge_cases="reference")

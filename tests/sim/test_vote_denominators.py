@@ -12,7 +12,7 @@ import functools
 
 import pytest
 
-from pvsst.analysis.outcomes import honest_agent_ids, vote_call_failure_rate
+from pvsst.analysis.study.outcomes import honest_agent_ids, vote_call_failure_rate
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.providers.registry import register_scripted_provider
 from pvsst.sim.protocol import protocol_from_preset

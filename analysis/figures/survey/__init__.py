@@ -1,0 +1,1 @@
+"""Survey figures: answer shares, fidelity by question, subgroup gaps, audits and state maps."""

@@ -1,0 +1,1 @@
+"""Statistics on paired blocks: the analysis plan, the block tests, paired contrasts and the preregistered decisions."""
