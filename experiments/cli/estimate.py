@@ -30,7 +30,7 @@ def estimate_command(
         help="Throughput of the whole run; default: per model kind (embedded, scripted, served)."),
 ) -> None:
     """Print trials, model calls, prompt / completion tokens, cost and wall time; calls no model."""
-    from pvsst.experiments.run.estimate import estimate
+    from pvsst.experiments.spec.estimate import estimate
     from pvsst.experiments.spec.study import load_spec
 
     study = load_spec(spec)

@@ -1,6 +1,6 @@
 """`pvsst judge RUN --judge NAME`: stance judgments of every post of a run, with provenance and agreement.
 
-Writes ``RUN/analysis/judgments/`` (see :mod:`pvsst.experiments.run.judging`), prints the calls made and
+Writes ``RUN/analysis/judgments/`` (see :mod:`pvsst.experiments.judge.job`), prints the calls made and
 the agreement of every pair of judges that judged the run. A judge call that failed makes the command
 exit 1 (rerun it: successful calls come from the cache, failed ones are tried again).
 """
@@ -25,7 +25,7 @@ def judge_command(
     """Judge the stance of every post of RUN and write RUN/analysis/judgments/."""
     from pvsst.analysis.store import load_run
     from pvsst.core.errors import InputError
-    from pvsst.experiments.run.judging import judge_run
+    from pvsst.experiments.judge.job import judge_run
 
     if judge is None:
         if not (run / "manifest.json").is_file():

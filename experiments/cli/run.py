@@ -40,7 +40,7 @@ def run(
     reached; 4 replay-only cache miss; 130 / 143 stopped by Ctrl-C / SIGTERM (rerun to resume).
     """
     from pvsst.experiments.cli.summary import print_summary
-    from pvsst.experiments.run.runner import run_study
+    from pvsst.experiments.study.runner import run_study
 
     summary = run_study(spec, out, executor=executor, workers=workers, replay_only=replay_only,
                         deviation=deviation, budget_usd=budget, ray_address=ray_address,

@@ -48,7 +48,7 @@ def simulate(
     both arms of the same study.
     """
     from pvsst.experiments.cli.summary import print_summary
-    from pvsst.experiments.run.runner import run_study
+    from pvsst.experiments.study.runner import run_study
     from pvsst.experiments.spec.design import trial_id
 
     spec = one_trial_spec(topic=topic, topic_file=topic_file, condition=condition, agents=agents, rounds=rounds,
@@ -76,7 +76,7 @@ def one_trial_spec(*, topic, topic_file, condition, agents, rounds, seed, model_
     from pydantic import ValidationError
 
     from pvsst.core.validation import describe_validation_error
-    from pvsst.experiments.run.study_files import check_study_files
+    from pvsst.experiments.study.files import check_study_files
     from pvsst.experiments.spec.study import StudySpec
     from pvsst.sim.llm.providers.registry import validate_model_name
     from pvsst.sim.network import parse_network_spec

@@ -1,7 +1,7 @@
 """The run kernel: planned units -> skip the finished -> an executor -> the run store, the manifest, one summary.
 
 Study trials (``pvsst run``, ``pvsst simulate``) and survey units (``pvsst survey run``) run through
-:func:`run_units`. The composition that calls it (:func:`pvsst.experiments.run.runner.run_study`,
+:func:`run_units`. The composition that calls it (:func:`pvsst.experiments.study.runner.run_study`,
 :func:`pvsst.experiments.survey.runner.run_survey`) has opened the frozen input
 (:func:`pvsst.experiments.run.frozen.check_frozen`), planned the units and recorded them in the
 manifest; it hands over a :class:`RunJob`. The kernel then, inside

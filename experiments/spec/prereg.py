@@ -236,14 +236,14 @@ def check_inputs(document: Document, spec_path: str | Path) -> dict[str, str]:
     """Check what a run of ``document`` reads besides the spec, as the run would, before any call: an
     instrument's data, columns, expressions, models and personas
     (:func:`pvsst.experiments.survey.checks.check_instrument`); a study's materials, edge list and persona
-    file (:func:`pvsst.experiments.run.study_files.check_study_files`). Return the instrument's data
+    file (:func:`pvsst.experiments.study.files.check_study_files`). Return the instrument's data
     fingerprint (``{}`` for a study). Any problem is an ``InputError``."""
     if document.kind == "survey":
         from pvsst.experiments.survey.checks import check_instrument, data_record
 
         check_instrument(document.model)
         return data_record(document.model)
-    from pvsst.experiments.run.study_files import check_study_files
+    from pvsst.experiments.study.files import check_study_files
 
     check_study_files(document.model, Path(spec_path).parent)
     return {}

@@ -161,7 +161,7 @@ def asked_tables(spec: SurveySpec, human: pd.DataFrame) -> tuple[pd.DataFrame, p
 
     frame = _base_personas(spec, human)
     if spec.audit is not None:  # matched sets and the arity-matched null, built from the base personas
-        from pvsst.experiments.run.audit_personas import audit_population
+        from pvsst.experiments.audit.population import audit_population
 
         frame = audit_population(spec.audit, frame, seed=spec.personas.seed)
     duplicate = first_duplicate(frame["persona_id"].tolist())

@@ -123,7 +123,7 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
     for persona_id in unit.persona_ids:
         at = by_id.index.get_loc(persona_id)
         card = column[f"card_{condition.persona_card}"].iloc[at] if condition.persona_card else None
-        # an audit's matched sets share their base persona's request seeds (pvsst.experiments.run.audit_personas)
+        # an audit's matched sets share their base persona's request seeds (pvsst.experiments.audit.population)
         seed_key = str(column["request_key"].iloc[at]) if "request_key" in column else persona_id
         for question in spec.questions:
             reference = None

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pvsst.experiments.run.runner import run_study
-from pvsst.experiments.run.trial_pipeline import trial_config
+from pvsst.experiments.study.runner import run_study
+from pvsst.experiments.study.trial_pipeline import trial_config
 from pvsst.experiments.spec.design import expand
 from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_from_canonical, spec_sha256
 from builders import small_study_spec

@@ -13,10 +13,10 @@ import shutil
 import pytest
 
 from pvsst.experiments.run.ray_cache import start_cache_server
-from pvsst.experiments.run.blocks import BlockTask, lost_block
+from pvsst.experiments.study.blocks import BlockTask, lost_block
 from pvsst.experiments.run.executors import LocalExecutor
 from pvsst.experiments.run.worker_gateway import GatewaySettings
-from pvsst.experiments.run.runner import run_study
+from pvsst.experiments.study.runner import run_study
 from pvsst.experiments.spec.design import expand
 from pvsst.experiments.spec.study import load_spec
 from runner_helpers import assert_same_run_store, small_smoke_spec

@@ -7,7 +7,7 @@ import collections
 import pathlib
 
 import pvsst.experiments.spec.study as study
-from pvsst.experiments.run.runner import run_study
+from pvsst.experiments.study.runner import run_study
 from runner_helpers import small_smoke_spec
 
 

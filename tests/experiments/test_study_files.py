@@ -1,5 +1,5 @@
 """A worker needs no file of the driver's. A spec's own materials directory and edge
-list travel in the block task as bytes (pvsst.experiments.run.study_files); a worker that cannot see the spec's
+list travel in the block task as bytes (pvsst.experiments.study.files); a worker that cannot see the spec's
 folder runs the block from its staged copies, and the trials equal those of a normal run."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import shutil
 import pytest
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.run import runner as runner_module
-from pvsst.experiments.run.blocks import run_block
+from pvsst.experiments.study import runner as runner_module
+from pvsst.experiments.study.blocks import run_block
 from pvsst.experiments.run.executors import InlineExecutor
 from pvsst.experiments.run.manifest import RunManifest
-from pvsst.experiments.run.study_files import StudyFiles, collect_study_files
+from pvsst.experiments.study.files import StudyFiles, collect_study_files
 from pvsst.experiments.spec.study import load_spec
 from pvsst.core.errors import InputError
 from runner_helpers import assert_same_run_store, study_with_own_files, trial_dirs
@@ -78,7 +78,7 @@ def test_a_failed_trial_names_the_drivers_file_not_the_staged_copy(tmp_path, mon
     assert "edges.txt: network.path: unknown agent id 'zz9'" in capfd.readouterr().err
     assert not (tmp_path / "run").exists()
     # A file that fails only in the workers (the check skipped here) is named as the driver knows it.
-    monkeypatch.setattr("pvsst.experiments.run.study_files.check_study_files", lambda spec, folder: None)
+    monkeypatch.setattr("pvsst.experiments.study.files.check_study_files", lambda spec, folder: None)
     assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--deviation", "new edges"]) == 1
     out = capfd.readouterr().err
     assert "8 trials: 0 done, 8 failed" in out

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.run.estimate import estimate
+from pvsst.experiments.spec.estimate import estimate
 from pvsst.experiments.spec.study import load_spec
 from cli_checks import error_line
 from runner_helpers import frozen_copy, trial_dirs

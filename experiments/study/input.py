@@ -57,7 +57,7 @@ def open_study(spec_path: str | Path, deviation: str | None, overrides: dict | N
     digest, record, lock = check_frozen(canonical, spec_path, deviation, materials_dir, hashes,
                                         spec_input_files(spec, spec_path.parent))
     if record is not None:  # not as frozen: check what a freeze would have checked, before anything is written
-        from pvsst.experiments.run.study_files import check_study_files
+        from pvsst.experiments.study.files import check_study_files
 
         check_study_files(spec, spec_path.parent)
     override = override_record(overrides or {}, spec.execution.model_dump(mode="json"),

@@ -1,9 +1,9 @@
 """A study as the run kernel's job: the manifest of its trials and the :class:`~pvsst.experiments.run.kernel.RunJob`.
 
-:func:`study_job` records the opened study (:mod:`pvsst.experiments.run.study_input`) and its design in
+:func:`study_job` records the opened study (:mod:`pvsst.experiments.study.input`) and its design in
 the manifest and returns the job: its ``prepare`` copies the materials and writes the persona table
-(:func:`pvsst.experiments.run.study_files.prepare_inputs`), its payloads are blocks
-(:mod:`pvsst.experiments.run.blocks`).
+(:func:`pvsst.experiments.study.files.prepare_inputs`), its payloads are blocks
+(:mod:`pvsst.experiments.study.blocks`).
 """
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from pydantic import ValidationError
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import CACHE, MANIFEST, TRIALS
 from pvsst.core.validation import describe_validation_error
-from pvsst.experiments.run.blocks import lost_block, remaining_block, run_block, run_block_trials
+from pvsst.experiments.study.blocks import lost_block, remaining_block, run_block, run_block_trials
 from pvsst.experiments.run.kernel import RunJob
 from pvsst.experiments.run.manifest import RunManifest
 from pvsst.experiments.run.run_guard import gateway_options
-from pvsst.experiments.run.study_files import prepare_inputs
-from pvsst.experiments.run.study_input import StudyInput
+from pvsst.experiments.study.files import prepare_inputs
+from pvsst.experiments.study.input import StudyInput
 from pvsst.experiments.run.summary import RunSummary
 from pvsst.experiments.run.worker_gateway import GatewaySettings
 from pvsst.sim.llm.budget import BudgetCap

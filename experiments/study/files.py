@@ -32,7 +32,7 @@ from pvsst.core.atomic import atomic_directory
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import regular_file
 from pvsst.core.run_layout import MATERIALS
-from pvsst.experiments.run.persona_source import resolve_personas
+from pvsst.experiments.study.personas import resolve_personas
 from pvsst.experiments.spec.materials import spec_materials_dir
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.sim.materials import MATERIAL_FILES, materials_hashes
@@ -213,8 +213,8 @@ def write_materials(run_dir: str | Path, source: str | Path) -> dict[str, str]:
 def prepare_inputs(study, run_dir: Path, manifest, job, *, budget_usd: float | None, budget_tokens: int | None):
     """A study job's ``prepare`` (run by the kernel before the first trial): copy the materials into the
     run, write its persona table, read the spec's files once; return the payload builder (blocks of the
-    pending trials, :func:`pvsst.experiments.run.blocks.block_tasks`)."""
-    from pvsst.experiments.run.blocks import BlockTask, block_tasks
+    pending trials, :func:`pvsst.experiments.study.blocks.block_tasks`)."""
+    from pvsst.experiments.study.blocks import BlockTask, block_tasks
 
     spec, spec_dir = study.spec, study.path.parent.resolve()
     manifest.record(materials={"directory": str(study.materials_dir),

@@ -21,7 +21,7 @@ from pvsst.experiments.run.kernel import UnitResult
 from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.experiments.spec.materials import spec_protocol
 from pvsst.experiments.spec.study import StudySpec
-from pvsst.experiments.run.study_files import StagedFiles, StudyFiles
+from pvsst.experiments.study.files import StagedFiles, StudyFiles
 from pvsst.sim.materials import load_materials
 from pvsst.sim.protocol import differs_from_preset
 from pvsst.sim.trial.run import TrialResult, run_trial
@@ -31,7 +31,7 @@ from pvsst.sim.trial.settings import TrialSetup
 def trial_config(spec: StudySpec, plan: ScheduledTrial, staged: StagedFiles = StagedFiles()) -> TrialSetup:
     """The engine configuration of one planned trial: the spec's trial section as it is (it is the engine's
     :class:`~pvsst.sim.trial.settings.TrialSettings`); the spec's own materials directory and edge list are the
-    worker's ``staged`` copies of them (:mod:`pvsst.experiments.run.study_files`)."""
+    worker's ``staged`` copies of them (:mod:`pvsst.experiments.study.files`)."""
     params = spec.trial.parameters()
     protocol = spec_protocol(spec)
     if staged.edge_list is not None:

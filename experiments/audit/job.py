@@ -7,7 +7,7 @@ it after the trials, into ``RUN/audits/<unit_id>/`` (one unit per model x topic,
   nothing written: ``audit.matched_sets`` base personas drawn with the persona seed from the spec's
   persona source, copied once per level combination of ``audit.vary`` and, with ``audit.arity_null``,
   once per group with only the request seed changed
-  (:func:`pvsst.experiments.run.audit_personas.audit_population`); cards rendered in the spec's style;
+  (:func:`pvsst.experiments.audit.population.audit_population`); cards rendered in the spec's style;
 - each unit plays the first round of the trial of its model and topic under the first of the study's
   seeds and conditions (the first round reads no feed, so the arm does not enter it) for every member
   (:func:`pvsst.sim.first_round_audit.run_first_round_audit`), with the trials' gateway, cache and
@@ -35,15 +35,15 @@ import pandas as pd
 
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import AUDITS, CACHE
-from pvsst.experiments.run.audit_personas import audit_population
+from pvsst.experiments.audit.population import audit_population
 from pvsst.experiments.run.kernel import RunJob, UnitResult
 from pvsst.experiments.run.manifest import RunManifest
-from pvsst.experiments.run.persona_source import persona_frame, with_cards
+from pvsst.experiments.study.personas import persona_frame, with_cards
 from pvsst.experiments.run.run_guard import gateway_options
-from pvsst.experiments.run.study_files import StudyFiles, collect_study_files
-from pvsst.experiments.run.study_input import StudyInput
+from pvsst.experiments.study.files import StudyFiles, collect_study_files
+from pvsst.experiments.study.input import StudyInput
 from pvsst.experiments.run.summary import RunSummary
-from pvsst.experiments.run.trial_pipeline import call_accounting, call_totals, trial_config
+from pvsst.experiments.study.trial_pipeline import call_accounting, call_totals, trial_config
 from pvsst.experiments.run.worker_gateway import GatewaySettings, cap_budget, worker_gateway
 from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.experiments.spec.study import StudySpec, model_slug

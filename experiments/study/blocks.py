@@ -6,7 +6,7 @@ same picklable :func:`run_block` (or, on Ray, :func:`run_block_trials`, which st
 as it finishes), so results do not depend on where a trial ran.
 
 Workers receive plain data only (the frozen spec, the block's plans, the persona table, the bytes of the
-spec's materials and edge list (:mod:`pvsst.experiments.run.study_files`), gateway settings) and return
+spec's materials and edge list (:mod:`pvsst.experiments.study.files`), gateway settings) and return
 each finished trial as a :class:`~pvsst.experiments.run.kernel.UnitResult`; the run kernel alone writes
 the run store.
 """
@@ -19,8 +19,8 @@ import pandas as pd
 
 from pvsst.experiments.run.kernel import UnitResult
 from pvsst.experiments.run.summary import RunSummary
-from pvsst.experiments.run.study_files import StudyFiles
-from pvsst.experiments.run.trial_pipeline import execute_trial
+from pvsst.experiments.study.files import StudyFiles
+from pvsst.experiments.study.trial_pipeline import execute_trial
 from pvsst.experiments.run.worker_gateway import GatewaySettings, cap_budget, worker_gateway
 from pvsst.experiments.spec.design import Design, ScheduledTrial
 from pvsst.sim.llm.budget import BudgetExceeded
