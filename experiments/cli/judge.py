@@ -1,8 +1,9 @@
 """`pvsst judge RUN --judge NAME`: stance judgments of every post of a run, with provenance and agreement.
 
-Writes ``RUN/analysis/judgments/`` (see :mod:`pvsst.experiments.judge.job`), prints the calls made and
-the agreement of every pair of judges that judged the run. A judge call that failed makes the command
-exit 1 (rerun it: successful calls come from the cache, failed ones are tried again).
+Runs the judge job (:mod:`pvsst.experiments.judge.job`) through the run kernel, writes
+``RUN/analysis/judgments/``, prints the calls made and the agreement of every pair of judges that judged
+the run. A judge call that failed makes the command exit 1 (rerun it: the trials whose calls failed are
+asked again, successful calls come from the cache).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ def judge_command(
     """Judge the stance of every post of RUN and write RUN/analysis/judgments/."""
     from pvsst.analysis.store import load_run
     from pvsst.core.errors import InputError
+    from pvsst.experiments.cli.summary import print_summary
     from pvsst.experiments.judge.job import judge_run
 
     if judge is None:
@@ -35,11 +37,12 @@ def judge_command(
         if judge is None:
             raise InputError("pvsst judge", "--judge", "give a judge (`lexicon` or a model string); the run's "
                              "spec names none in analysis.stance_judge")
-    result = judge_run(run, judge, materials=materials, seed=seed)
+    result = judge_run(run, judge, materials=materials, seed=seed, progress=False)
     console = Console(highlight=False, soft_wrap=True)
     p = result.provenance
-    console.print(f"judge {p['judge']}: {p['judged']}/{p['posts']} posts judged; {p['calls']} calls, "
-                  f"{p['cache_hits']} from the cache; wrote {result.table_path}", markup=False)
+    if p:
+        console.print(f"judge {p['judge']}: {p['judged']}/{p['posts']} posts judged; {p['calls']} calls, "
+                      f"{p['cache_hits']} from the cache; wrote {result.table_path}", markup=False)
     for row in result.agreement.to_dict("records"):
         console.print(f"agreement {row['first_judge']} vs {row['second_judge']}: {int(row['n'])} posts, raw "
                       f"{row['raw_agreement']:.3f}, side {row['side_agreement']:.3f}, weighted kappa linear "
@@ -48,7 +51,7 @@ def judge_command(
         console.print(f"error: {result.failed_calls} of {p['calls']} judge calls failed "
                       f"({', '.join(f'{k}: {v}' for k, v in p['failed_statuses'].items())}); rerun "
                       "`pvsst judge` to try them again", markup=False)
-        raise typer.Exit(1)
+    print_summary(result.summary)
 
 
 def register(app: typer.Typer) -> None:

@@ -127,6 +127,10 @@ class RunManifest:
         for unit_id, fields in entries.items():
             self.units(section).setdefault(unit_id, {"status": "pending"}).update(redact_data(fields))
 
+    def forget(self, section: str) -> None:
+        """Drop a section's entries (a job that starts its units afresh)."""
+        self.data.pop(section, None)
+
     def set_unit(self, section: str, unit_id: str, **fields: Any) -> None:
         """Update one unit's entry (its status, calls, error ...)."""
         self.units(section).setdefault(unit_id, {}).update(redact_data(fields))

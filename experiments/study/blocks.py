@@ -2,8 +2,8 @@
 
 A block's trials share their first-round requests, so running them one after another in one worker
 replays those from the cache instead of racing two workers to the same call. Every executor runs the
-same picklable :func:`run_block` (or, on Ray, :func:`run_block_trials`, which streams each trial back
-as it finishes), so results do not depend on where a trial ran.
+same :class:`BlockWorker`: ``run`` (or, on Ray, ``stream``, which sends each trial back as it finishes),
+so results do not depend on where a trial ran.
 
 Workers receive plain data only (the frozen spec, the block's plans, the persona table, the bytes of the
 spec's materials and edge list (:mod:`pvsst.experiments.study.files`), gateway settings) and return
@@ -17,12 +17,13 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from pvsst.experiments.run.kernel import UnitResult
+from pvsst.experiments.run.kernel import UnitResult, lost_units
 from pvsst.experiments.run.summary import RunSummary
 from pvsst.experiments.study.files import StudyFiles
 from pvsst.experiments.study.trial_pipeline import execute_trial
 from pvsst.experiments.run.worker_gateway import GatewaySettings, cap_budget, worker_gateway
 from pvsst.experiments.spec.design import Design, ScheduledTrial
+from pvsst.experiments.spec.study import spec_from_canonical
 from pvsst.sim.llm.budget import BudgetExceeded
 from pvsst.sim.llm.cache import ReplayMiss
 from pvsst.sim.llm.stops import RunStop
@@ -65,68 +66,64 @@ def block_tasks(design: Design, pending: list[str], summary: RunSummary, one_tri
         yield replace(template, plans=tuple(plans), spent_usd=summary.cost_usd, spent_tokens=summary.tokens)
 
 
-def run_block_trials(task: BlockTask) -> Iterator[list[UnitResult]]:
-    """Run a block's trials in order in this process, yielding each trial's result (as a one-item list)
-    as it finishes. A run-level stop (:class:`~pvsst.sim.llm.stops.RunStop`: budget spent, replay miss)
-    ends the block and comes back as that trial's status. With a remote cache, every put of a trial is
-    stored before its result is yielded."""
-    from pvsst.experiments.spec.study import spec_from_canonical
+class BlockWorker:
+    """The study job's worker (:class:`~pvsst.experiments.run.kernel.StreamingWorker`): runs a block's
+    trials in order in this process, each through :func:`~pvsst.experiments.study.trial_pipeline.execute_trial`."""
 
-    if task.spec_sha256 not in _SPECS:
-        _SPECS.clear()  # one study per run: keep only the current spec
-        _SPECS[task.spec_sha256] = spec_from_canonical(task.spec)
-    spec = _SPECS[task.spec_sha256]
-    gateway = worker_gateway(task.gateway)
-    cap_budget(gateway, task.budget_usd, task.budget_tokens, task.spent_usd, task.spent_tokens)
-    flush = getattr(gateway.cache, "flush", None)
-    for plan in task.plans:
-        try:
-            result = execute_trial(spec, plan, gateway, task.personas, files=task.files)
-        except RunStop as err:
-            result = UnitResult(plan.trial_id, err.status, str(err))
-        if flush is not None:
-            flush()
-        yield [result]
-        if result.status in STOP_STATUSES:
-            return
+    def stream(self, task: BlockTask) -> Iterator[list[UnitResult]]:
+        """Run the block's trials, yielding each trial's result (as a one-item list) as it finishes. A
+        run-level stop (:class:`~pvsst.sim.llm.stops.RunStop`: budget spent, replay miss) ends the block
+        and comes back as that trial's status. With a remote cache, every put of a trial is stored before
+        its result is yielded."""
+        if task.spec_sha256 not in _SPECS:
+            _SPECS.clear()  # one study per run: keep only the current spec
+            _SPECS[task.spec_sha256] = spec_from_canonical(task.spec)
+        spec = _SPECS[task.spec_sha256]
+        gateway = worker_gateway(task.gateway)
+        cap_budget(gateway, task.budget_usd, task.budget_tokens, task.spent_usd, task.spent_tokens)
+        flush = getattr(gateway.cache, "flush", None)
+        for plan in task.plans:
+            try:
+                result = execute_trial(spec, plan, gateway, task.personas, files=task.files)
+            except RunStop as err:
+                result = UnitResult(plan.trial_id, err.status, str(err))
+            if flush is not None:
+                flush()
+            yield [result]
+            if result.status in STOP_STATUSES:
+                return
 
+    def run(self, task: BlockTask) -> list[UnitResult]:
+        """:meth:`stream` as one list (for executors that return a task's result at its end)."""
+        return [result for results in self.stream(task) for result in results]
 
-def run_block(task: BlockTask) -> list[UnitResult]:
-    """:func:`run_block_trials` as one list (for executors that return a task's result at its end)."""
-    return [result for results in run_block_trials(task) for result in results]
+    def remaining(self, task: BlockTask, delivered: list[list[UnitResult]]) -> BlockTask | None:
+        """The block of ``task``'s trials whose result has not come back yet (``None`` if none is left).
 
+        Examples
+        --------
+        >>> from pvsst.experiments.spec.design import expand
+        >>> from pvsst.experiments.spec.study import load_spec
+        >>> plans = expand(load_spec("experiments/specs/scripted_smoke.yaml")).trials[:3]
+        >>> task = BlockTask(spec={}, plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
+        >>> rest = BlockWorker().remaining(task, [[UnitResult(plans[0].trial_id, "done")]])
+        >>> [p.trial_id for p in rest.plans] == [p.trial_id for p in plans[1:]]
+        True
+        """
+        back = {result.unit_id for results in delivered for result in results}
+        rest = tuple(plan for plan in task.plans if plan.trial_id not in back)
+        return replace(task, plans=rest) if rest else None
 
-def remaining_block(task: BlockTask, delivered: list[list[UnitResult]]) -> BlockTask | None:
-    """The block of ``task``'s trials whose result has not come back yet (``None`` if none is left).
+    def lost(self, task: BlockTask, error: BaseException) -> list[UnitResult]:
+        """The results of a block whose worker was lost (its process or node died): every trial failed.
 
-    Examples
-    --------
-    >>> from pvsst.experiments.spec.design import expand
-    >>> from pvsst.experiments.spec.study import load_spec
-    >>> plans = expand(load_spec("experiments/specs/scripted_smoke.yaml")).trials[:3]
-    >>> task = BlockTask(spec={}, plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
-    >>> rest = remaining_block(task, [[UnitResult(plans[0].trial_id, "done")]])
-    >>> [p.trial_id for p in rest.plans] == [p.trial_id for p in plans[1:]]
-    True
-    """
-    back = {result.unit_id for results in delivered for result in results}
-    rest = tuple(plan for plan in task.plans if plan.trial_id not in back)
-    return replace(task, plans=rest) if rest else None
-
-
-def lost_block(task: BlockTask, error: BaseException) -> list[UnitResult]:
-    """The results of a block whose worker was lost (its process or node died): every trial failed.
-
-    Their finished calls are in the run's cache, so a rerun replays them.
-
-    Examples
-    --------
-    >>> from pvsst.experiments.spec.design import expand
-    >>> from pvsst.experiments.spec.study import load_spec
-    >>> plans = expand(load_spec("experiments/specs/scripted_smoke.yaml")).trials[:2]
-    >>> task = BlockTask(spec={}, plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
-    >>> [(r.status, r.error) for r in lost_block(task, RuntimeError("node died"))][0]
-    ('failed', 'worker lost: RuntimeError: node died')
-    """
-    line = " ".join(f"{type(error).__name__}: {error}".split())[:300]
-    return [UnitResult(plan.trial_id, "failed", f"worker lost: {line}") for plan in task.plans]
+        Examples
+        --------
+        >>> from pvsst.experiments.spec.design import expand
+        >>> from pvsst.experiments.spec.study import load_spec
+        >>> plans = expand(load_spec("experiments/specs/scripted_smoke.yaml")).trials[:2]
+        >>> task = BlockTask(spec={}, plans=tuple(plans), gateway=GatewaySettings(cache_path=None))
+        >>> [(r.status, r.error) for r in BlockWorker().lost(task, RuntimeError("node died"))][0]
+        ('failed', 'worker lost: RuntimeError: node died')
+        """
+        return lost_units([plan.trial_id for plan in task.plans], error)

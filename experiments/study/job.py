@@ -2,8 +2,8 @@
 
 :func:`study_job` records the opened study (:mod:`pvsst.experiments.study.input`) and its design in
 the manifest and returns the job: its ``prepare`` copies the materials and writes the persona table
-(:func:`pvsst.experiments.study.files.prepare_inputs`), its payloads are blocks
-(:mod:`pvsst.experiments.study.blocks`).
+(:func:`pvsst.experiments.study.files.prepare_inputs`), its payloads are blocks and its worker is
+:class:`~pvsst.experiments.study.blocks.BlockWorker`.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import CACHE, MANIFEST, TRIALS
 from pvsst.core.validation import describe_validation_error
-from pvsst.experiments.study.blocks import lost_block, remaining_block, run_block, run_block_trials
+from pvsst.experiments.study.blocks import BlockWorker
 from pvsst.experiments.run.kernel import RunJob
 from pvsst.experiments.run.manifest import RunManifest
 from pvsst.experiments.run.run_guard import gateway_options
@@ -64,13 +64,12 @@ def study_job(study: StudyInput, run_dir: Path, *, executor: str | None,
     prepare = functools.partial(prepare_inputs, study, run_dir, manifest, budget_usd=cap_usd,
                                 budget_tokens=spec.budget.max_tokens)
     return RunJob(run_dir=run_dir, manifest=manifest, section=TRIALS, what=f"study {spec.id}", label=spec.id,
-                  unit_ids=[p.trial_id for p in study.design.trials], work=run_block, prepare=prepare,
+                  unit_ids=[p.trial_id for p in study.design.trials], worker=BlockWorker(), prepare=prepare,
                   gateway=gateway, summary=RunSummary(total=len(study.design.trials)),
                   command=["run", study.path, *gateway_options(study.overrides)], deviation=study.deviation,
                   threshold=spec.analysis.parse_failure_threshold, executor=kind, workers=n_workers,
                   ray_address=ray_address or execution.ray_address, progress=progress,
                   session={"executor": kind, "workers": n_workers, "budget_usd": cap_usd},
-                  stream=run_block_trials, resume_payload=remaining_block, lost=lost_block,
                   retry_degraded=retry_degraded)
 
 

@@ -14,7 +14,9 @@
     RUN/scoring.json         what the survey scoring reads
     RUN/human.parquet        a survey run's real answers, coded
     RUN/units/<unit_id>/     a survey unit: UNIT_TABLES as Parquet, DONE
-    RUN/analysis/            the outputs of ``pvsst analyze`` and ``pvsst survey score``
+    RUN/judgments/<judge>/<trial_id>/  ``pvsst judge``: one judge's judged posts of a trial, DONE
+    RUN/analysis/            the outputs of ``pvsst analyze`` and ``pvsst survey score`` (and
+                             ``analysis/judgments/``, each judge's judged posts of the whole run)
     RUN/report/              the report of ``pvsst report``
     RUN/.pvsst.lock          the run-folder lock (:mod:`pvsst.core.run_folder`) and who holds it
 
@@ -48,6 +50,7 @@ HUMAN = "human.parquet"
 UNITS = "units"
 ANALYSIS = "analysis"
 REPORT = "report"
+JUDGMENTS = "judgments"
 DONE = "DONE"
 LOCK = ".pvsst.lock"
 
@@ -55,7 +58,7 @@ CELLS = "cells.parquet"
 SIMULATE_SPEC = "simulate.yaml"
 CACHE_FILES = frozenset({CACHE, f"{CACHE}-wal", f"{CACHE}-shm"})
 RUN_ENTRIES = frozenset({MANIFEST, *CACHE_FILES, MATERIALS, PERSONAS, TRIALS, AUDITS,
-                         SURVEY, SCORING, HUMAN, CELLS, UNITS, ANALYSIS, REPORT, SIMULATE_SPEC})
+                         SURVEY, SCORING, HUMAN, CELLS, UNITS, ANALYSIS, REPORT, SIMULATE_SPEC, JUDGMENTS})
 """Every name pvsst writes at the top of a run folder (a folder holding only these is a run's)."""
 RUN_RECORDS = frozenset({PERSONAS, TRIALS, AUDITS, SURVEY, HUMAN, UNITS})
 """The names among :data:`RUN_ENTRIES` that only a run writes (its units and its inputs): a folder holding

@@ -67,10 +67,20 @@ def fake(monkeypatch, tmp_path):
     return executors
 
 
+class FunctionWorker:
+    """A worker whose ``run`` is the given function (the kernel's tests script each unit's result)."""
+
+    def __init__(self, work):
+        self.run = work
+
+    def lost(self, unit_id, error):
+        return kernel.lost_units([unit_id], error)
+
+
 def job(run_dir: Path, unit_ids=tuple(SCRIPT), work=fake_work) -> RunJob:
     manifest = RunManifest.open(run_dir)
     return RunJob(run_dir=run_dir, manifest=manifest, section="units", what="demo run", label="demo",
-                  unit_ids=list(unit_ids), work=work, prepare=lambda job: lambda pending, summary, each, gw: list(pending),
+                  unit_ids=list(unit_ids), worker=FunctionWorker(work), prepare=lambda job: lambda pending, summary, each, gw: list(pending),
                   gateway=GatewaySettings(cache_path=None), summary=RunSummary(total=len(unit_ids)),
                   command=["demo"], threshold=0.05, progress=False)
 

@@ -10,7 +10,7 @@ import pytest
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.study import runner as runner_module
-from pvsst.experiments.study.blocks import run_block
+from pvsst.experiments.study.blocks import BlockWorker
 from pvsst.experiments.run.executors import InlineExecutor
 from pvsst.experiments.run.manifest import RunManifest
 from pvsst.experiments.study.files import StudyFiles, collect_study_files
@@ -49,7 +49,7 @@ def test_the_spec_files_travel_as_bytes_and_a_worker_without_them_runs_the_block
     # The worker's machine: the spec's folder is gone; the block runs from the staged copies.
     monkeypatch.setenv("PVSST_SCRATCH", str(tmp_path / "worker-scratch"))
     shutil.move(spec.parent, tmp_path / "elsewhere")
-    outcomes = [outcome for task in tasks for outcome in run_block(task)]
+    outcomes = [outcome for task in tasks for outcome in BlockWorker().run(task)]
     assert [o.status for o in outcomes] == ["done"] * 8, [o.error for o in outcomes]
     staged = next((tmp_path / "worker-scratch" / "pvsst-study-files").iterdir())
     assert (staged / "materials" / "post_system.txt").read_text().startswith("Study-file wording. ")
