@@ -43,7 +43,8 @@ import pandas as pd
 from pvsst.analysis.report.survey import is_survey_run
 from pvsst.analysis.store import RunTables, load_run
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import ANALYSIS, MANIFEST, SURVEY_RUN_TABLES, UNIT_TABLES, UNITS, complete_unit_dirs, table_file
+from pvsst.core.integrity import complete_unit_dirs
+from pvsst.core.run_layout import ANALYSIS, MANIFEST, SURVEY_RUN_TABLES, UNIT_TABLES, UNITS, table_file
 
 __all__ = ["RunTables", "open_run"]
 

@@ -24,8 +24,9 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.core.integrity import complete_unit_dirs
 from pvsst.core.run_layout import (DONE, MANIFEST, METRICS, SURVEY_RUN_TABLES, TRIAL_TABLES, TRIALS, UNIT_TABLES,
-                                   complete_unit_dirs, table_file)
+                                   table_file)
 
 RUN_TABLES = TRIAL_TABLES
 TRIAL_FACTOR_COLUMNS = ("trial_id", "block_id", "model", "topic_id", "seed", "condition", "push_direction")

@@ -50,7 +50,8 @@ import pandas as pd
 
 from pvsst.analysis.counterfactual.audit import audit_tables
 from pvsst.analysis.paired import require_columns
-from pvsst.core.run_layout import AUDITS, MANIFEST, complete_unit_dirs, table_file
+from pvsst.core.integrity import complete_unit_dirs
+from pvsst.core.run_layout import AUDITS, MANIFEST, table_file
 
 STUDY_AUDIT_FILES = {"questions": "study_audit.csv", "shares": "study_audit_shares.csv",
                      "groups": "study_audit_groups.csv"}

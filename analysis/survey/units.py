@@ -22,7 +22,8 @@ import pandas as pd
 from pvsst.analysis.fidelity import design_resample, resample_index
 from pvsst.analysis.survey.data import GROUP_PREFIX
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import HUMAN, PERSONAS, SCORING, UNITS, complete_unit_dirs, table_file
+from pvsst.core.integrity import complete_unit_dirs
+from pvsst.core.run_layout import HUMAN, PERSONAS, SCORING, UNITS, table_file
 
 DISTRIBUTION_METHODS = ("logprobs", "verbalized")
 

@@ -24,7 +24,8 @@ def freeze_command(
 ) -> None:
     """Validate SPEC, check what a run of it reads (data, columns, materials, edge list, personas, models),
     and write SPEC.lock.json (sha256 of the canonical spec, of its materials or data, UTC time, versions)."""
-    from pvsst.experiments.spec.prereg import freeze, lock_path
+    from pvsst.experiments.prereg.freeze import freeze
+    from pvsst.experiments.spec.lock import lock_path
 
     lock = freeze(spec, force=force)
     console = Console(highlight=False, soft_wrap=True)
@@ -35,7 +36,7 @@ def freeze_command(
 @prereg_app.command("verify")
 def verify_command(spec: Path = typer.Argument(..., help="The study spec (YAML).")) -> None:
     """Exit 0 when SPEC matches its lock, 1 (printing what changed) when it does not."""
-    from pvsst.experiments.spec.prereg import verify
+    from pvsst.experiments.prereg.freeze import verify
 
     result = verify(spec)
     console = Console(highlight=False, soft_wrap=True)
@@ -63,7 +64,8 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help="Print the canonical spec as JSON instead of YAML."),
 ) -> None:
     """Print the canonical spec or instrument (fully defaulted, built-in topics resolved) and its sha256."""
-    from pvsst.experiments.spec.prereg import canonical_yaml, load_document
+    from pvsst.experiments.prereg.freeze import load_document
+    from pvsst.experiments.spec.lock import canonical_yaml
 
     document = load_document(spec)
     data = document.canonical

@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from pvsst.core.errors import InputError
+from pvsst.experiments.run.ray_cache import ray_module, start_cache_server
 from pvsst.experiments.run.run_guard import ignore_interrupts, spawning_quietly, start_resource_tracker_quietly
 from pvsst.experiments.run.worker_gateway import GatewaySettings
 
@@ -116,11 +117,7 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, workers: int, address: str | None = None, max_retries: int = 3):
-        try:
-            import ray
-        except ImportError:
-            raise InputError("--executor", "ray", "Ray is not installed: pip install 'pvsst[ray]'") from None
-        self.ray = ray
+        self.ray = ray = ray_module()
         self._owns_ray = not ray.is_initialized()  # a Ray the caller started is left running
         if self._owns_ray:
             ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
@@ -191,8 +188,6 @@ class RayExecutor:
 
     def share_cache(self, settings: GatewaySettings) -> GatewaySettings:
         """Settings whose cache is a server actor on this node for the run's file, not the file's path."""
-        from pvsst.experiments.run.ray_cache import start_cache_server
-
         self._cache_server = start_cache_server(self.ray, settings.cache_path)
         return replace(settings, cache_path=None, cache_server=self._cache_server)
 

@@ -32,7 +32,7 @@ from pvsst.core.atomic import write_json
 from pvsst.core.errors import InputError
 from pvsst.core.redaction import redact_data
 from pvsst.core.run_layout import MANIFEST, TRIALS
-from pvsst.experiments.spec.prereg import package_versions
+from pvsst.experiments.spec.lock import package_versions
 
 
 def utc_now() -> str:

@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import errno
+from multiprocessing import resource_tracker
 import os
 import shlex
 import shutil
@@ -160,8 +161,6 @@ def start_resource_tracker_quietly() -> None:
     --------
     >>> start_resource_tracker_quietly()  # idempotent: a running tracker is left as it is
     """
-    from multiprocessing import resource_tracker
-
     sys.stderr.flush()
     saved = os.dup(2)
     try:

@@ -26,6 +26,7 @@ from pvsst.sim.materials import load_materials
 from pvsst.sim.protocol import differs_from_preset
 from pvsst.sim.trial.run import TrialResult, run_trial
 from pvsst.sim.trial.settings import TrialSetup
+from pvsst.sim.llm.stops import RunStop
 
 
 def trial_config(spec: StudySpec, plan: ScheduledTrial, staged: StagedFiles = StagedFiles()) -> TrialSetup:
@@ -98,8 +99,6 @@ def execute_trial(spec: StudySpec, plan: ScheduledTrial, gateway, personas: pd.D
     accounting (:func:`call_accounting`). Failures come back as a status, not raised (except a run-level
     stop, :class:`~pvsst.sim.llm.stops.RunStop`: budget spent, replay-only miss, which must end the whole
     run). Nothing is written here."""
-    from pvsst.sim.llm.stops import RunStop
-
     started = time.perf_counter()
     try:
         result = run_trial(trial_config(spec, plan, files.stage()), gateway, personas)

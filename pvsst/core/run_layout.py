@@ -30,8 +30,8 @@ Examples
 >>> (run / TRIALS / "t1").mkdir(parents=True)
 >>> _ = (run / TRIALS / "t1" / DONE).write_text("ok\\n")
 >>> (run / TRIALS / "t2").mkdir()
->>> [p.name for p in complete_unit_dirs(run, TRIALS)], table_file("posts")
-(['t1'], 'posts.parquet')
+>>> is_complete(run / TRIALS / "t1"), is_complete(run / TRIALS / "t2"), table_file("posts")
+(True, False, 'posts.parquet')
 """
 from __future__ import annotations
 
@@ -82,18 +82,3 @@ def table_file(name: str) -> str:
 def is_complete(unit_dir: str | Path) -> bool:
     """Whether a trial or survey-unit folder was written to the end (its ``DONE`` marker is there)."""
     return (Path(unit_dir) / DONE).is_file()
-
-
-def complete_unit_dirs(run_dir: str | Path, section: str, *, verify: bool = True) -> list[Path]:
-    """The complete folders under ``run_dir/section`` (:data:`TRIALS`, :data:`AUDITS` or :data:`UNITS`), sorted by
-    name; with ``verify`` each is checked against the hashes its ``DONE`` records
-    (:func:`pvsst.core.integrity.verify_unit`: a changed, missing or truncated file is an ``InputError``)."""
-    from pvsst.core.integrity import verify_unit
-
-    root = Path(run_dir) / section
-    if not root.is_dir():
-        return []
-    units = sorted(p for p in root.iterdir() if p.is_dir() and is_complete(p))
-    for unit in units if verify else ():
-        verify_unit(unit)
-    return units

@@ -21,6 +21,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from pvsst.sim.llm.providers.grammar import grammar_schema
+
 MODES = ("json_schema", "json_object", "json_mode", "none")
 AUTO = "auto"
 SETTINGS = (*MODES, AUTO)
@@ -56,9 +58,7 @@ def response_format_for(schema: dict[str, Any] | None, mode: str = "json_schema"
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
     if mode == "json_object":
-        from pvsst.sim.llm.providers.embedded import grammar_schema  # llama.cpp cannot bound numbers: enums
-
-        return {"type": "json_object", "schema": grammar_schema(schema)}
+        return {"type": "json_object", "schema": grammar_schema(schema)}  # llama.cpp cannot bound numbers: enums
     if mode == "json_mode":
         return {"type": "json_object"}
     raise ValueError(f"unknown structured-output mode {mode!r} (known: {', '.join(MODES)})")

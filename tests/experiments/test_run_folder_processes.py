@@ -90,7 +90,7 @@ def test_a_reader_of_stdout_that_goes_away_does_not_stop_the_run(tmp_path, monke
 BOUNDED_FREEZE = textwrap.dedent("""
     import json, resource, sys, time
     from pvsst.core.errors import InputError
-    from pvsst.experiments.spec.prereg import freeze
+    from pvsst.experiments.prereg.freeze import freeze
     import pvsst.experiments.study.files, pvsst.sim.network  # noqa: F401 - what freezing a study imports
     size = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
     resource.setrlimit(resource.RLIMIT_AS, (size + 200 * 2**20, resource.RLIM_INFINITY))

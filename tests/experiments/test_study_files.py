@@ -78,7 +78,7 @@ def test_a_failed_trial_names_the_drivers_file_not_the_staged_copy(tmp_path, mon
     assert "edges.txt: network.path: unknown agent id 'zz9'" in capfd.readouterr().err
     assert not (tmp_path / "run").exists()
     # A file that fails only in the workers (the check skipped here) is named as the driver knows it.
-    monkeypatch.setattr("pvsst.experiments.study.files.check_study_files", lambda spec, folder: None)
+    monkeypatch.setattr("pvsst.experiments.study.input.check_study_files", lambda spec, folder: None)
     assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--deviation", "new edges"]) == 1
     out = capfd.readouterr().err
     assert "8 trials: 0 done, 8 failed" in out
