@@ -3,7 +3,7 @@
 The graph is built from the source with :mod:`ast`, under the installed names (pyproject's
 ``package-dir``): an edge for every import of a pvsst module, at module level (class bodies included)
 and inside functions, and for every implementation a command module names for
-:func:`~pvsst.experiments.cli.lazy.implementation` (imported when the command runs). Imports under
+:func:`~pvsst.experiments.cli.lazy.lazy_module` (imported when the command runs). Imports under
 ``if TYPE_CHECKING:`` run only for type checkers and are left out. An import inside a function is allowed
 only where the import is truly optional (an extra not every install has, a library that takes a second
 to import and is needed by one path), with a ``# lazy: <why>`` comment on its line or the line above;
@@ -19,7 +19,7 @@ import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
 MOST_FUNCTION_LEVEL_IMPORTS = 20
-LAZY_CALL = "implementation"  # pvsst.experiments.cli.lazy.implementation("pvsst.<module>")
+LAZY_CALL = "lazy_module"  # pvsst.experiments.cli.lazy.lazy_module("pvsst.<module>")
 
 
 def source_modules() -> dict[str, Path]:
@@ -130,6 +130,6 @@ def test_a_planted_cycle_and_a_planted_function_level_import_are_seen(tmp_path):
     assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == [["a", "b"]]
     path = tmp_path / "m.py"
     path.write_text("import os\nif TYPE_CHECKING:\n    import sys\ndef f():\n    import json  # lazy: reason\n"
-                    "x = implementation('pvsst.core.errors')\n")
+                    "x = lazy_module('pvsst.core.errors')\n")
     assert imports_of("pvsst.m", path) == [("os", 1, False, "import"), ("json", 5, True, "import"),
                                            ("pvsst.core.errors", 6, False, "lazy")]

@@ -39,7 +39,7 @@ from pvsst.experiments.audit.population import audit_population
 from pvsst.experiments.run.kernel import RunJob, UnitResult, lost_units
 from pvsst.experiments.run.manifest import RunManifest
 from pvsst.experiments.study.personas import persona_frame, with_cards
-from pvsst.experiments.run.run_guard import gateway_options
+from pvsst.experiments.run.run_guard import gateway_words
 from pvsst.experiments.study.files import StudyFiles, collect_study_files
 from pvsst.experiments.study.input import StudyInput
 from pvsst.experiments.run.summary import RunSummary
@@ -174,7 +174,7 @@ def audit_job(study: StudyInput, run_dir: Path, members: pd.DataFrame, *, spent:
                   label=f"{spec.id} audit", unit_ids=[u.unit_id for u in units], worker=AuditUnitWorker(),
                   prepare=prepare,
                   gateway=gateway, summary=AuditSummary(total=len(units)),
-                  command=["run", study.path, *gateway_options(study.overrides)], deviation=study.deviation,
+                  command=["run", study.path, *gateway_words(study.overrides)], deviation=study.deviation,
                   threshold=spec.analysis.parse_failure_threshold, executor=kind, workers=n_workers,
                   ray_address=ray_address or execution.ray_address, progress=progress,
                   session={"executor": kind, "workers": n_workers, "budget_usd": cap_usd, "job": AUDITS},

@@ -10,11 +10,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from pvsst.core.errors import InputError
+from pvsst.core.run_layout import MANIFEST
 from pvsst.experiments.cli.folder_options import run_argument
+from pvsst.experiments.cli.gateway_options import gateway_options
+from pvsst.experiments.cli.lazy import lazy_module
+from pvsst.experiments.cli.summary import print_summary
+
+rich_console = lazy_module("rich.console")
+store = lazy_module("pvsst.analysis.store")
+judge_job = lazy_module("pvsst.experiments.judge.job")
 
 
+@gateway_options()
 def judge_command(
     run: Path = run_argument("A run directory (with manifest.json and trials/)."),
     judge: str = typer.Option(None, "--judge", help="`lexicon` or a model string (default: the spec's "
@@ -22,23 +31,21 @@ def judge_command(
     materials: Path = typer.Option(None, "--materials", help="A directory holding judge_system.txt and "
                                    "judge.txt (default: pvsst's judge templates)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Request seed of every judge call."),
+    gateway: dict | None = None,
 ) -> None:
-    """Judge the stance of every post of RUN and write RUN/analysis/judgments/."""
-    from pvsst.analysis.store import load_run
-    from pvsst.core.errors import InputError
-    from pvsst.experiments.cli.summary import print_summary
-    from pvsst.experiments.judge.job import judge_run
+    """Judge the stance of every post of RUN and write RUN/analysis/judgments/.
 
+    The gateway options override the run spec's execution section for the judge's calls."""
     if judge is None:
-        if not (run / "manifest.json").is_file():
-            load_run(run)  # the one-line error for a missing run
-        spec = load_run(run).manifest.get("spec") or {}
+        if not (run / MANIFEST).is_file():
+            store.load_run(run)  # the one-line error for a missing run
+        spec = store.load_run(run).manifest.get("spec") or {}
         judge = (spec.get("analysis") or {}).get("stance_judge")
         if judge is None:
             raise InputError("pvsst judge", "--judge", "give a judge (`lexicon` or a model string); the run's "
                              "spec names none in analysis.stance_judge")
-    result = judge_run(run, judge, materials=materials, seed=seed, progress=False)
-    console = Console(highlight=False, soft_wrap=True)
+    result = judge_job.judge_run(run, judge, materials=materials, seed=seed, gateway=gateway, progress=False)
+    console = rich_console.Console(highlight=False, soft_wrap=True)
     p = result.provenance
     if p:
         console.print(f"judge {p['judge']}: {p['judged']}/{p['posts']} posts judged; {p['calls']} calls, "

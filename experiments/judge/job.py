@@ -44,9 +44,10 @@ from pvsst.core.atomic import atomic_file, write_text
 from pvsst.core.errors import InputError
 from pvsst.core.run_folder import holds_run_folder
 from pvsst.core.integrity import complete_unit_dirs
-from pvsst.core.run_layout import ANALYSIS, CACHE, JUDGMENTS, table_file
+from pvsst.core.run_layout import ANALYSIS, CACHE, JUDGMENTS, MANIFEST, table_file
 from pvsst.experiments.run.kernel import RunJob, UnitResult, lost_units, run_units
 from pvsst.experiments.run.manifest import RunManifest
+from pvsst.experiments.run.run_guard import gateway_words
 from pvsst.experiments.run.store import write_table
 from pvsst.experiments.run.summary import RunSummary
 from pvsst.experiments.run.worker_gateway import GatewaySettings, worker_gateway
@@ -149,10 +150,12 @@ def gateway_config(spec: dict | None) -> GatewayConfig:
 
 @holds_run_folder
 def judge_run(run_dir: str | Path, judge_name: str, *, materials: str | Path | None = None, seed: int = 0,
-              progress: bool = False) -> JudgeRunResult:
+              gateway: dict | None = None, progress: bool = False) -> JudgeRunResult:
     """Judge every parsed post of ``run_dir`` with ``judge_name`` (see the module docstring).
 
-    Bad input (no run, no completed trial, an unknown judge, bad judge templates) raises
+    ``gateway`` overrides fields of the run spec's gateway configuration (field -> value, the
+    command's gateway options), recorded in this session's ``runs`` entry. Bad input (no run, no
+    completed trial, an unknown judge, bad judge templates, a gateway value out of bounds) raises
     :class:`InputError` before any call; nothing is written then.
     """
     run_dir = Path(run_dir)
@@ -163,7 +166,8 @@ def judge_run(run_dir: str | Path, judge_name: str, *, materials: str | Path | N
     if judge_name != LEXICON:
         ensure_runnable(judge_name)
     slug = judge_slug(judge_name)
-    job = judge_job(run_dir, data, judge_name, template, seed, progress=progress)
+    config = gateway_config(data.manifest.get("spec")).with_options("command line", **(gateway or {}))
+    job = judge_job(run_dir, data, judge_name, template, seed, config, gateway or {}, progress=progress)
     summary = run_units(job)
     units = complete_unit_dirs(run_dir, job.section)
     if len(units) < len(job.unit_ids):  # failed trials: the judge's files are written once all are judged
@@ -190,15 +194,15 @@ def job_posts(data) -> list[pd.DataFrame]:
     return [trial_posts for _, trial_posts in posts.groupby("trial_id", sort=True)]
 
 
-def judge_job(run_dir: Path, data, judge_name: str, template: JudgeMaterials | None, seed: int, *,
-              progress: bool) -> RunJob:
+def judge_job(run_dir: Path, data, judge_name: str, template: JudgeMaterials | None, seed: int,
+              config: GatewayConfig, overrides: dict, *, progress: bool) -> RunJob:
     """The kernel's job: one unit per trial with parsed posts, recorded under ``judgments/<slug>``."""
     spec = data.manifest.get("spec") or {}
     topics, trial_topics = run_topics(spec), dict(zip(data.trials["trial_id"], data.trials["topic_id"]))
     section = f"{JUDGMENTS}/{judge_slug(judge_name)}"
     manifest = RunManifest.load(run_dir)
     if manifest is None:
-        raise InputError(run_dir, "manifest.json", "pvsst judge reads a finished run: no manifest here")
+        raise InputError(run_dir, MANIFEST, "pvsst judge reads a finished run: no manifest here")
     settings = {"judge": judge_name, "template_sha256": template.hashes if template else None, "request_seed": seed}
     if (manifest.get("judges") or {}).get(section) not in (None, settings):  # other templates or seed: afresh
         shutil.rmtree(run_dir / section, ignore_errors=True)
@@ -206,7 +210,7 @@ def judge_job(run_dir: Path, data, judge_name: str, template: JudgeMaterials | N
     manifest.record(judges={**(manifest.get("judges") or {}), section: settings})
     groups = {str(posts["trial_id"].iloc[0]): posts for posts in job_posts(data)}
     manifest.declare(section, {trial_id: {"posts": len(posts)} for trial_id, posts in groups.items()})
-    gateway = GatewaySettings(cache_path=str((run_dir / CACHE).resolve()), config=gateway_config(spec))
+    gateway = GatewaySettings(cache_path=str((run_dir / CACHE).resolve()), config=config)
 
     def payloads(pending, summary, each, settings_of_workers):
         for trial_id in pending:
@@ -217,9 +221,10 @@ def judge_job(run_dir: Path, data, judge_name: str, template: JudgeMaterials | N
     return RunJob(run_dir=run_dir, manifest=manifest, section=section, what=f"judge {judge_name}",
                   label=f"judge {judge_name}", unit_ids=list(groups), worker=JudgeWorker(),
                   prepare=lambda job: payloads, gateway=gateway, summary=JudgeSummary(total=len(groups)),
-                  command=["judge", run_dir, "--judge", judge_name, "--seed", seed,
+                  command=["judge", run_dir, "--judge", judge_name, "--seed", seed, *gateway_words(overrides),
                            *(["--materials", template.source] if template and template.source != "pvsst" else [])],
-                  threshold=ANY_FAILED_CALL, session={"job": section}, progress=progress,
+                  threshold=ANY_FAILED_CALL, out_option=False, session={"job": section, "gateway": overrides},
+                  progress=progress,
                   manifest_prefix=f"{JUDGMENTS}_{judge_slug(judge_name)}_", retry_degraded=True)
 
 

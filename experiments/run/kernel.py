@@ -157,6 +157,7 @@ class RunJob:
     workers: int = 1
     ray_address: str | None = None
     deviation: str | None = None    # the --deviation text given (a resumed run is given it again)
+    out_option: bool = True         # the run folder is given as --out (pvsst judge names it as its argument)
     session: dict = field(default_factory=dict)
     name_originals: Callable[[str], str] = str
     finish: Callable[[RunSummary], None] | None = None
@@ -179,7 +180,7 @@ class EchoWorker:
 def run_units(job: RunJob) -> RunSummary:
     """Run (or resume) the units of ``job`` into its run directory; return the tallied summary."""
     job.manifest.start_run(**job.session, replay_only=job.gateway.replay_only, versions=environment())
-    resume = resume_command(job.command, job.run_dir, job.deviation)
+    resume = resume_command(job.command, job.run_dir, job.deviation, out=job.out_option)
     with guarded_run(job.manifest, what=job.what, unit=job.summary.unit, total=len(job.unit_ids),
                      resume=resume, cache_path=job.run_dir / CACHE,
                      finished=lambda: sum(is_complete(job.run_dir / job.section / u) for u in job.unit_ids)):

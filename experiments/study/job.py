@@ -20,7 +20,7 @@ from pvsst.core.validation import describe_validation_error
 from pvsst.experiments.study.blocks import BlockTask, BlockWorker, block_tasks
 from pvsst.experiments.run.kernel import RunJob
 from pvsst.experiments.run.manifest import RunManifest
-from pvsst.experiments.run.run_guard import gateway_options
+from pvsst.experiments.run.run_guard import gateway_words
 from pvsst.experiments.study.files import collect_study_files, write_materials
 from pvsst.experiments.study.personas import resolve_personas
 from pvsst.experiments.study.input import StudyInput
@@ -69,7 +69,7 @@ def study_job(study: StudyInput, run_dir: Path, *, executor: str | None,
     return RunJob(run_dir=run_dir, manifest=manifest, section=TRIALS, what=f"study {spec.id}", label=spec.id,
                   unit_ids=[p.trial_id for p in study.design.trials], worker=BlockWorker(), prepare=prepare,
                   gateway=gateway, summary=RunSummary(total=len(study.design.trials)),
-                  command=["run", study.path, *gateway_options(study.overrides)], deviation=study.deviation,
+                  command=["run", study.path, *gateway_words(study.overrides)], deviation=study.deviation,
                   threshold=spec.analysis.parse_failure_threshold, executor=kind, workers=n_workers,
                   ray_address=ray_address or execution.ray_address, progress=progress,
                   session={"executor": kind, "workers": n_workers, "budget_usd": cap_usd},

@@ -51,7 +51,7 @@ from pvsst.experiments.run.call_health import degraded_line
 from pvsst.experiments.run.frozen import check_frozen, override_record
 from pvsst.experiments.run.kernel import RunJob, run_units
 from pvsst.experiments.run.manifest import RunManifest
-from pvsst.experiments.run.run_guard import gateway_options, preparing, resume_command
+from pvsst.experiments.run.run_guard import gateway_words, preparing, resume_command
 from pvsst.experiments.run.store import write_table
 from pvsst.experiments.run.summary import DEGRADED, RunSummary
 from pvsst.experiments.run.worker_gateway import GatewaySettings
@@ -99,7 +99,7 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     if workers is not None and workers < 1:
         raise InputError("--workers", str(workers), "must be >= 1")
     deviations, lock, data = _deviations(spec_path, file_spec, spec, deviation, options, gateway or {})
-    command = ["survey", "run", spec_path, *_option_words(options), *gateway_options(gateway or {})]
+    command = ["survey", "run", spec_path, *_option_words(options), *gateway_words(gateway or {})]
     inputs = None
     if not (run_dir / SURVEY).is_file():  # the data and the personas are checked before anything is written
         human = human_table(spec)

@@ -21,10 +21,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from pvsst.core.defaults import STRUCTURED_OUTPUT_AUTO, STRUCTURED_OUTPUT_MODES
 from pvsst.sim.llm.providers.grammar import grammar_schema
 
-MODES = ("json_schema", "json_object", "json_mode", "none")
-AUTO = "auto"
+MODES = STRUCTURED_OUTPUT_MODES
+AUTO = STRUCTURED_OUTPUT_AUTO
 SETTINGS = (*MODES, AUTO)
 IN_PROCESS_PREFIXES = ("embedded", "scripted")
 """Model prefixes served in this process: they take ``json_schema`` and need no probing."""
