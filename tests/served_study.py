@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.prereg.freeze import freeze
 from stop_signals import default_stop_signals
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"

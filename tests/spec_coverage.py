@@ -186,7 +186,7 @@ class RequestRecorder:
 
         class RecordedPool(executors.InlineExecutor):
             """Stands in for a process pool or Ray: records how it was asked for, runs in-process
-            (that pools and Ray give byte-identical stores is tested in tests/test_runner*.py)."""
+            (that pools and Ray give byte-identical stores is tested in tests/experiments/test_study_runner*.py)."""
 
             def __init__(self, workers, address=None, kind="local"):
                 recorder.gateways.append(json.dumps({"executor": kind, "workers": workers, "address": address}))

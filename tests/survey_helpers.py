@@ -7,7 +7,8 @@ import yaml
 
 from pvsst.experiments.cli import main
 from pvsst.core.errors import InputError
-from pvsst.experiments.spec.prereg import freeze, lock_path
+from pvsst.experiments.prereg.freeze import freeze
+from pvsst.experiments.spec.lock import lock_path
 from builders import small_instrument
 
 CCES = "experiments/surveys/cces2016_racial_attitudes.yaml"

@@ -122,8 +122,8 @@ def sign_test_p(positive: int, negative: int) -> float:
     n = positive + negative
     if n == 0:
         return 1.0
-    # imported here: every run and worker process loads this module for its trial metrics, and scipy.stats
-    # is slow to import
+    # every run and worker process loads this module for its trial metrics
+    # lazy: scipy.stats is slow to import
     from scipy.stats import binom
 
     return float(min(1.0, 2.0 * binom.cdf(min(positive, negative), n, 0.5)))

@@ -292,7 +292,7 @@ def mixed_model_contrast(table: pd.DataFrame, treatment: str, baseline: str, met
     >>> round(effect.coefficient, 6), effect.ci_low < 0.55 < effect.ci_high, (effect.n_blocks, effect.n_trials)
     (0.55, True, (4, 8))
     """
-    import statsmodels.formula.api as smf  # slow to import (~1 s); only the mixed model needs it
+    import statsmodels.formula.api as smf  # lazy: slow to import (~1 s); only the mixed model needs it
 
     rows = table[table[condition].isin([treatment, baseline])].copy()
     rows["_y"] = pd.to_numeric(rows[metric].astype(float), errors="coerce")

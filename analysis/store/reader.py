@@ -56,9 +56,9 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.core.integrity import complete_unit_dirs
 from pvsst.core.run_layout import (ANALYSIS, CELLS, DONE, HUMAN, MANIFEST, METRICS, PERSONAS, SCORING, SURVEY,
-                                   SURVEY_RUN_TABLES, TRIAL_TABLES, TRIALS, UNIT_TABLES, UNITS, complete_unit_dirs,
-                                   table_file)
+                                   SURVEY_RUN_TABLES, TRIAL_TABLES, TRIALS, UNIT_TABLES, UNITS, table_file)
 
 __all__ = ["RunTables", "completed_trial_dirs", "is_survey_run", "iter_unit_tables", "load_run", "load_trial_table",
            "open_run", "read_manifest", "read_prompts", "read_responses", "read_survey_run", "read_trial_tables"]

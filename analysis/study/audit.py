@@ -50,7 +50,8 @@ import pandas as pd
 from pvsst.analysis.counterfactual.audit import audit_tables
 from pvsst.analysis.stats.paired import require_columns
 from pvsst.analysis.store.reader import iter_unit_tables, read_manifest
-from pvsst.core.run_layout import AUDITS, complete_unit_dirs
+from pvsst.core.integrity import complete_unit_dirs
+from pvsst.core.run_layout import AUDITS
 
 STUDY_AUDIT_FILES = {"questions": "study_audit.csv", "shares": "study_audit_shares.csv",
                      "groups": "study_audit_groups.csv"}

@@ -100,7 +100,7 @@ def _read_file(path: str, fmt: str, value_labels: bool) -> pd.DataFrame:
         if fmt == "stata":
             return pd.read_stata(path, convert_categoricals=value_labels)
         try:  # optional, and only SPSS files need it (pandas.read_spss imports it itself)
-            import pyreadstat  # noqa: F401
+            import pyreadstat  # noqa: F401  # lazy: optional, only SPSS files need it
         except ImportError:
             raise InputError(path, "data.format", "reading SPSS files needs the pyreadstat package "
                              "(pip install pyreadstat)") from None

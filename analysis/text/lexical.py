@@ -73,8 +73,8 @@ def tfidf_matrix(texts: Iterable[str]) -> sparse.csr_matrix:
     """
     texts = ["" if t is None or (isinstance(t, float) and np.isnan(t)) else str(t) for t in texts]
     try:
-        # Imported here: scikit-learn (with scipy.stats) takes ~1 s to import, and a process that runs no
-        # trial (a run's driver, `pvsst prereg`, `pvsst estimate`) never needs it.
+        # a process that runs no trial (a run's driver, `pvsst prereg`, `pvsst estimate`) never needs it
+        # lazy: scikit-learn (with scipy.stats) takes ~1 s to import
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         return TfidfVectorizer(stop_words="english").fit_transform(texts).tocsr()

@@ -1,6 +1,9 @@
 """The ``pvsst`` command: thin wrappers over functions of the four packages.
 
-Every command module in ``experiments/cli`` adds its commands to :data:`app`. Bad input anywhere
+Every command module in ``experiments/cli`` (the table :data:`pvsst.experiments.cli.commands.COMMAND_MODULES`)
+adds its commands to :data:`app`. A command module imports only typer and light modules at its top and
+names what it runs with :func:`~pvsst.experiments.cli.lazy.lazy_module`, so ``pvsst --help`` and
+``pvsst run --help`` import none of it. Bad input anywhere
 raises an ``InputError``; :func:`main` prints it as one line and exits with code 2. A run stopped by a
 signal or a failed write raises ``RunStopped``: one line, and its exit code (130, 143 or 1); any other
 refusal of the operating system is one line and exit code 1. Every line is redacted
@@ -15,47 +18,38 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import click
 import typer
 
 from pvsst.core.errors import InputError, RunStopped, os_error_line
 from pvsst.core.redaction import redact
+from pvsst.experiments.cli.commands import register_all
+from pvsst.experiments.cli.groups import command_group
 
 EXIT_INPUT_ERROR = 2
 EXIT_OS_ERROR = 1
 MAX_LINE = 2000
 
 
-def _click_exceptions(name: str) -> tuple[type[BaseException], ...]:
-    """click's exception class ``name``, and typer's own copy of it where typer vendors click (the
-    command typer builds raises that copy, which is not a subclass of click's)."""
-    classes = [getattr(click.exceptions, name)]
+def _usage_error() -> type[BaseException]:
+    """click's ``UsageError`` as the commands raise it: typer's own copy of click where typer vendors it
+    (the commands typer builds raise that copy, not a subclass of click's), else click's."""
     try:
-        classes.append(getattr(importlib.import_module("typer._click.exceptions"), name))
+        return importlib.import_module("typer._click.exceptions").UsageError
     except (ImportError, AttributeError):
-        pass
-    return tuple(dict.fromkeys(classes))
+        return importlib.import_module("click.exceptions").UsageError
 
 
-USAGE_ERRORS = _click_exceptions("UsageError")
-ABORTS = _click_exceptions("Abort")
+USAGE_ERRORS = (_usage_error(),)
+ABORTS = (typer.Abort,)
 
-app = typer.Typer(
-    name="pvsst",
-    help="Preregistered LLM-agent social simulation: run, analyse, report.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+app = command_group("Preregistered LLM-agent social simulation: run, analyse, report.", name="pvsst")
 
 
 @functools.cache
-def _command() -> click.Command:
+def _command():
     """The click command of :data:`app` with every command registered, built once per process (typer
     builds it anew on each ``app(...)`` call, ~20 ms; in-process callers such as the tests call
     :func:`main` thousands of times)."""
-    from pvsst.experiments.cli.commands import register_all
-
     register_all(app)
     return typer.main.get_command(app)
 

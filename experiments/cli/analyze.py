@@ -7,12 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
 
 from pvsst.core.run_folder import holds_run_folder
 from pvsst.experiments.cli.folder_options import run_argument
+from pvsst.experiments.cli.lazy import lazy_module
+
+rich_console = lazy_module("rich.console")
+rich_progress = lazy_module("rich.progress")
+rich_table = lazy_module("rich.table")
+run_analysis = lazy_module("pvsst.analysis.study.run_analysis")
+store = lazy_module("pvsst.analysis.store.reader")
 
 
 @holds_run_folder
@@ -22,13 +26,10 @@ def analyze_command(
                                              help="Null replicates per homophily comparison."),
 ) -> None:
     """Analyse a run as its frozen spec's plan says (PV-SST's plan when the spec has none)."""
-    from pvsst.analysis.study.run_analysis import analyze_run
-    from pvsst.analysis.store.reader import completed_trial_dirs
-
     console = _console()
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("trials", total=len(completed_trial_dirs(run)))
-        result = analyze_run(run, progress=lambda: progress.advance(task),
+    with rich_progress.Progress(console=console, transient=True) as progress:
+        task = progress.add_task("trials", total=len(store.completed_trial_dirs(run)))
+        result = run_analysis.analyze_run(run, progress=lambda: progress.advance(task),
                              homophily_replicates=homophily_replicates)
     plan = result.plan
     excluded = result.contrasts.excluded_blocks
@@ -41,7 +42,7 @@ def analyze_command(
         if rate > threshold:
             console.print(f"[yellow]warning:[/] parse-failure rate {rate:.3f} exceeds the preregistered "
                           f"threshold {threshold:.3f}")
-    table = Table(title=f"Preregistered headline: {plan.primary_metric} (overall)")
+    table = rich_table.Table(title=f"Preregistered headline: {plan.primary_metric} (overall)")
     for column in ("contrast", "blocks", "mean diff", "95% CI", "+/-/0", "sign p", "perm p", f"adj. p ({plan.settings.multiplicity})",
                    "consistent", "mixed coef"):
         table.add_column(column, justify="left" if column == "contrast" else "right")
@@ -57,10 +58,10 @@ def analyze_command(
     console.print(f"wrote {', '.join(written)} to {result.out_dir}")
 
 
-def _console() -> Console:
+def _console():
     # Tables are wide; when writing to a file or pipe do not wrap them at rich's default 80 columns.
-    probe = Console()
-    return Console(highlight=False, soft_wrap=True, width=None if probe.is_terminal else 200)
+    probe = rich_console.Console()
+    return rich_console.Console(highlight=False, soft_wrap=True, width=None if probe.is_terminal else 200)
 
 
 def register(app: typer.Typer) -> None:

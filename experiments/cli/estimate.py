@@ -5,9 +5,14 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich import box
-from rich.console import Console
-from rich.table import Table
+
+from pvsst.experiments.cli.lazy import lazy_module
+
+rich_box = lazy_module("rich.box")
+rich_console = lazy_module("rich.console")
+rich_table = lazy_module("rich.table")
+estimate = lazy_module("pvsst.experiments.spec.estimate")
+spec_study = lazy_module("pvsst.experiments.spec.study")
 
 
 def _duration(seconds: float) -> str:
@@ -30,13 +35,10 @@ def estimate_command(
         help="Throughput of the whole run; default: per model kind (embedded, scripted, served)."),
 ) -> None:
     """Print trials, model calls, prompt / completion tokens, cost and wall time; calls no model."""
-    from pvsst.experiments.run.estimate import estimate
-    from pvsst.experiments.spec.study import load_spec
-
-    study = load_spec(spec)
-    result = estimate(study, calls_per_second=calls_per_second)
-    table = Table(title=f"{study.id}: {result.trials:,} trials, {result.calls:,} model calls",
-                  box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    study = spec_study.load_spec(spec)
+    result = estimate.estimate(study, calls_per_second=calls_per_second)
+    table = rich_table.Table(title=f"{study.id}: {result.trials:,} trials, {result.calls:,} model calls",
+                             box=rich_box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     table.add_column("condition", no_wrap=True)
     for header in ("trials", "calls/\ntrial", "calls", "prompt\ntokens", "completion\ntokens", "cost"):
         table.add_column(header, justify="right", no_wrap=True)
@@ -46,7 +48,7 @@ def estimate_command(
     total_cost = _usd(result.cost_usd) + (" + unknown" if result.unpriced_models else "")
     table.add_row("total", f"{result.trials:,}", "", f"{result.calls:,}", f"{result.prompt_tokens:,}",
                   f"{result.completion_tokens:,}", total_cost, style="bold")
-    console = Console(highlight=False, soft_wrap=True)
+    console = rich_console.Console(highlight=False, soft_wrap=True)
     console.print(table)
     console.print(f"trials: {result.trials:,}   model calls: {result.calls:,}   "
                   f"wall time: {_duration(result.wall_s)} at {result.throughput_note}", markup=False)

@@ -1,19 +1,29 @@
 """`pvsst judge RUN --judge NAME`: stance judgments of every post of a run, with provenance and agreement.
 
-Writes ``RUN/analysis/judgments/`` (see :mod:`pvsst.experiments.run.judging`), prints the calls made and
-the agreement of every pair of judges that judged the run. A judge call that failed makes the command
-exit 1 (rerun it: successful calls come from the cache, failed ones are tried again).
+Runs the judge job (:mod:`pvsst.experiments.judge.job`) through the run kernel, writes
+``RUN/analysis/judgments/``, prints the calls made and the agreement of every pair of judges that judged
+the run. A judge call that failed makes the command exit 1 (rerun it: the trials whose calls failed are
+asked again, successful calls come from the cache).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from pvsst.core.errors import InputError
+from pvsst.core.run_layout import MANIFEST
 from pvsst.experiments.cli.folder_options import run_argument
+from pvsst.experiments.cli.gateway_options import gateway_options
+from pvsst.experiments.cli.lazy import lazy_module
+from pvsst.experiments.cli.summary import print_summary
+
+rich_console = lazy_module("rich.console")
+store = lazy_module("pvsst.analysis.store.reader")
+judge_job = lazy_module("pvsst.experiments.judge.job")
 
 
+@gateway_options()
 def judge_command(
     run: Path = run_argument("A run directory (with manifest.json and trials/)."),
     judge: str = typer.Option(None, "--judge", help="`lexicon` or a model string (default: the spec's "
@@ -21,25 +31,25 @@ def judge_command(
     materials: Path = typer.Option(None, "--materials", help="A directory holding judge_system.txt and "
                                    "judge.txt (default: pvsst's judge templates)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Request seed of every judge call."),
+    gateway: dict | None = None,
 ) -> None:
-    """Judge the stance of every post of RUN and write RUN/analysis/judgments/."""
-    from pvsst.analysis.store.reader import load_run
-    from pvsst.core.errors import InputError
-    from pvsst.experiments.run.judging import judge_run
+    """Judge the stance of every post of RUN and write RUN/analysis/judgments/.
 
+    The gateway options override the run spec's execution section for the judge's calls."""
     if judge is None:
-        if not (run / "manifest.json").is_file():
-            load_run(run)  # the one-line error for a missing run
-        spec = load_run(run).manifest.get("spec") or {}
+        if not (run / MANIFEST).is_file():
+            store.load_run(run)  # the one-line error for a missing run
+        spec = store.load_run(run).manifest.get("spec") or {}
         judge = (spec.get("analysis") or {}).get("stance_judge")
         if judge is None:
             raise InputError("pvsst judge", "--judge", "give a judge (`lexicon` or a model string); the run's "
                              "spec names none in analysis.stance_judge")
-    result = judge_run(run, judge, materials=materials, seed=seed)
-    console = Console(highlight=False, soft_wrap=True)
+    result = judge_job.judge_run(run, judge, materials=materials, seed=seed, gateway=gateway, progress=False)
+    console = rich_console.Console(highlight=False, soft_wrap=True)
     p = result.provenance
-    console.print(f"judge {p['judge']}: {p['judged']}/{p['posts']} posts judged; {p['calls']} calls, "
-                  f"{p['cache_hits']} from the cache; wrote {result.table_path}", markup=False)
+    if p:
+        console.print(f"judge {p['judge']}: {p['judged']}/{p['posts']} posts judged; {p['calls']} calls, "
+                      f"{p['cache_hits']} from the cache; wrote {result.table_path}", markup=False)
     for row in result.agreement.to_dict("records"):
         console.print(f"agreement {row['first_judge']} vs {row['second_judge']}: {int(row['n'])} posts, raw "
                       f"{row['raw_agreement']:.3f}, side {row['side_agreement']:.3f}, weighted kappa linear "
@@ -48,7 +58,7 @@ def judge_command(
         console.print(f"error: {result.failed_calls} of {p['calls']} judge calls failed "
                       f"({', '.join(f'{k}: {v}' for k, v in p['failed_statuses'].items())}); rerun "
                       "`pvsst judge` to try them again", markup=False)
-        raise typer.Exit(1)
+    print_summary(result.summary)
 
 
 def register(app: typer.Typer) -> None:

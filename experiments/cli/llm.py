@@ -10,19 +10,23 @@ from typing import Any, Optional
 import typer
 
 from pvsst.core.errors import InputError
-from pvsst.sim.llm.budget import Budget
-from pvsst.sim.llm.cache import ResponseCache
-from pvsst.sim.llm.config import DEFAULT_TIMEOUT_S, GatewayConfig
-from pvsst.sim.llm.gateway import Gateway
-from pvsst.sim.llm.providers.registry import ensure_runnable
-from pvsst.sim.llm.stops import RunStop
-from pvsst.sim.llm.structured import check_schema
-from pvsst.sim.llm.types import STATUS_TRUNCATED, LLMRequest
+from pvsst.experiments.cli.gateway_options import gateway_options
+from pvsst.experiments.cli.groups import command_group
+from pvsst.experiments.cli.lazy import lazy_module
+
+budget_module = lazy_module("pvsst.sim.llm.budget")
+cache_module = lazy_module("pvsst.sim.llm.cache")
+config_module = lazy_module("pvsst.sim.llm.config")
+gateway_module = lazy_module("pvsst.sim.llm.gateway")
+registry = lazy_module("pvsst.sim.llm.providers.registry")
+stops = lazy_module("pvsst.sim.llm.stops")
+structured = lazy_module("pvsst.sim.llm.structured")
+llm_types = lazy_module("pvsst.sim.llm.types")
 
 EXIT_CALL_FAILED = 1
 DEFAULT_CACHE = "~/.cache/pvsst/llm_cache.sqlite"
 
-llm_app = typer.Typer(help="Talk to a model through the pvsst gateway.", no_args_is_help=True)
+llm_app = command_group("Talk to a model through the pvsst gateway.")
 
 
 def default_cache_path() -> Path:
@@ -40,7 +44,7 @@ def read_schema(path: Path) -> dict[str, Any]:
         schema = json.loads(text)
     except ValueError as err:
         raise InputError(str(path), "schema", f"not valid JSON: {err}") from err
-    check_schema(schema, source=str(path))
+    structured.check_schema(schema, source=str(path))
     return schema
 
 
@@ -52,6 +56,7 @@ def _check_sampling(temperature: float, max_tokens: int) -> None:
 
 
 @llm_app.command("complete")
+@gateway_options("request_timeout_s", "api_base", "structured_output")
 def complete(
     model_name: str = typer.Option(..., "--model", help="e.g. embedded/smollm2-135m, scripted/echo, openai/gpt-4o-mini"),
     prompt: str = typer.Option(..., "--prompt", help="The user message."),
@@ -64,11 +69,9 @@ def complete(
         None, "--cache", help=f"Response cache (SQLite). Default: $PVSST_CACHE or {DEFAULT_CACHE}."),
     replay_only: bool = typer.Option(False, "--replay-only", help="Answer only from the cache; a miss exits 4."),
     as_json: bool = typer.Option(False, "--json", help='Print one JSON object {"text", "parsed", "provenance"}.'),
-    api_base: Optional[str] = typer.Option(None, "--api-base", help="Endpoint for litellm models (vLLM, Ollama)."),
-    timeout_s: Optional[float] = typer.Option(
-        None, "--timeout", help=f"Per-try timeout in seconds (default {DEFAULT_TIMEOUT_S:g})."),
     budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="Refuse to call once this USD is spent."),
     budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Refuse to call once this many tokens are spent."),
+    gateway: dict | None = None,
 ) -> None:
     """Make one model call through the gateway and print the reply.
 
@@ -77,19 +80,19 @@ def complete(
     (unknown provider, unreadable or invalid schema file, temperature outside 0..2, max tokens < 1);
     3 the budget cap is reached (no call is made); 4 --replay-only and the request is not cached.
     """
-    ensure_runnable(model_name)
+    registry.ensure_runnable(model_name)
     _check_sampling(temperature, max_tokens)
     schema = read_schema(schema_file) if schema_file is not None else None
     messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-    request = LLMRequest(model_name=model_name, messages=tuple(messages), schema=schema, temperature=temperature,
+    request = llm_types.LLMRequest(model_name=model_name, messages=tuple(messages), schema=schema, temperature=temperature,
                          max_tokens=max_tokens, seed=seed)
-    budget = Budget(max_usd=budget_usd, max_tokens=budget_tokens) if (budget_usd, budget_tokens) != (None, None) else None
-    cache = ResponseCache(cache_file if cache_file is not None else default_cache_path())
-    config = GatewayConfig().with_options("llm complete", api_base=api_base, request_timeout_s=timeout_s)
-    with Gateway.from_config(config, cache, replay_only=replay_only, budget=budget) as gateway:
+    budget = budget_module.Budget(max_usd=budget_usd, max_tokens=budget_tokens) if (budget_usd, budget_tokens) != (None, None) else None
+    cache = cache_module.ResponseCache(cache_file if cache_file is not None else default_cache_path())
+    config = config_module.GatewayConfig().with_options("llm complete", **gateway)
+    with gateway_module.Gateway.from_config(config, cache, replay_only=replay_only, budget=budget) as model_gateway:
         try:
-            result = gateway.run([request])[0]
-        except RunStop as err:  # budget spent (exit 3) or replay-only miss (exit 4)
+            result = model_gateway.run([request])[0]
+        except stops.RunStop as err:  # budget spent (exit 3) or replay-only miss (exit 4)
             print(f"pvsst: error: {err}", file=sys.stderr)
             raise typer.Exit(err.exit_code) from None
     record = result.record
@@ -101,7 +104,7 @@ def complete(
         print(f"[{record.status}] cached={record.cached} attempts={record.attempts} seed={record.request_seed} "
               f"tokens={record.prompt_tokens}+{record.completion_tokens} latency={record.latency_s:.3f}s",
               file=sys.stderr)
-    if record.status == STATUS_TRUNCATED:
+    if record.status == llm_types.STATUS_TRUNCATED:
         print(f"pvsst: error: the call ended with status truncated: the reply was cut at the token limit of "
               f"{max_tokens} tokens; raise it with --max-tokens (e.g. --max-tokens {2 * max_tokens})", file=sys.stderr)
         raise typer.Exit(EXIT_CALL_FAILED)

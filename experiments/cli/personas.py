@@ -10,11 +10,23 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
+from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import file_sha256
+from pvsst.experiments.cli.groups import command_group
+from pvsst.experiments.cli.lazy import lazy_module
+
+rich_console = lazy_module("rich.console")
+rich_progress = lazy_module("rich.progress")
+rich_table = lazy_module("rich.table")
+cards = lazy_module("pvsst.personas.cards")
+census = lazy_module("pvsst.personas.census")
+records = lazy_module("pvsst.personas.records")
+synthesis = lazy_module("pvsst.personas.synthesis")
+extraction = lazy_module("pvsst.sim.identity.extraction")
+identity_vectors = lazy_module("pvsst.sim.identity.vectors")
+registry = lazy_module("pvsst.sim.llm.providers.registry")
 
 _STAGES = ("load census marginals", "rake", "integerise and sample",
            "draw ages, incomes and survey attributes", "assemble", "fit report", "write")
@@ -26,14 +38,12 @@ def fit_report_path(out: Path) -> Path:
 
 
 def _write_csv_atomic(frame, path: Path) -> None:
-    from pvsst.core.atomic import atomic_file
-
     with atomic_file(path) as tmp:
         frame.to_csv(tmp, index=False, lineterminator="\n", float_format="%.6f")
 
 
-def _print_fit_report(result, console: Console) -> None:
-    table = Table(title="Fit report: target vs achieved (percent of base)", show_lines=False)
+def _print_fit_report(result, console) -> None:
+    table = rich_table.Table(title="Fit report: target vs achieved (percent of base)", show_lines=False)
     for column, justify in (("marginal", "left"), ("category", "left"), ("base", "left"),
                             ("target %", "right"), ("achieved %", "right"), ("abs error pp", "right")):
         table.add_column(column, justify=justify)
@@ -55,28 +65,23 @@ def synth(
                                               help="Read census marginals from here instead of the vendored copy."),
 ) -> None:
     """Synthesise N census-raked personas; write FILE and FILE.fit.csv and print the fit report."""
-    from pvsst.personas.census import load_census_tables
-    from pvsst.personas.records import FORMATS, write_personas
-    from pvsst.personas.synthesis import check_synthesis_arguments, synthesize
-
-    if out.suffix.lower() not in FORMATS:
+    if out.suffix.lower() not in records.FORMATS:
         raise InputError(str(out), "--out", "persona file must end in .parquet or .csv")
-    check_synthesis_arguments(n, geography, seed)
-    load_census_tables(census_dir)          # a corrupt marginal file fails here, before any output
-    console = Console()
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                        TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    synthesis.check_synthesis_arguments(n, geography, seed)
+    census.load_census_tables(census_dir)          # a corrupt marginal file fails here, before any output
+    console = rich_console.Console()
+    progress = _progress(rich_progress.TextColumn("{task.description}"))
     with progress:
         task = progress.add_task("personas", total=len(_STAGES))
 
         def on_stage(name: str) -> None:
             progress.update(task, description=name, completed=_STAGES.index(name))
 
-        result = synthesize(n, geography=geography, seed=seed, census_dir=census_dir, on_stage=on_stage)
+        result = synthesis.synthesize(n, geography=geography, seed=seed, census_dir=census_dir, on_stage=on_stage)
         on_stage("write")
         out.parent.mkdir(parents=True, exist_ok=True)
         _write_csv_atomic(result.fit_report, fit_report_path(out))
-        write_personas(result.personas, out)
+        records.write_personas(result.personas, out)
         progress.update(task, completed=len(_STAGES))
     _print_fit_report(result, console)
     console.print(f"wrote {out} and {fit_report_path(out)}")
@@ -88,14 +93,11 @@ def show(
     n: int = typer.Option(5, "--n", help="How many personas to show (from the top)."),
 ) -> None:
     """Show the first K personas of FILE as cards, with their label and posting style."""
-    from pvsst.personas.cards import load_template, personas_for_simulation
-    from pvsst.personas.records import read_personas
-
     if n < 1:
         raise InputError("personas show", "--n", f"must be at least 1, got {n}")
-    load_template(card)
-    frame = read_personas(file)
-    shown = personas_for_simulation(frame.head(n), card_style=card)
+    cards.load_template(card)
+    frame = records.read_personas(file)
+    shown = cards.personas_for_simulation(frame.head(n), card_style=card)
     for row in shown.itertuples(index=False):
         typer.echo(f"{row.persona_id}  [{row.label}]  posting style: {row.posting_style}")
         typer.echo(f"  {row.card}")
@@ -119,36 +121,28 @@ def vectors(
     model: str = typer.Option("embedded/smollm2-135m", "--model", help="A local llama.cpp model (embedded/...)."),
 ) -> None:
     """Measure identity vectors (PSII) of the attribute values in FILE on a local model; write OUT."""
-    from pvsst.personas.cards import load_template, personas_for_simulation
-    from pvsst.personas.records import read_personas
-    from pvsst.sim.identity.extraction import extract_vectors, read_probes
-    from pvsst.core.input_files import file_sha256
-    from pvsst.sim.identity.vectors import parse_layers, save_vectors
-    from pvsst.sim.llm.providers.registry import ensure_runnable, split_model
-
     if out.suffix.lower() != ".npz":
         raise InputError(str(out), "--out", "the vectors file must end in .npz")
-    prefix, name = split_model(model)
+    prefix, name = registry.split_model(model)
     if prefix != "embedded":
         raise InputError("model", model, "identity vectors need a local llama.cpp model (embedded/...)")
-    ensure_runnable(model)
-    load_template(card)
-    questions = read_probes(probes) if probes is not None else None
-    stored = parse_layers(layers) if layers is not None else None
-    table = personas_for_simulation(read_personas(file), card_style=card)
+    registry.ensure_runnable(model)
+    cards.load_template(card)
+    questions = extraction.read_probes(probes) if probes is not None else None
+    stored = identity_vectors.parse_layers(layers) if layers is not None else None
+    table = cards.personas_for_simulation(records.read_personas(file), card_style=card)
     provenance = {"persona_file": file.name, "persona_file_sha256": file_sha256(file), "card_style": card,
                   "probe_file": probes.name if probes is not None else "pvsst probes_v1"}
-    progress = Progress(SpinnerColumn(), TextColumn("probe prompts"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                        TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    progress = _progress(rich_progress.TextColumn("probe prompts"), rich_progress.TextColumn("{task.completed}/{task.total}"))
     with progress:
         task = progress.add_task("probe prompts", total=None)
-        result = extract_vectors(table, [a.strip() for a in attributes.split(",") if a.strip()], questions,
+        result = extraction.extract_vectors(table, [a.strip() for a in attributes.split(",") if a.strip()], questions,
                                  model=name, layers=stored, span=span, seed=seed, n_personas=n_personas,
                                  questions_per_persona=questions_per_persona, provenance=provenance, source=str(file),
                                  on_prompt=lambda done, total: progress.update(task, completed=done, total=total))
-        sha256 = save_vectors(result, out)
-    console = Console()
-    table_out = Table(title=f"Identity vectors: {result.header['prompts']} probe prompts, span {span}")
+        sha256 = identity_vectors.save_vectors(result, out)
+    console = rich_console.Console()
+    table_out = rich_table.Table(title=f"Identity vectors: {result.header['prompts']} probe prompts, span {span}")
     for column, justify in (("attribute", "left"), ("value", "left"), ("personas", "right"), ("prompts", "right")):
         table_out.add_column(column, justify=justify)
     for attribute, counts in result.header["attributes"].items():
@@ -158,8 +152,15 @@ def vectors(
     typer.echo(f"wrote {out} (sha256 {sha256})")
 
 
+def _progress(label, *more):
+    """A transient progress bar on stderr: a spinner, ``label``, the bar, ``more`` columns, the time."""
+    return rich_progress.Progress(rich_progress.SpinnerColumn(), label, rich_progress.BarColumn(), *more,
+                                  rich_progress.TimeElapsedColumn(), console=rich_console.Console(stderr=True),
+                                  transient=True)
+
+
 def register(app: typer.Typer) -> None:
-    sub = typer.Typer(help="Census-seeded persona populations and persona cards.", no_args_is_help=True)
+    sub = command_group("Census-seeded persona populations and persona cards.")
     sub.command("synth")(synth)
     sub.command("show")(show)
     sub.command("vectors")(vectors)

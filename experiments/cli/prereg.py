@@ -9,12 +9,17 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
+
+from pvsst.experiments.cli.groups import command_group
+from pvsst.experiments.cli.lazy import lazy_module
+
+rich_console = lazy_module("rich.console")
+prereg = lazy_module("pvsst.experiments.prereg.freeze")
+lock_file = lazy_module("pvsst.experiments.spec.lock")
 
 EXIT_MISMATCH = 1
 
-prereg_app = typer.Typer(help="Preregister a study spec or survey instrument: freeze it by hash, verify it, show it.",
-                         no_args_is_help=True)
+prereg_app = command_group("Preregister a study spec or survey instrument: freeze it by hash, verify it, show it.")
 
 
 @prereg_app.command("freeze")
@@ -24,21 +29,17 @@ def freeze_command(
 ) -> None:
     """Validate SPEC, check what a run of it reads (data, columns, materials, edge list, personas, models),
     and write SPEC.lock.json (sha256 of the canonical spec, of its materials or data, UTC time, versions)."""
-    from pvsst.experiments.spec.prereg import freeze, lock_path
-
-    lock = freeze(spec, force=force)
-    console = Console(highlight=False, soft_wrap=True)
+    lock = prereg.freeze(spec, force=force)
+    console = rich_console.Console(highlight=False, soft_wrap=True)
     console.print(f"sha256 {lock.spec_sha256}", markup=False)
-    console.print(f"lock   {lock_path(spec)} (frozen {lock.frozen_at})", markup=False)
+    console.print(f"lock   {lock_file.lock_path(spec)} (frozen {lock.frozen_at})", markup=False)
 
 
 @prereg_app.command("verify")
 def verify_command(spec: Path = typer.Argument(..., help="The study spec (YAML).")) -> None:
     """Exit 0 when SPEC matches its lock, 1 (printing what changed) when it does not."""
-    from pvsst.experiments.spec.prereg import verify
-
-    result = verify(spec)
-    console = Console(highlight=False, soft_wrap=True)
+    result = prereg.verify(spec)
+    console = rich_console.Console(highlight=False, soft_wrap=True)
     for change in result.version_changes:
         console.print(f"note: package version changed since freezing: {change}", markup=False)
     if result.ok:
@@ -63,12 +64,10 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help="Print the canonical spec as JSON instead of YAML."),
 ) -> None:
     """Print the canonical spec or instrument (fully defaulted, built-in topics resolved) and its sha256."""
-    from pvsst.experiments.spec.prereg import canonical_yaml, load_document
-
-    document = load_document(spec)
+    document = prereg.load_document(spec)
     data = document.canonical
-    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if as_json else canonical_yaml(data)
-    console = Console(highlight=False, soft_wrap=True)
+    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) if as_json else lock_file.canonical_yaml(data)
+    console = rich_console.Console(highlight=False, soft_wrap=True)
     console.print(text.rstrip("\n"), markup=False)
     console.print(f"# sha256 {document.sha256}", markup=False)
 

@@ -12,11 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from pvsst.core.errors import InputError
 from pvsst.experiments.cli.folder_options import out_option, run_argument
+from pvsst.experiments.cli.lazy import lazy_module
+
+rich_console = lazy_module("rich.console")
+rich_progress = lazy_module("rich.progress")
+figure_style = lazy_module("pvsst.analysis.figures.style")
+build = lazy_module("pvsst.analysis.report.build")
+survey_report = lazy_module("pvsst.analysis.report.survey.build")
+run_store = lazy_module("pvsst.analysis.store.reader")
 
 
 def report_command(
@@ -30,20 +36,16 @@ def report_command(
                                              help="Null replicates when the analysis must be computed first."),
 ) -> None:
     """Write figures and a Markdown + self-contained HTML report (plan beside results, audits)."""
-    from pvsst.analysis.figures.style import FIGURE_FORMATS
-    from pvsst.analysis.report.build import REPORT_FORMATS, build_run_report, build_table_report, parse_formats
-    from pvsst.analysis.report.survey.build import build_survey_report
-    from pvsst.analysis.store.reader import is_survey_run
-
     if (run is None) == (from_table is None):
         raise InputError("pvsst report", "RUN", "give a run directory or --from-table TABLE (exactly one)")
     if out is not None and from_table is None:
         raise InputError("pvsst report", "--out", "only with --from-table (a run's report goes to RUN/report)")
-    report_formats = parse_formats(formats, REPORT_FORMATS, "--format")
-    figure_formats = parse_formats(figures, FIGURE_FORMATS, "--figures")
-    console = Console(highlight=False, soft_wrap=True)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
+    report_formats = build.parse_formats(formats, build.REPORT_FORMATS, "--format")
+    figure_formats = build.parse_formats(figures, figure_style.FIGURE_FORMATS, "--figures")
+    console = rich_console.Console(highlight=False, soft_wrap=True)
+    with rich_progress.Progress(rich_progress.SpinnerColumn(), rich_progress.TextColumn("{task.description}"),
+                                rich_progress.BarColumn(), rich_progress.TimeElapsedColumn(),
+                                console=console, transient=True) as progress:
         task = progress.add_task("report", total=None)
 
         def advance(label: str) -> None:
@@ -51,12 +53,12 @@ def report_command(
 
         if from_table is not None:
             target = out or Path(f"{from_table.stem}_report")
-            result = build_table_report(from_table, target, formats=report_formats, figure_formats=figure_formats,
+            result = build.build_table_report(from_table, target, formats=report_formats, figure_formats=figure_formats,
                                         progress=advance)
-        elif is_survey_run(run):
-            result = build_survey_report(run, formats=report_formats, figure_formats=figure_formats, progress=advance)
+        elif run_store.is_survey_run(run):
+            result = survey_report.build_survey_report(run, formats=report_formats, figure_formats=figure_formats, progress=advance)
         else:
-            result = build_run_report(run, formats=report_formats, figure_formats=figure_formats,
+            result = build.build_run_report(run, formats=report_formats, figure_formats=figure_formats,
                                       homophily_replicates=homophily_replicates, progress=advance)
     for note in result.notes:
         console.print(f"[yellow]note:[/] {note}")

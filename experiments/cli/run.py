@@ -7,10 +7,14 @@ from typing import Optional
 import typer
 
 from pvsst.experiments.cli.folder_options import RETRY_DEGRADED, out_option
-from pvsst.experiments.cli.gateway_options import (API_BASE, MAX_CONCURRENCY, REQUEST_TIMEOUT, REQUESTS_PER_MINUTE,
-                                                   STRUCTURED_OUTPUT, gateway_overrides)
+from pvsst.experiments.cli.gateway_options import gateway_options
+from pvsst.experiments.cli.lazy import lazy_module
+from pvsst.experiments.cli.summary import print_summary
+
+runner = lazy_module("pvsst.experiments.study.runner")
 
 
+@gateway_options()
 def run(
     spec: Path = typer.Argument(..., help="Study spec (YAML), frozen with `pvsst prereg freeze`."),
     out: Path = out_option("Run directory: new or empty (created), or a run of this spec (resumed)."),
@@ -20,12 +24,8 @@ def run(
     deviation: Optional[str] = typer.Option(None, "--deviation", help="Run a changed or unfrozen spec; the text is recorded in the manifest."),
     budget: Optional[float] = typer.Option(None, "--budget", help="Spending cap in USD; reaching it stops the run cleanly (exit 3)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Address of a running Ray cluster."),
-    max_concurrency: Optional[int] = MAX_CONCURRENCY,
-    requests_per_minute: Optional[int] = REQUESTS_PER_MINUTE,
-    request_timeout: Optional[float] = REQUEST_TIMEOUT,
-    api_base: Optional[str] = API_BASE,
-    structured_output: Optional[str] = STRUCTURED_OUTPUT,
     retry_degraded: bool = RETRY_DEGRADED,
+    gateway: dict | None = None,
 ) -> None:
     """Run every trial of a frozen spec; skips trials already DONE (resume).
 
@@ -39,16 +39,9 @@ def run(
     failed (no space, permissions); 2 bad input (unfrozen or changed spec, invalid spec); 3 budget
     reached; 4 replay-only cache miss; 130 / 143 stopped by Ctrl-C / SIGTERM (rerun to resume).
     """
-    from pvsst.experiments.cli.summary import print_summary
-    from pvsst.experiments.run.runner import run_study
-
-    summary = run_study(spec, out, executor=executor, workers=workers, replay_only=replay_only,
-                        deviation=deviation, budget_usd=budget, ray_address=ray_address,
-                        gateway=gateway_overrides(max_concurrency=max_concurrency,
-                                                  requests_per_minute=requests_per_minute,
-                                                  request_timeout_s=request_timeout, api_base=api_base,
-                                                  structured_output=structured_output),
-                        retry_degraded=retry_degraded)
+    summary = runner.run_study(spec, out, executor=executor, workers=workers, replay_only=replay_only,
+                               deviation=deviation, budget_usd=budget, ray_address=ray_address, gateway=gateway,
+                               retry_degraded=retry_degraded)
     print_summary(summary)
 
 

@@ -5,11 +5,14 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import TRIALS
+from pvsst.core.run_layout import TRIALS, table_file
 from pvsst.experiments.cli.folder_options import run_argument
+from pvsst.experiments.cli.lazy import lazy_module
+
+rich_console = lazy_module("rich.console")
+transcripts = lazy_module("pvsst.analysis.study.transcript")
 
 
 def show(
@@ -20,20 +23,17 @@ def show(
     prompts: bool = typer.Option(False, "--prompts", help="Also print each request's full user message, as stored."),
 ) -> None:
     """Print a trial round by round: each agent's feed, its post (stance, confidence) and its votes."""
-    from pvsst.analysis.store.reader import read_trial_tables
-    from pvsst.analysis.study.transcript import transcript
-
     trial_dir = run / TRIALS / trial
-    if not (trial_dir / "posts.parquet").is_file():
+    if not (trial_dir / table_file("posts")).is_file():
         known = sorted(p.name for p in (run / TRIALS).iterdir() if p.is_dir()) if (run / TRIALS).is_dir() else []
         raise InputError(str(trial_dir), "TRIAL", f"no stored trial here (trials: {', '.join(known[:6]) or 'none'})")
-    tables = read_trial_tables(trial_dir)
+    tables = transcripts.read_trial_tables(trial_dir)
     if agent is not None and agent not in set(tables["posts"]["agent_id"]):
-        raise InputError(str(trial_dir / "posts.parquet"), "--agent", f"no agent {agent!r} in this trial")
+        raise InputError(str(trial_dir / table_file("posts")), "--agent", f"no agent {agent!r} in this trial")
     if round is not None and round not in set(tables["posts"]["round"]):
-        raise InputError(str(trial_dir / "posts.parquet"), "--round", f"no round {round} in this trial")
-    text = transcript(tables, round=round, agent=agent, prompts=prompts)
-    Console(highlight=False, soft_wrap=True).print(text, markup=False)
+        raise InputError(str(trial_dir / table_file("posts")), "--round", f"no round {round} in this trial")
+    text = transcripts.transcript(tables, round=round, agent=agent, prompts=prompts)
+    rich_console.Console(highlight=False, soft_wrap=True).print(text, markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -10,10 +10,20 @@ import warnings
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-stats_app = typer.Typer(help="Statistics on per-trial tables.", no_args_is_help=True)
+from pvsst.core.atomic import atomic_file
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
+from pvsst.experiments.cli.groups import command_group
+from pvsst.experiments.cli.lazy import lazy_module
+
+rich_console = lazy_module("rich.console")
+rich_table = lazy_module("rich.table")
+contrast_table = lazy_module("pvsst.analysis.stats.contrast_table")
+paired = lazy_module("pvsst.analysis.stats.paired")
+plan = lazy_module("pvsst.analysis.stats.plan")
+store = lazy_module("pvsst.analysis.store.reader")
+
+stats_app = command_group("Statistics on per-trial tables.")
 
 
 def _columns(text: str) -> list[str]:
@@ -29,26 +39,21 @@ def paired_command(
     block: str = typer.Option("model,topic_id,seed", "--block", help="Columns that define a block."),
     strata: str = typer.Option("model,topic_id", "--strata", help="Columns to stratify by ('' for none)."),
     condition: str = typer.Option("condition", "--condition", help="The arm column."),
-    draws: int = typer.Option(20000, "--draws", min=1, help="Bootstrap draws."),
-    seed: int = typer.Option(20260729, "--seed", help="Seed of every fresh generator."),
+    draws: int = typer.Option(BOOTSTRAP_DRAWS, "--draws", min=1, help="Bootstrap draws."),
+    seed: int = typer.Option(ANALYSIS_SEED, "--seed", help="Seed of every fresh generator."),
 ) -> None:
     """Mean/median paired differences, bootstrap CI, sign test and sign-flip test per contrast x metric x stratum."""
-    from pvsst.analysis.stats.contrast_table import paired_contrast_table
-    from pvsst.analysis.stats.paired import IncompleteBlocksWarning
-    from pvsst.analysis.stats.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
-    from pvsst.analysis.store.reader import load_trial_table
-
-    contrasts = [Contrast.parse(text) for text in contrast] or list(PVSST_CONTRASTS)
-    metrics = list(metric) or list(PVSST_METRICS)
+    contrasts = [plan.Contrast.parse(text) for text in contrast] or list(plan.PVSST_CONTRASTS)
+    metrics = list(metric) or list(plan.PVSST_METRICS)
     block_columns, strata_columns = _columns(block), _columns(strata)
-    frame = load_trial_table(table, required=[*block_columns, condition, *strata_columns, *metrics])
+    frame = store.load_trial_table(table, required=[*block_columns, condition, *strata_columns, *metrics])
     console = _console()
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", IncompleteBlocksWarning)
-        analysis = paired_contrast_table(frame, contrasts, metrics, block=block_columns, strata=strata_columns,
+        warnings.simplefilter("always", paired.IncompleteBlocksWarning)
+        analysis = contrast_table.paired_contrast_table(frame, contrasts, metrics, block=block_columns, strata=strata_columns,
                                          condition=condition, draws=draws, seed=seed, source=str(table))
     for warning in caught:
-        if issubclass(warning.category, IncompleteBlocksWarning):
+        if issubclass(warning.category, paired.IncompleteBlocksWarning):
             console.print(f"[yellow]warning:[/] {warning.message}")
     _write_csv_atomically(analysis.frame, out)
     if len(analysis.excluded_blocks):
@@ -56,7 +61,7 @@ def paired_command(
         _write_csv_atomically(analysis.excluded_blocks, excluded_path)
         console.print(f"excluded blocks listed in {excluded_path}")
     overall = analysis.frame[analysis.frame["stratum_type"] == "overall"]
-    summary = Table(title=f"Paired contrasts (overall); {len(analysis.frame)} rows written to {out}")
+    summary = rich_table.Table(title=f"Paired contrasts (overall); {len(analysis.frame)} rows written to {out}")
     for column in ("contrast", "metric", "n", "mean diff", "95% CI", "+/-/0", "sign p", "perm p"):
         summary.add_column(column, justify="left" if column in ("contrast", "metric") else "right")
     for row in overall.itertuples():
@@ -68,16 +73,14 @@ def paired_command(
 
 
 def _write_csv_atomically(frame, path: Path) -> None:
-    from pvsst.core.atomic import atomic_file
-
     with atomic_file(path) as temp:
         frame.to_csv(temp, index=False)
 
 
-def _console() -> Console:
+def _console():
     # Tables are wide; when writing to a file or pipe do not wrap them at rich's default 80 columns.
-    probe = Console()
-    return Console(highlight=False, soft_wrap=True, width=None if probe.is_terminal else 200)
+    probe = rich_console.Console()
+    return rich_console.Console(highlight=False, soft_wrap=True, width=None if probe.is_terminal else 200)
 
 
 def register(app: typer.Typer) -> None:

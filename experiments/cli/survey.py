@@ -5,19 +5,28 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from pvsst.core.errors import InputError
 from pvsst.core.run_folder import holds_run_folder
+from pvsst.core.run_layout import SURVEY
 from pvsst.experiments.cli.folder_options import RETRY_DEGRADED, out_option, run_argument
-from pvsst.experiments.cli.gateway_options import (API_BASE, MAX_CONCURRENCY, REQUEST_TIMEOUT, REQUESTS_PER_MINUTE,
-                                                   STRUCTURED_OUTPUT, gateway_overrides)
+from pvsst.experiments.cli.gateway_options import gateway_options
+from pvsst.experiments.cli.groups import command_group
+from pvsst.experiments.cli.lazy import lazy_module
+from pvsst.experiments.cli.report import report_command
+from pvsst.experiments.cli.summary import print_summary
 
-survey_app = typer.Typer(help="Simulate survey answers and score them against real survey data.",
-                         no_args_is_help=True)
+rich_console = lazy_module("rich.console")
+rich_table = lazy_module("rich.table")
+survey_score = lazy_module("pvsst.analysis.survey.score")
+run_store = lazy_module("pvsst.analysis.store.reader")
+survey_runner = lazy_module("pvsst.experiments.survey.runner")
+
+survey_app = command_group("Simulate survey answers and score them against real survey data.")
 
 
 @survey_app.command("run")
+@gateway_options()
 def run(
     survey: Path = typer.Argument(..., help="Survey instrument (YAML), frozen with `pvsst prereg freeze`."),
     out: Path = out_option("Run directory: new or empty (created), or a run of this instrument (resumed)."),
@@ -29,12 +38,8 @@ def run(
     replay_only: bool = typer.Option(False, "--replay-only", help="Serve every call from the run's cache; a miss stops the run (exit 4)."),
     deviation: Optional[str] = typer.Option(None, "--deviation", help="Run a changed or unfrozen instrument; the text is recorded in the manifest."),
     elicitation: Optional[str] = typer.Option(None, "--elicitation", help="sample, logprobs or verbalized for every condition (default: each condition's own)."),
-    max_concurrency: Optional[int] = MAX_CONCURRENCY,
-    requests_per_minute: Optional[int] = REQUESTS_PER_MINUTE,
-    request_timeout: Optional[float] = REQUEST_TIMEOUT,
-    api_base: Optional[str] = API_BASE,
-    structured_output: Optional[str] = STRUCTURED_OUTPUT,
     retry_degraded: bool = RETRY_DEGRADED,
+    gateway: dict | None = None,
 ) -> None:
     """Ask every persona every question under every condition (every model), plus the reference controls.
 
@@ -47,24 +52,13 @@ def run(
     its calls failed than analysis.parse_failure_threshold); 2 bad input (also: changed data);
     4 replay-only cache miss; 130 / 143 stopped by Ctrl-C / SIGTERM (rerun to resume).
     """
-    from pvsst.experiments.cli.summary import print_summary
-    from pvsst.experiments.survey.runner import run_survey
-
     if personas is not None and personas not in ("respondents", "census"):
-        from pvsst.core.errors import InputError
-
         raise InputError("--personas", personas, "must be respondents or census")
     if elicitation is not None and elicitation not in ("sample", "logprobs", "verbalized"):
-        from pvsst.core.errors import InputError
-
         raise InputError("--elicitation", elicitation, "must be sample, logprobs or verbalized")
-    summary = run_survey(survey, out, model=model or None, personas=personas, n=n, seed=seed, workers=workers,
-                         replay_only=replay_only, deviation=deviation, elicitation=elicitation,
-                         gateway=gateway_overrides(max_concurrency=max_concurrency,
-                                                   requests_per_minute=requests_per_minute,
-                                                   request_timeout_s=request_timeout, api_base=api_base,
-                                                   structured_output=structured_output),
-                         retry_degraded=retry_degraded)
+    summary = survey_runner.run_survey(survey, out, model=model or None, personas=personas, n=n, seed=seed,
+                                       workers=workers, replay_only=replay_only, deviation=deviation,
+                                       elicitation=elicitation, gateway=gateway, retry_degraded=retry_degraded)
     print_summary(summary)
 
 
@@ -87,23 +81,22 @@ def score(
     audit_groups.csv); where a stated (verbalized) condition pairs with an enacted one, the
     stated-vs-enacted consistency (RUN/analysis/consistency.csv, consistency_personas.csv).
     Everything is computed before anything is written: bad input (exit 2) leaves no file behind."""
-    from pvsst.analysis.survey.score import score_run
-
-    scores = score_run(run_dir, draws=draws)
-    console = Console(width=200, highlight=False)
+    scores = survey_score.score_run(run_dir, draws=draws)
+    console = rich_console.Console(width=200, highlight=False)
     console.print(_fidelity_view(scores.summary(), scores.files["fidelity"][0]))
     if scores.cells is not None:
         for note in scores.cell_notes:
             console.print(f"[yellow]note:[/] {note}")
         console.print("wrote " + ", ".join(str(p) for p in scores.files["cells"]))
     if scores.audit is not None:
-        Console(width=200).print(_audit_view(scores.audit.questions, scores.files["audit"][0]))
+        rich_console.Console(width=200).print(_audit_view(scores.audit.questions, scores.files["audit"][0]))
     if scores.consistency is not None:
-        Console(width=200).print(_consistency_view(scores.consistency.summary, scores.files["consistency"][0]))
+        rich_console.Console(width=200).print(_consistency_view(scores.consistency.summary,
+                                                                scores.files["consistency"][0]))
 
 
-def _fidelity_view(summary, path: Path) -> Table:
-    view = Table(title=f"Distributional fidelity (KL with smoothing; noise = 95% band of a perfect simulator) -> {path}")
+def _fidelity_view(summary, path: Path) -> "rich_table.Table":
+    view = rich_table.Table(title=f"Distributional fidelity (KL with smoothing; noise = 95% band of a perfect simulator) -> {path}")
     for column in summary.columns:
         if column in ("question", "model", "condition", "elicitation"):  # names are never cut; numbers give way
             view.add_column(column, justify="left", no_wrap=True,
@@ -115,8 +108,8 @@ def _fidelity_view(summary, path: Path) -> Table:
     return view
 
 
-def _audit_view(questions, path: Path) -> Table:
-    view = Table(title=f"Counterfactual audit (BH-adjusted p; flagged / exceeds the arity-matched null) -> {path}")
+def _audit_view(questions, path: Path) -> "rich_table.Table":
+    view = rich_table.Table(title=f"Counterfactual audit (BH-adjusted p; flagged / exceeds the arity-matched null) -> {path}")
     columns = [c for c in ("model", "condition", "question", "n_sets", "flip_rate", "share_spread",
                            "null_share_spread", "omnibus_p_bh", "flagged", "arity_p_bh", "exceeds_null")
                if c in questions]
@@ -129,9 +122,9 @@ def _audit_view(questions, path: Path) -> Table:
     return view
 
 
-def _consistency_view(summary, path: Path) -> Table:
+def _consistency_view(summary, path: Path) -> "rich_table.Table":
     overall = summary[summary["question"] == "all"]
-    view = Table(title=f"Stated vs enacted answers (total-variation distance, all questions) -> {path}")
+    view = rich_table.Table(title=f"Stated vs enacted answers (total-variation distance, all questions) -> {path}")
     for column in ("model", "stated", "enacted", "metric", "value", "ci_low", "ci_high"):
         view.add_column(column, justify="left" if column in ("model", "stated", "enacted", "metric") else "right")
     for row in overall.itertuples(index=False):
@@ -147,12 +140,7 @@ def report(
     figures: str = typer.Option("png,pdf", "--figures", help="Figure formats, comma-separated: png, pdf."),
 ) -> None:
     """Write RUN/report/ (the survey report; `pvsst report RUN` writes the same)."""
-    from pvsst.analysis.store.reader import is_survey_run
-    from pvsst.core.run_layout import SURVEY
-    from pvsst.core.errors import InputError
-    from pvsst.experiments.cli.report import report_command
-
-    if not is_survey_run(run_dir):
+    if not run_store.is_survey_run(run_dir):
         raise InputError(run_dir, SURVEY, "not a survey run directory (run `pvsst survey run` first)")
 
     report_command(run=run_dir, formats=formats, figures=figures, from_table=None, out=None,

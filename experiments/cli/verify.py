@@ -5,6 +5,7 @@ from pathlib import Path
 
 import typer
 
+from pvsst.core.integrity import verify_run
 from pvsst.experiments.cli.folder_options import run_argument
 
 
@@ -15,8 +16,6 @@ def verify_command(run: Path = run_argument("A run folder (of `pvsst run`, `pvss
     Exit codes: 0 intact; 2 a file changed, missing or truncated, a corrupt or missing manifest, or a run
     writing the folder right now (each named on one line).
     """
-    from pvsst.core.integrity import verify_run
-
     print(verify_run(run))
 
 

@@ -2,8 +2,8 @@
 or as Ray tasks.
 
 An executor knows nothing of what it runs (study blocks, survey units): the run kernel
-(:mod:`pvsst.experiments.run.kernel`) gives it a function and payloads and gets the results back as
-they finish. ``share_cache`` adapts the run's gateway settings to where the workers are: on Ray no
+(:mod:`pvsst.experiments.run.kernel`) gives it a picklable callable (the job's worker's ``run``) and
+payloads and gets the results back as they finish. ``share_cache`` adapts the run's gateway settings to where the workers are: on Ray no
 payload holds a path of the run: the response cache is reached through a
 :class:`~pvsst.experiments.run.ray_cache.CacheServer` actor on the driver's node, so workers on machines that
 do not share the driver's disk read and fill the same cache.
@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from pvsst.core.errors import InputError
+from pvsst.experiments.run.ray_cache import ray_module, start_cache_server
 from pvsst.experiments.run.run_guard import ignore_interrupts, spawning_quietly, start_resource_tracker_quietly
 from pvsst.experiments.run.worker_gateway import GatewaySettings
 
@@ -116,11 +117,7 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, workers: int, address: str | None = None, max_retries: int = 3):
-        try:
-            import ray
-        except ImportError:
-            raise InputError("--executor", "ray", "Ray is not installed: pip install 'pvsst[ray]'") from None
-        self.ray = ray
+        self.ray = ray = ray_module()
         self._owns_ray = not ray.is_initialized()  # a Ray the caller started is left running
         if self._owns_ray:
             ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
@@ -133,9 +130,9 @@ class RayExecutor:
             on_error: Callable[[T, BaseException], R] | None = None) -> Iterator[R]:
         """Keep ``workers`` tasks in flight; yield results as they complete. Ray reruns a task whose
         worker or node died (``max_retries``); one that still fails yields ``on_error(task, error)``."""
-        remote = self.ray.remote(num_cpus=1, max_retries=self.max_retries)(fn)
+        remote = self.ray.remote(num_cpus=1, max_retries=self.max_retries)(call)
         tasks = iter(tasks)
-        pending = {remote.remote(task): task for task in itertools.islice(tasks, self.workers)}
+        pending = {remote.remote(fn, task): task for task in itertools.islice(tasks, self.workers)}
         while pending:
             done, _ = self.ray.wait(list(pending), num_returns=1)
             task = pending.pop(done[0])
@@ -148,7 +145,7 @@ class RayExecutor:
             yield result
             nxt = next(tasks, None)
             if nxt is not None:
-                pending[remote.remote(nxt)] = nxt
+                pending[remote.remote(fn, nxt)] = nxt
 
     def map_streaming(self, fn: Callable[[T], Iterator[R]], tasks: Iterable[T],
                       resume: Callable[[T, list[R]], T | None],
@@ -157,11 +154,11 @@ class RayExecutor:
         streaming generator), so a trial reaches the driver when it finishes, not with its block. A
         task whose worker or node died is resubmitted as ``resume(task, items it delivered)`` (up to
         ``max_retries`` times; ``None``: nothing left); after that ``on_error`` answers for the rest."""
-        remote = self.ray.remote(num_cpus=1, max_retries=0)(fn)
+        remote = self.ray.remote(num_cpus=1, max_retries=0)(call_streaming)
         tasks = iter(tasks)
         pending: dict[Any, tuple[T, list[R], int]] = {}
         for task in itertools.islice(tasks, self.workers):
-            pending[remote.remote(task)] = (task, [], 0)
+            pending[remote.remote(fn, task)] = (task, [], 0)
         while pending:
             ready, _ = self.ray.wait(list(pending), num_returns=1)
             stream = ready[0]
@@ -176,7 +173,7 @@ class RayExecutor:
                 del pending[stream]
                 rest = resume(task, delivered)
                 if rest is not None and tries < self.max_retries:
-                    pending[remote.remote(rest)] = (rest, [], tries + 1)
+                    pending[remote.remote(fn, rest)] = (rest, [], tries + 1)
                     continue
                 if rest is not None:
                     yield on_error(rest, err)
@@ -187,12 +184,10 @@ class RayExecutor:
             pending.pop(stream, None)  # this task is over: the slot takes the next one
             nxt = next(tasks, None)
             if nxt is not None:
-                pending[remote.remote(nxt)] = (nxt, [], 0)
+                pending[remote.remote(fn, nxt)] = (nxt, [], 0)
 
     def share_cache(self, settings: GatewaySettings) -> GatewaySettings:
         """Settings whose cache is a server actor on this node for the run's file, not the file's path."""
-        from pvsst.experiments.run.ray_cache import start_cache_server
-
         self._cache_server = start_cache_server(self.ray, settings.cache_path)
         return replace(settings, cache_path=None, cache_server=self._cache_server)
 
@@ -206,6 +201,16 @@ class RayExecutor:
             self._cache_server = None
         if self._owns_ray:
             self.ray.shutdown()
+
+
+def call(fn: Callable[[T], R], task: T) -> R:
+    """``fn(task)``: a Ray task is a plain function; ``fn`` (a worker's method) travels as its argument."""
+    return fn(task)
+
+
+def call_streaming(fn: Callable[[T], Iterator[R]], task: T) -> Iterator[R]:
+    """``fn(task)``'s items, as a Ray streaming generator (a generator function)."""
+    yield from fn(task)
 
 
 def make_executor(kind: str, workers: int, address: str | None = None):

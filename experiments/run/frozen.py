@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pvsst.core.errors import InputError
 from pvsst.experiments.run.manifest import utc_now
-from pvsst.experiments.spec.prereg import Lock, changed_fields, compare, read_lock
+from pvsst.experiments.spec.lock import Lock, changed_fields, compare, read_lock
 from pvsst.experiments.spec.study import canonical_sha256
 
 

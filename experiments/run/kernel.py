@@ -1,7 +1,7 @@
 """The run kernel: planned units -> skip the finished -> an executor -> the run store, the manifest, one summary.
 
 Study trials (``pvsst run``, ``pvsst simulate``) and survey units (``pvsst survey run``) run through
-:func:`run_units`. The composition that calls it (:func:`pvsst.experiments.run.runner.run_study`,
+:func:`run_units`. The composition that calls it (:func:`pvsst.experiments.study.runner.run_study`,
 :func:`pvsst.experiments.survey.runner.run_survey`) has opened the frozen input
 (:func:`pvsst.experiments.run.frozen.check_frozen`), planned the units and recorded them in the
 manifest; it hands over a :class:`RunJob`. The kernel then, inside
@@ -12,15 +12,20 @@ manifest; it hands over a :class:`RunJob`. The kernel then, inside
    finished one stays degraded if it was, unless ``retry_degraded``: then it is run again);
 2. saves the manifest (a folder holding a run's files always has one) and lets the job write its
    inputs (``prepare``);
-3. runs the pending units' payloads on an executor (:mod:`pvsst.experiments.run.executors`), which
-   knows only a picklable function and its payloads;
+3. runs the pending units' payloads on an executor (:mod:`pvsst.experiments.run.executors`): each
+   payload goes to the job's :class:`UnitWorker` (``worker.run(payload)``; the executor knows only that
+   picklable method and its payloads);
 4. writes each finished unit's tables (``RUN/<section>/<unit_id>/``, DONE last): the kernel is the
    run store's only writer; records its status in the manifest and tallies it in the
    :class:`~pvsst.experiments.run.summary.RunSummary`; moves the one progress bar;
 5. stops at a run-level stop (budget spent, replay miss), closes the executor and records the summary
    (and any corrupt response-cache row the workers dropped and asked again: ``cache_rows_dropped``).
 
-A worker returns :class:`UnitResult` values: plain data (tables, files, counts), nothing written.
+A worker returns :class:`UnitResult` values: plain data (tables, files, counts), nothing written. Each
+job names its worker: :class:`~pvsst.experiments.study.blocks.BlockWorker` (a study's trials),
+:class:`~pvsst.experiments.audit.job.AuditUnitWorker` (a study's first-round audit),
+:class:`~pvsst.experiments.survey.units.SurveyUnitWorker` (a survey's units) and
+:class:`~pvsst.experiments.judge.job.JudgeWorker` (``pvsst judge``).
 
 Examples
 --------
@@ -31,7 +36,7 @@ Examples
 >>> run = Path(tempfile.mkdtemp())
 >>> manifest = RunManifest.create(run)
 >>> job = RunJob(run_dir=run, manifest=manifest, section="units", what="demo", label="demo",
-...              unit_ids=["u1", "u2"], work=echo_unit, prepare=lambda job: lambda pending, summary, each, gateway: pending,
+...              unit_ids=["u1", "u2"], worker=EchoWorker(), prepare=lambda job: lambda pending, summary, each, gateway: pending,
 ...              gateway=GatewaySettings(cache_path=None), summary=RunSummary(total=2), command=["demo"],
 ...              threshold=0.05, progress=False)
 >>> run_units(job).line()
@@ -41,10 +46,10 @@ Examples
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -84,15 +89,56 @@ class UnitResult:
     counts: dict = field(default_factory=dict)  # more tallies for the summary (parse failures)
 
 
+@runtime_checkable
+class UnitWorker(Protocol):
+    """A job's worker: what an executor runs on each payload the job plans (a block of trials, an audit
+    unit, a survey unit, a run's posts to judge). An instance of a module-level class, so it pickles by
+    name into process-pool and Ray workers."""
+
+    def run(self, payload: Any) -> list[UnitResult]:
+        """Run one payload in this process; return its units' results (plain data, nothing written)."""
+        ...
+
+    def lost(self, payload: Any, error: BaseException) -> list[UnitResult]:
+        """The results of a payload whose worker process or node died: its units failed (a rerun runs them)."""
+        ...
+
+
+@runtime_checkable
+class StreamingWorker(UnitWorker, Protocol):
+    """A worker whose payload holds several units that come back one by one (on Ray, each as it finishes)."""
+
+    def stream(self, payload: Any) -> Iterator[list[UnitResult]]:
+        """:meth:`run`, yielding each unit's result as it finishes."""
+        ...
+
+    def remaining(self, payload: Any, delivered: list[list[UnitResult]]) -> Any | None:
+        """The payload of the units whose result has not come back yet (``None``: none is left)."""
+        ...
+
+
+def lost_units(unit_ids: Iterable[str], error: BaseException) -> list[UnitResult]:
+    """Failed results for ``unit_ids``, whose worker was lost (its process or node died).
+
+    Their finished calls are in the run's cache, so a rerun replays them.
+
+    Examples
+    --------
+    >>> [(r.unit_id, r.status, r.error) for r in lost_units(["u1"], RuntimeError("node died"))]
+    [('u1', 'failed', 'worker lost: RuntimeError: node died')]
+    """
+    line = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+    return [UnitResult(unit_id, "failed", f"worker lost: {line}") for unit_id in unit_ids]
+
+
 @dataclass
 class RunJob:
     """Everything the kernel needs to run one composition's units (see the module docstring).
 
-    ``work`` is a picklable function payload -> list of :class:`UnitResult`; ``prepare(job)`` writes the
-    job's inputs into the run directory (inside the guarded section) and returns the payload builder
-    (it may set ``name_originals``: how an error names the user's files rather than a worker's copies).
-    ``stream``, ``resume_payload`` and ``lost``: the streaming form of ``work`` for the Ray executor, the
-    payload of a lost task's undelivered units, and the failed results of a task whose worker died.
+    ``worker`` runs each payload (:class:`UnitWorker`; a :class:`StreamingWorker` streams its units back
+    on Ray); ``prepare(job)`` writes the job's inputs into the run directory (inside the guarded section)
+    and returns the payload builder (it may set ``name_originals``: how an error names the user's files
+    rather than a worker's copies).
     """
 
     run_dir: Path
@@ -101,7 +147,7 @@ class RunJob:
     what: str
     label: str
     unit_ids: list[str]
-    work: Callable[[Any], list[UnitResult]]
+    worker: UnitWorker
     prepare: Callable[["RunJob"], Payloads]
     gateway: GatewaySettings
     summary: RunSummary
@@ -111,10 +157,8 @@ class RunJob:
     workers: int = 1
     ray_address: str | None = None
     deviation: str | None = None    # the --deviation text given (a resumed run is given it again)
+    out_option: bool = True         # the run folder is given as --out (pvsst judge names it as its argument)
     session: dict = field(default_factory=dict)
-    stream: Callable[[Any], Iterable[list[UnitResult]]] | None = None
-    resume_payload: Callable[[Any, list], Any] | None = None
-    lost: Callable[[Any, BaseException], list[UnitResult]] | None = None
     name_originals: Callable[[str], str] = str
     finish: Callable[[RunSummary], None] | None = None
     progress: bool = True
@@ -123,15 +167,20 @@ class RunJob:
     retrying: set[str] = field(default_factory=set)
 
 
-def echo_unit(unit_id: str) -> list[UnitResult]:
-    """A worker function of the smallest kind (one call, one text file): the kernel's own example."""
-    return [UnitResult(unit_id, "done", calls=1, files={"echo.txt": unit_id + "\n"})]
+class EchoWorker:
+    """A worker of the smallest kind (a payload is a unit id; one call, one text file): the kernel's own example."""
+
+    def run(self, unit_id: str) -> list[UnitResult]:
+        return [UnitResult(unit_id, "done", calls=1, files={"echo.txt": unit_id + "\n"})]
+
+    def lost(self, unit_id: str, error: BaseException) -> list[UnitResult]:
+        return lost_units([unit_id], error)
 
 
 def run_units(job: RunJob) -> RunSummary:
     """Run (or resume) the units of ``job`` into its run directory; return the tallied summary."""
     job.manifest.start_run(**job.session, replay_only=job.gateway.replay_only, versions=environment())
-    resume = resume_command(job.command, job.run_dir, job.deviation)
+    resume = resume_command(job.command, job.run_dir, job.deviation, out=job.out_option)
     with guarded_run(job.manifest, what=job.what, unit=job.summary.unit, total=len(job.unit_ids),
                      resume=resume, cache_path=job.run_dir / CACHE,
                      finished=lambda: sum(is_complete(job.run_dir / job.section / u) for u in job.unit_ids)):
@@ -187,10 +236,11 @@ def _execute(job: RunJob, payloads: Payloads, pending: list[str]) -> None:
         gateway = runner.share_cache(job.gateway)
         # In-process, a payload per unit moves the progress bar per unit; same order, same cache.
         work = payloads(pending, job.summary, isinstance(runner, InlineExecutor), gateway)
-        if job.stream is not None and hasattr(runner, "map_streaming"):  # Ray: each unit back as it finishes
-            results = runner.map_streaming(job.stream, work, resume=job.resume_payload, on_error=job.lost)
+        worker = job.worker
+        if isinstance(worker, StreamingWorker) and hasattr(runner, "map_streaming"):  # Ray: each unit as it ends
+            results = runner.map_streaming(worker.stream, work, resume=worker.remaining, on_error=worker.lost)
         else:
-            results = runner.map(job.work, work, on_error=job.lost)
+            results = runner.map(worker.run, work, on_error=worker.lost)
         bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                        TimeElapsedColumn(), TextColumn("{task.fields[last]}"), disable=not job.progress)
         with bar:

@@ -32,7 +32,7 @@ from pvsst.core.atomic import write_json
 from pvsst.core.errors import InputError
 from pvsst.core.redaction import redact_data
 from pvsst.core.run_layout import MANIFEST, TRIALS
-from pvsst.experiments.spec.prereg import package_versions
+from pvsst.experiments.spec.lock import package_versions
 
 
 def utc_now() -> str:
@@ -126,6 +126,10 @@ class RunManifest:
         """Enter every planned unit of a section with its fields; a new one is ``pending``."""
         for unit_id, fields in entries.items():
             self.units(section).setdefault(unit_id, {"status": "pending"}).update(redact_data(fields))
+
+    def forget(self, section: str) -> None:
+        """Drop a section's entries (a job that starts its units afresh)."""
+        self.data.pop(section, None)
 
     def set_unit(self, section: str, unit_id: str, **fields: Any) -> None:
         """Update one unit's entry (its status, calls, error ...)."""

@@ -11,7 +11,20 @@ of a trial that was in flight when its worker died are cached and a resumed run 
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+from pvsst.core.errors import InputError
+from pvsst.sim.llm.cache import ResponseCache
+
+
+def ray_module() -> ModuleType:
+    """The ``ray`` package: an ``InputError`` where the optional ``ray`` extra is not installed."""
+    try:
+        import ray  # lazy: the optional ray extra; only the Ray executor and its workers need it
+    except ImportError:
+        raise InputError("--executor", "ray", "Ray is not installed: pip install 'pvsst[ray]'") from None
+    return ray
 
 
 class CacheServer:
@@ -30,9 +43,6 @@ class CacheServer:
     """
 
     def __init__(self, path: str):
-        from pvsst.core.errors import InputError
-        from pvsst.sim.llm.cache import ResponseCache
-
         # The driver created the file before starting this actor: not seeing it means this actor runs
         # on another machine than the driver, where a cache would be a private, lost copy.
         if not Path(path).is_file():
@@ -83,13 +93,9 @@ def start_cache_server(ray: Any, path: str) -> Any:
     >>> cache.put("k", {"model": "scripted/echo", "text": "hi"}); cache.get("k")["text"]  # doctest: +SKIP
     'hi'
     """
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    from pvsst.core.errors import InputError
-
     node = ray.get_runtime_context().get_node_id()
     actor = ray.remote(num_cpus=0, max_restarts=0)(CacheServer).options(
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False))
+        scheduling_strategy=ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(node_id=node, soft=False))
     handle = actor.remote(path)
     try:
         ray.get(handle.flush.remote())  # fails here, on the driver, if the actor cannot open the file
@@ -123,9 +129,7 @@ class RemoteCache:
         self.writes = 0
 
     def _ray(self):
-        import ray
-
-        return ray
+        return ray_module()
 
     def prefetch(self, keys: list[str]) -> None:
         """Fetch the records of ``keys`` in one round trip for the ``get`` calls that follow."""

@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import errno
+from multiprocessing import resource_tracker
 import os
 import shlex
 import shutil
@@ -38,6 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pvsst.core.errors import RunStopped, os_error_line
+from pvsst.core.gateway_options import option_of
 from pvsst.experiments.run.manifest import RunManifest, utc_now
 
 EXIT_WRITE_FAILED = 1
@@ -160,8 +162,6 @@ def start_resource_tracker_quietly() -> None:
     --------
     >>> start_resource_tracker_quietly()  # idempotent: a running tracker is left as it is
     """
-    from multiprocessing import resource_tracker
-
     sys.stderr.flush()
     saved = os.dup(2)
     try:
@@ -199,25 +199,20 @@ def remove_staging(root: str | Path) -> int:
     return len(stale)
 
 
-GATEWAY_OPTIONS = {"max_concurrency": "--max-concurrency", "requests_per_minute": "--requests-per-minute",
-                   "request_timeout_s": "--request-timeout", "api_base": "--api-base",
-                   "structured_output": "--structured-output"}
-"""The command-line option of each gateway setting a run command overrides (``pvsst run``, ``pvsst survey run``)."""
-
-
-def gateway_options(overrides: dict) -> list[str]:
-    """The command-line words that give the gateway ``overrides`` again.
+def gateway_words(overrides: dict) -> list[str]:
+    """The command-line words that give the gateway ``overrides`` (field -> value) again
+    (:data:`pvsst.core.gateway_options.GATEWAY_OPTIONS`).
 
     Examples
     --------
-    >>> gateway_options({"max_concurrency": 2, "api_base": None})
+    >>> gateway_words({"max_concurrency": 2, "api_base": None})
     ['--max-concurrency', '2']
     """
     return [word for name, value in overrides.items() if value is not None
-            for word in (GATEWAY_OPTIONS[name], str(value))]
+            for word in (option_of(name).flag, str(value))]
 
 
-def resume_command(args: list, run_dir: str | Path, deviation: str | None = None) -> str:
+def resume_command(args: list, run_dir: str | Path, deviation: str | None = None, *, out: bool = True) -> str:
     """The ``pvsst`` command line that resumes a run into ``run_dir`` (a deviation is given again).
 
     Examples
@@ -225,5 +220,6 @@ def resume_command(args: list, run_dir: str | Path, deviation: str | None = None
     >>> resume_command(["survey", "run", "my survey.yaml"], "runs/s1", "pilot data")
     "pvsst survey run 'my survey.yaml' --out runs/s1 --deviation 'pilot data'"
     """
-    words = ["pvsst", *map(str, args), "--out", str(run_dir)] + (["--deviation", deviation] if deviation else [])
+    words = (["pvsst", *map(str, args)] + (["--out", str(run_dir)] if out else [])
+             + (["--deviation", deviation] if deviation else []))
     return " ".join(shlex.quote(word) for word in words)

@@ -19,6 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from pvsst.sim.llm.config import GatewayConfig
+from pvsst.sim.llm.cache import ResponseCache
+from pvsst.experiments.run.ray_cache import RemoteCache
+from pvsst.sim.llm.gateway import Gateway
+from pvsst.sim.llm.budget import Budget
 
 
 @dataclass(frozen=True)
@@ -38,15 +42,11 @@ class GatewaySettings:
 
     def create_cache(self) -> None:
         """Create the cache file (WAL mode, schema) in the parent, before any worker opens it."""
-        from pvsst.sim.llm.cache import ResponseCache
-
         if self.cache_path is not None:
             ResponseCache(self.cache_path).close()
 
     def dropped_rows(self) -> list[dict]:
         """The corrupt rows the run's cache dropped (and had asked again), from the file itself."""
-        from pvsst.sim.llm.cache import ResponseCache
-
         if self.cache_path is None or not Path(self.cache_path).is_file():
             return []
         cache = ResponseCache(self.cache_path)
@@ -58,13 +58,9 @@ class GatewaySettings:
     def open_cache(self):
         """This worker's cache: the SQLite file, a client of the driver's cache server, or none (no path)."""
         if self.cache_server is not None:
-            from pvsst.experiments.run.ray_cache import RemoteCache
-
             return RemoteCache(self.cache_server)
         if self.cache_path is None:
             return None
-        from pvsst.sim.llm.cache import ResponseCache
-
         return ResponseCache(self.cache_path)
 
 
@@ -73,8 +69,6 @@ _GATEWAYS: dict[tuple, object] = {}
 
 def worker_gateway(settings: GatewaySettings):
     """This process's gateway for ``settings`` (made once per process: one model load, one connection)."""
-    from pvsst.sim.llm.gateway import Gateway
-
     key = settings.key()
     if key not in _GATEWAYS:
         _GATEWAYS[key] = Gateway.from_config(settings.config, settings.open_cache(), replay_only=settings.replay_only,
@@ -84,8 +78,6 @@ def worker_gateway(settings: GatewaySettings):
 
 def cap_budget(gateway, max_usd: float | None, max_tokens: int | None, spent_usd: float, spent_tokens: int) -> None:
     """Give a worker's gateway the run's caps, less what finished units already spent (no cap: no budget)."""
-    from pvsst.sim.llm.budget import Budget
-
     capped = max_usd is not None or max_tokens is not None
     gateway.budget = Budget(max_usd=max_usd, max_tokens=max_tokens, spent_usd=spent_usd,
                             spent_tokens=spent_tokens) if capped else None

@@ -4,7 +4,7 @@
 (``sim/materials/pvsst``). Every other file a run reads is named by a spec field
 (:data:`INPUT_FILE_FIELDS`: the persona table, the edge list), also relative to the spec file. The
 hashes of all of them are frozen with the spec (:func:`spec_materials_hashes`,
-:mod:`pvsst.experiments.spec.prereg`) and compared again by every run.
+:mod:`pvsst.experiments.spec.lock`) and compared again by every run.
 
 Examples
 --------
@@ -23,6 +23,7 @@ from pvsst.core.input_files import file_sha256, regular_file
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.sim.materials import default_materials_dir, materials_hashes
 from pvsst.sim.protocol import Protocol
+from pvsst.sim.judges.materials import load_judge_materials
 
 
 def spec_protocol(spec: StudySpec, spec_dir: Path | None = None) -> Protocol:
@@ -91,8 +92,6 @@ def spec_materials_hashes(spec: StudySpec, directory: Path, spec_dir: Path | Non
     """
     hashes = materials_hashes(directory)
     if spec.analysis.stance_judge not in (None, "lexicon"):
-        from pvsst.sim.judges.materials import load_judge_materials
-
         hashes.update(load_judge_materials(directory).hashes)
     for field, path in spec_input_files(spec, spec_dir).items():
         hashes[field] = file_sha256(regular_file(path, field))

@@ -41,6 +41,8 @@ from pvsst.sim.conditions import CONDITIONS, get_condition
 from pvsst.sim.llm.budget import BudgetCap
 from pvsst.sim.llm.types import canonical_json
 from pvsst.sim.topics import Topic, builtin_topics
+from pvsst.core.errors import InputError as SimInputError
+from pvsst.sim.llm.providers.registry import validate_model_name
 
 BLOCK_FACTORS = ("model", "topic_id", "seed")
 
@@ -58,9 +60,6 @@ def model_slug(model: str) -> str:
 
 def _model_name_problem(model: str) -> str | None:
     """Why ``model`` is not a usable model string, or ``None`` (asks the provider registry)."""
-    from pvsst.core.errors import InputError as SimInputError
-    from pvsst.sim.llm.providers.registry import validate_model_name
-
     try:
         validate_model_name(model)
     except (SimInputError, ValueError) as err:

@@ -28,6 +28,7 @@ from pydantic import Field
 from pvsst.core.errors import InputError
 from pvsst.core.validation import SpecFieldError, first_duplicate
 from pvsst.experiments.spec.base import StrictModel
+from pvsst.personas.cell_cards import load_cell_template
 
 # Categorical persona attributes a cell may be defined by (the persona vocabulary, pvsst.personas.vocabulary).
 CELL_ATTRIBUTES = ("age_band", "sex", "race_ethnicity", "education", "state", "region", "income_band",
@@ -68,8 +69,6 @@ def check_cells(cells: CellsSpec, persona_source: str, mapped: set[str], groupin
     ...
     pvsst.core.validation.SpecFieldError: the population (respondent-matched personas) lacks cell attribute 'party': map party_id in personas.attributes
     """
-    from pvsst.personas.cell_cards import load_cell_template
-
     for i, attribute in enumerate(cells.attributes):
         if attribute not in CELL_ATTRIBUTES:
             raise SpecFieldError(f"cells.attributes[{i}]", f"unknown cell attribute {attribute!r} (persona "

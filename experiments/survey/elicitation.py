@@ -9,7 +9,8 @@ import json
 
 from pvsst.experiments.survey.spec import SurveySpec
 from pvsst.core.errors import InputError
-from pvsst.sim.llm.option_probabilities import PROBABILITIES, logprobs_problem, renormalise
+from pvsst.sim.llm.option_probabilities import PROBABILITIES, renormalise
+from pvsst.sim.llm.providers.registry import logprobs_problem
 
 DISTRIBUTION_METHODS = ("logprobs", "verbalized")
 

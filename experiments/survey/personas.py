@@ -38,6 +38,10 @@ from pvsst.core.errors import InputError
 from pvsst.core.validation import first_duplicate
 from pvsst.experiments.survey.cell_population import CELL_CARD, GEOGRAPHY, asked_cells, geography_codes
 from pvsst.experiments.survey.spec import SurveySpec
+from pvsst.personas.respondents import AttributeMap, matched_personas
+from pvsst.personas.synthesis import synthesize
+from pvsst.personas.cards import personas_for_simulation
+from pvsst.experiments.audit.population import audit_population
 
 REFERENCE_PREFIX = "reference:"
 
@@ -80,8 +84,6 @@ def human_table(spec: SurveySpec, frame: pd.DataFrame | None = None) -> pd.DataF
 def _base_personas(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
     source = spec.personas
     if source.source == "respondents":
-        from pvsst.personas.respondents import AttributeMap, matched_personas
-
         maps = [AttributeMap(name, a.column, None if a.values is None else {k: tuple(v) for k, v in a.values.items()},
                              a.missing) for name, a in source.attributes.items()]
         frame = matched_personas(survey_data(spec), spec.data.respondent_id, maps,
@@ -97,8 +99,6 @@ def _base_personas(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
             if column in design:
                 frame[column] = design[column].to_numpy(dtype=object)
         return frame
-    from pvsst.personas.synthesis import synthesize
-
     frame = synthesize(source.n or 200, geography=source.geography, seed=source.seed).personas
     frame = frame.reset_index(drop=True)
     frame["weight"] = 1.0
@@ -157,12 +157,8 @@ def persona_table(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
 
 def asked_tables(spec: SurveySpec, human: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The personas asked and, in a cell run, the cell counts per geography (else ``None``)."""
-    from pvsst.personas.cards import personas_for_simulation
-
     frame = _base_personas(spec, human)
     if spec.audit is not None:  # matched sets and the arity-matched null, built from the base personas
-        from pvsst.experiments.run.audit_personas import audit_population
-
         frame = audit_population(spec.audit, frame, seed=spec.personas.seed)
     duplicate = first_duplicate(frame["persona_id"].tolist())
     if duplicate:

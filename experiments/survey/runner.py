@@ -51,7 +51,7 @@ from pvsst.experiments.run.call_health import degraded_line
 from pvsst.experiments.run.frozen import check_frozen, override_record
 from pvsst.experiments.run.kernel import RunJob, run_units
 from pvsst.experiments.run.manifest import RunManifest
-from pvsst.experiments.run.run_guard import gateway_options, preparing, resume_command
+from pvsst.experiments.run.run_guard import gateway_words, preparing, resume_command
 from pvsst.experiments.run.store import write_table
 from pvsst.experiments.run.summary import DEGRADED, RunSummary
 from pvsst.experiments.run.worker_gateway import GatewaySettings
@@ -59,7 +59,7 @@ from pvsst.experiments.survey.checks import check_data, check_runnable, data_rec
 from pvsst.experiments.survey.cell_population import CELLS_FILE
 from pvsst.experiments.survey.personas import asked_tables, human_table
 from pvsst.experiments.survey.spec import SurveySpec, canonical_survey, load_survey, survey_sha256, with_overrides
-from pvsst.experiments.survey.units import SurveyUnit, SurveyUnitTask, plan_units, run_units_of
+from pvsst.experiments.survey.units import SurveyUnit, SurveyUnitTask, SurveyUnitWorker, plan_units
 
 
 @dataclass
@@ -99,24 +99,13 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     if workers is not None and workers < 1:
         raise InputError("--workers", str(workers), "must be >= 1")
     deviations, lock, data = _deviations(spec_path, file_spec, spec, deviation, options, gateway or {})
-    command = ["survey", "run", spec_path, *_option_words(options), *gateway_options(gateway or {})]
-    digest = survey_sha256(spec)
+    command = ["survey", "run", spec_path, *_option_words(options), *gateway_words(gateway or {})]
     inputs = None
     if not (run_dir / SURVEY).is_file():  # the data and the personas are checked before anything is written
         human = human_table(spec)
         inputs = (human, *asked_tables(spec, human))
     with claimed_run_folder(run_dir):
-        manifest = RunManifest.load(run_dir)
-        if manifest is not None:
-            manifest.require_kind("survey")
-            if manifest.get("survey_sha256") not in (None, digest):
-                raise InputError(run_dir / MANIFEST, "survey_sha256", "this run directory holds a run of a "
-                                 f"different instrument (recorded {str(manifest.get('survey_sha256'))[:12]}, now "
-                                 f"{digest[:12]}); use a new --out")
-        manifest = manifest or RunManifest.create(run_dir, survey_id=spec.id, survey_path=str(spec_path))
-        manifest.record(survey_sha256=digest, frozen_sha256=lock.spec_sha256 if lock else None,
-                        frozen_at=lock.frozen_at if lock else None, instrument_sha256=survey_sha256(file_spec),
-                        models=list(spec.asked_models), data_sha256=data_sha256(spec), data=data)
+        manifest = survey_manifest(run_dir, spec_path, file_spec, spec, lock, data)
         manifest.add_deviations(deviations, same=_same)
         with preparing(run_dir, resume_command(command, run_dir, deviation)):
             if inputs is not None:
@@ -127,6 +116,25 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
         return run_units(survey_job(spec, run_dir, manifest, units, asked, workers=workers, replay_only=replay_only,
                                     command=command, deviation=deviation, progress=progress,
                                     retry_degraded=retry_degraded))
+
+
+def survey_manifest(run_dir: Path, spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, lock,
+                    data: dict) -> RunManifest:
+    """The run's manifest with the instrument recorded; a run directory of another instrument is refused,
+    one of a study always."""
+    digest = survey_sha256(spec)
+    manifest = RunManifest.load(run_dir)
+    if manifest is not None:
+        manifest.require_kind("survey")
+        if manifest.get("survey_sha256") not in (None, digest):
+            raise InputError(run_dir / MANIFEST, "survey_sha256", "this run directory holds a run of a "
+                             f"different instrument (recorded {str(manifest.get('survey_sha256'))[:12]}, now "
+                             f"{digest[:12]}); use a new --out")
+    manifest = manifest or RunManifest.create(run_dir, survey_id=spec.id, survey_path=str(spec_path))
+    manifest.record(survey_sha256=digest, frozen_sha256=lock.spec_sha256 if lock else None,
+                    frozen_at=lock.frozen_at if lock else None, instrument_sha256=survey_sha256(file_spec),
+                    models=list(spec.asked_models), data_sha256=data_sha256(spec), data=data)
+    return manifest
 
 
 def open_survey(spec_path: Path, options: dict, gateway: dict) -> tuple[SurveySpec, SurveySpec]:
@@ -169,7 +177,7 @@ def survey_job(spec: SurveySpec, run_dir: Path, manifest: RunManifest, units: li
     gateway = GatewaySettings(cache_path=str((run_dir / CACHE).resolve()), replay_only=replay_only,
                               config=spec.execution.gateway_config(), max_attempts=spec.sampling.max_attempts)
     return RunJob(run_dir=run_dir, manifest=manifest, section=UNITS, what=f"survey {spec.id}", label=spec.id,
-                  unit_ids=[u.unit_id for u in units], work=run_units_of, prepare=lambda job: payloads,
+                  unit_ids=[u.unit_id for u in units], worker=SurveyUnitWorker(), prepare=lambda job: payloads,
                   gateway=gateway, summary=SurveyRunSummary(total=len(units)), command=command, deviation=deviation,
                   threshold=threshold, workers=n_workers, session={"workers": n_workers}, finish=finish,
                   progress=progress, retry_degraded=retry_degraded)

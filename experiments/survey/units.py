@@ -25,7 +25,7 @@ import pandas as pd
 
 from pvsst.analysis.survey.units import failed_calls
 from pvsst.core.errors import InputError
-from pvsst.experiments.run.kernel import UnitResult
+from pvsst.experiments.run.kernel import UnitResult, lost_units
 from pvsst.experiments.run.worker_gateway import GatewaySettings, worker_gateway
 from pvsst.experiments.survey.controls import reference_line
 from pvsst.experiments.survey.elicitation import reply_answer
@@ -123,7 +123,7 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
     for persona_id in unit.persona_ids:
         at = by_id.index.get_loc(persona_id)
         card = column[f"card_{condition.persona_card}"].iloc[at] if condition.persona_card else None
-        # an audit's matched sets share their base persona's request seeds (pvsst.experiments.run.audit_personas)
+        # an audit's matched sets share their base persona's request seeds (pvsst.experiments.audit.population)
         seed_key = str(column["request_key"].iloc[at]) if "request_key" in column else persona_id
         for question in spec.questions:
             reference = None
@@ -184,9 +184,16 @@ def run_unit(task: SurveyUnitTask) -> UnitResult:
                       record={"parse_failures": parse_failures}, counts={"parse_failures": parse_failures})
 
 
-def run_units_of(task: SurveyUnitTask) -> list[UnitResult]:
-    """The worker function the run kernel maps: one unit's result (a bad unit is a failed result)."""
-    try:
-        return [run_unit(task)]
-    except (InputError, ValueError, KeyError) as err:
-        return [UnitResult(task.unit.unit_id, "failed", f"{type(err).__name__}: {err}".splitlines()[0])]
+class SurveyUnitWorker:
+    """The survey job's worker (:class:`~pvsst.experiments.run.kernel.UnitWorker`): one unit's result per
+    payload (:func:`run_unit`; a bad unit is a failed result)."""
+
+    def run(self, task: SurveyUnitTask) -> list[UnitResult]:
+        try:
+            return [run_unit(task)]
+        except (InputError, ValueError, KeyError) as err:
+            return [UnitResult(task.unit.unit_id, "failed", f"{type(err).__name__}: {err}".splitlines()[0])]
+
+    def lost(self, task: SurveyUnitTask, error: BaseException) -> list[UnitResult]:
+        """The unit of a lost worker failed (a rerun asks it again; its finished calls are cached)."""
+        return lost_units([task.unit.unit_id], error)

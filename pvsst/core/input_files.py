@@ -7,7 +7,7 @@ alone (nothing is opened), and, for a text table, that its size fits in memory
 ``.csv``). A problem is one ``InputError`` naming the file and the field that names it.
 
 :func:`file_sha256` is the one hash of a file's bytes: the lock records it for every file a study or
-instrument reads (:mod:`pvsst.experiments.spec.prereg`), and a unit's ``DONE`` marker for every file of
+instrument reads (:mod:`pvsst.experiments.spec.lock`), and a unit's ``DONE`` marker for every file of
 the unit (:mod:`pvsst.core.integrity`).
 
 Examples

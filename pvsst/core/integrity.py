@@ -36,7 +36,8 @@ from pathlib import Path
 from pvsst.core.atomic import write_text
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import file_sha256
-from pvsst.core.run_layout import AUDITS, DONE, MANIFEST, TRIALS, UNITS, complete_unit_dirs
+from pvsst.core.run_folder import run_folder_lock
+from pvsst.core.run_layout import AUDITS, DONE, MANIFEST, TRIALS, UNITS, is_complete
 
 _VERIFIED: dict[str, tuple] = {}  # unit folder -> the (name, size, mtime) of its files when last verified
 
@@ -109,8 +110,6 @@ def verify_run(run_dir: str | Path) -> str:
     >>> verify_run(run).split(": ", 1)[1]
     'intact: 1 trials, 0 audit units, 0 survey units (1 files match their sha256)'
     """
-    from pvsst.core.run_folder import run_folder_lock
-
     run_dir = Path(run_dir)
     with run_folder_lock(run_dir, shared=True):
         path = run_dir / MANIFEST
@@ -152,3 +151,16 @@ def _file_state(unit_dir: Path, hashes: dict[str, str]) -> tuple:
             return ()
         state.append((name, info.st_size, info.st_mtime_ns, info.st_ino))
     return tuple(state)
+
+
+def complete_unit_dirs(run_dir: str | Path, section: str, *, verify: bool = True) -> list[Path]:
+    """The complete folders under ``run_dir/section`` (:data:`TRIALS`, :data:`AUDITS` or :data:`UNITS`), sorted by
+    name; with ``verify`` each is checked against the hashes its ``DONE`` records
+    (:func:`verify_unit`: a changed, missing or truncated file is an ``InputError``)."""
+    root = Path(run_dir) / section
+    if not root.is_dir():
+        return []
+    units = sorted(p for p in root.iterdir() if p.is_dir() and is_complete(p))
+    for unit in units if verify else ():
+        verify_unit(unit)
+    return units

@@ -39,6 +39,7 @@ import os
 import socket
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -183,7 +184,7 @@ def run_folder_lock(run_dir: str | Path, *, shared: bool = False, create: bool =
     try:
         fcntl.flock(descriptor, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except OSError:
-        who = _describe(_read_holder(descriptor))
+        who = _describe(_wait_for_holder(descriptor))
         os.close(descriptor)
         raise InputError(run_dir, "lock", f"another pvsst process is using this run folder ({who}); wait "
                          "for it to end (or stop it), then try again") from None
@@ -231,6 +232,16 @@ def _read_holder(descriptor: int) -> dict:
         return json.loads(os.pread(descriptor, 4096, 0).decode() or "{}")
     except (OSError, ValueError):
         return {}
+
+
+def _wait_for_holder(descriptor: int, patience_s: float = 1.0) -> dict:
+    """The holder's record; a writer that won the lock a moment ago writes it within ``patience_s``."""
+    deadline = time.monotonic() + patience_s
+    record = _read_holder(descriptor)
+    while not record.get("pid") and time.monotonic() < deadline:
+        time.sleep(0.02)
+        record = _read_holder(descriptor)
+    return record
 
 
 def holder(run_dir: str | Path) -> dict:

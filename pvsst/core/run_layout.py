@@ -14,7 +14,9 @@
     RUN/scoring.json         what the survey scoring reads
     RUN/human.parquet        a survey run's real answers, coded
     RUN/units/<unit_id>/     a survey unit: UNIT_TABLES as Parquet, DONE
-    RUN/analysis/            the outputs of ``pvsst analyze`` and ``pvsst survey score``
+    RUN/judgments/<judge>/<trial_id>/  ``pvsst judge``: one judge's judged posts of a trial, DONE
+    RUN/analysis/            the outputs of ``pvsst analyze`` and ``pvsst survey score`` (and
+                             ``analysis/judgments/``, each judge's judged posts of the whole run)
     RUN/report/              the report of ``pvsst report``
     RUN/.pvsst.lock          the run-folder lock (:mod:`pvsst.core.run_folder`) and who holds it
 
@@ -28,8 +30,8 @@ Examples
 >>> (run / TRIALS / "t1").mkdir(parents=True)
 >>> _ = (run / TRIALS / "t1" / DONE).write_text("ok\\n")
 >>> (run / TRIALS / "t2").mkdir()
->>> [p.name for p in complete_unit_dirs(run, TRIALS)], table_file("posts")
-(['t1'], 'posts.parquet')
+>>> is_complete(run / TRIALS / "t1"), is_complete(run / TRIALS / "t2"), table_file("posts")
+(True, False, 'posts.parquet')
 """
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ HUMAN = "human.parquet"
 UNITS = "units"
 ANALYSIS = "analysis"
 REPORT = "report"
+JUDGMENTS = "judgments"
 DONE = "DONE"
 LOCK = ".pvsst.lock"
 
@@ -55,7 +58,7 @@ CELLS = "cells.parquet"
 SIMULATE_SPEC = "simulate.yaml"
 CACHE_FILES = frozenset({CACHE, f"{CACHE}-wal", f"{CACHE}-shm"})
 RUN_ENTRIES = frozenset({MANIFEST, *CACHE_FILES, MATERIALS, PERSONAS, TRIALS, AUDITS,
-                         SURVEY, SCORING, HUMAN, CELLS, UNITS, ANALYSIS, REPORT, SIMULATE_SPEC})
+                         SURVEY, SCORING, HUMAN, CELLS, UNITS, ANALYSIS, REPORT, SIMULATE_SPEC, JUDGMENTS})
 """Every name pvsst writes at the top of a run folder (a folder holding only these is a run's)."""
 RUN_RECORDS = frozenset({PERSONAS, TRIALS, AUDITS, SURVEY, HUMAN, UNITS})
 """The names among :data:`RUN_ENTRIES` that only a run writes (its units and its inputs): a folder holding
@@ -79,18 +82,3 @@ def table_file(name: str) -> str:
 def is_complete(unit_dir: str | Path) -> bool:
     """Whether a trial or survey-unit folder was written to the end (its ``DONE`` marker is there)."""
     return (Path(unit_dir) / DONE).is_file()
-
-
-def complete_unit_dirs(run_dir: str | Path, section: str, *, verify: bool = True) -> list[Path]:
-    """The complete folders under ``run_dir/section`` (:data:`TRIALS`, :data:`AUDITS` or :data:`UNITS`), sorted by
-    name; with ``verify`` each is checked against the hashes its ``DONE`` records
-    (:func:`pvsst.core.integrity.verify_unit`: a changed, missing or truncated file is an ``InputError``)."""
-    from pvsst.core.integrity import verify_unit
-
-    root = Path(run_dir) / section
-    if not root.is_dir():
-        return []
-    units = sorted(p for p in root.iterdir() if p.is_dir() and is_complete(p))
-    for unit in units if verify else ():
-        verify_unit(unit)
-    return units

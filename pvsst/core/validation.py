@@ -26,6 +26,8 @@ import reprlib
 import typing
 from typing import Annotated, Any
 
+import numpy as np
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from pvsst.core.errors import InputError
@@ -217,9 +219,6 @@ def checked_weights(values: Any, source: str, field: str, column: str) -> "np.nd
     ...     print(err)
     gss: data.weight: column 'wt' must hold finite numbers (row 1: inf)
     """
-    import numpy as np
-    import pandas as pd
-
     raw = pd.Series(list(values) if not isinstance(values, pd.Series) else values).reset_index(drop=True)
     numbers = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     for problem, bad in (("numbers", np.isnan(numbers)), ("finite numbers", np.isinf(numbers)),

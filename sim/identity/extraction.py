@@ -36,6 +36,9 @@ import pandas as pd
 
 from pvsst.core.errors import InputError
 from pvsst.sim.identity.vectors import FORMAT, FORMAT_VERSION, TOKEN_SPANS, IdentityVectors
+from pvsst.sim.llm.providers import embedded
+from pvsst.sim.llm.providers.embedded import chat_prompt
+from pvsst.sim.llm.providers.llama_hidden import HiddenStateReader, model_shape
 from pvsst.sim.llm.types import canonical_json
 
 PROBE_TEMPLATE = "{card}\n\n{question}"
@@ -86,8 +89,6 @@ def probe_messages(card: str, question: str, system: str | None = None) -> list[
 def span_of(llama: Any, messages: list[dict[str, str]], span: str) -> tuple[list[int], int, int]:
     """The prompt's tokens (chat template, generation header on) and the ``[start, stop)`` token range of
     ``span`` (see the module text); the ``user`` span is that of the last user message."""
-    from pvsst.sim.llm.providers.embedded import chat_prompt
-
     prompt = chat_prompt(llama, messages).encode("utf-8")
     tokens = list(llama.tokenize(prompt, add_bos=False, special=True))
     if span == "prompt":
@@ -190,9 +191,6 @@ def extract_vectors(personas: pd.DataFrame, attributes: Sequence[str], questions
     >>> vectors.vectors.shape, float(abs(vectors.vectors.sum(axis=0)).max()) < 1e-3  # doctest: +SKIP
     ((2, 2, 576), True)
     """
-    from pvsst.sim.llm.providers import embedded
-    from pvsst.sim.llm.providers.llama_hidden import HiddenStateReader, model_shape
-
     questions = default_probes() if questions is None else [str(q) for q in questions]
     if not questions or any(not q.strip() for q in questions):
         raise InputError("probes", "questions", "give one or more non-empty probe questions")

@@ -39,6 +39,8 @@ JUDGE_SCHEMA = {"type": "object", "properties": {"stance": {"type": "string", "e
 """The reply a judge request asks for."""
 JUDGE_MAX_TOKENS = 24
 LEXICON = "lexicon"
+JUDGE_TEMPERATURE = 0.0
+"""A judge's default sampling temperature (its most likely label where the provider honours it)."""
 
 
 class LLMJudge:
@@ -56,7 +58,7 @@ class LLMJudge:
     records_calls = True
 
     def __init__(self, model: str, gateway: Gateway, materials: JudgeMaterials | None = None, *, seed: int = 0,
-                 temperature: float = 0.0):
+                 temperature: float = JUDGE_TEMPERATURE):
         ensure_runnable(model)
         self.name, self.model, self.gateway = model, model, gateway
         self.materials = materials if materials is not None else load_judge_materials()

@@ -28,14 +28,11 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pvsst.core.bounds import MAX_CONCURRENCY, MAX_REQUESTS_PER_MINUTE
+from pvsst.core.defaults import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
 from pvsst.core.errors import InputError
 from pvsst.core.validation import NonEmptyText, SpecFieldError, StrictModel, describe_validation_error, require_unique
 from pvsst.sim.llm.structured_modes import SETTINGS, default_setting
 
-DEFAULT_MAX_CONCURRENCY = 4
-"""Model calls in flight at once per gateway (per worker process) unless the document or an option says."""
-DEFAULT_TIMEOUT_S = 240.0
-"""Per-try timeout of a model call: long enough for a small model on CPU to write a post."""
 
 
 class Endpoint(StrictModel):

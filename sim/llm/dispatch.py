@@ -5,9 +5,13 @@ and provenance are the gateway's business.
 """
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from pvsst.sim.llm.option_probabilities import (TOP_LOGPROBS, distribution_from_top_logprobs, distribution_reply,
+                                                from_logprobs)
+from pvsst.sim.llm.providers import embedded
 from pvsst.sim.llm.providers.registry import import_litellm, split_model
 from pvsst.sim.llm.raw_reply import BodyRecorder, rejoined
 from pvsst.sim.llm.providers.scripted import load_scripted_provider
@@ -181,16 +185,9 @@ async def _score_options(request: LLMRequest, seed: int | None, *, timeout_s: fl
     The embedded model scores every option in-process (llama.cpp); a litellm provider answers once with
     ``logprobs=True, top_logprobs=20`` and the options are read off the answer's tokens.
     """
-    import asyncio
-
-    from pvsst.sim.llm.option_probabilities import (TOP_LOGPROBS, distribution_from_top_logprobs, distribution_reply,
-                                              from_logprobs)
-
     prefix, name = split_model(request.model_name)
     codes = list(request.option_scoring or ())
     if prefix == "embedded":
-        from pvsst.sim.llm.providers import embedded
-
         out = await asyncio.to_thread(embedded.option_logprobs, name, [dict(m) for m in request.messages], codes,
                                       request.steering)
         return ProviderReply(text=distribution_reply(from_logprobs(out["logprobs"])),

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pvsst.sim.llm.config import Endpoint
+from pvsst.sim.llm.providers.registry import import_litellm
 from pvsst.sim.llm.structured_modes import StructuredModes, response_format_for
 from pvsst.sim.llm.transport_errors import is_request_rejected
 
@@ -112,14 +113,12 @@ class EndpointPool:
 
     def router(self, model: str) -> Any:
         if model not in self._routers:
-            from litellm import Router
-
             _install_hook()
             # A failure cools the endpoint down at once and the Router moves the request to another
             # endpoint; the gateway retries the whole with backoff. Twice the endpoints: a retry may
             # also meet an endpoint whose max_parallel_requests are all in use (a 429 of the Router's).
             retries = 2 * len(self.endpoints) - 1
-            self._routers[model] = Router(model_list=self.model_list(model), num_retries=retries,
+            self._routers[model] = import_litellm().Router(model_list=self.model_list(model), num_retries=retries,
                                           retry_policy=no_retry_of_rejected_requests(retries),
                                           allowed_fails=0, cooldown_time=COOLDOWN_S)
         return self._routers[model]
@@ -180,9 +179,7 @@ def no_retry_of_rejected_requests(retries: int) -> Any:
     >>> policy.BadRequestErrorRetries, policy.InternalServerErrorRetries
     (0, 2)
     """
-    from litellm.types.router import RetryPolicy
-
-    return RetryPolicy(BadRequestErrorRetries=0, AuthenticationErrorRetries=0, NotFoundErrorRetries=0,
+    return import_litellm().types.router.RetryPolicy(BadRequestErrorRetries=0, AuthenticationErrorRetries=0, NotFoundErrorRetries=0,
                        ContentPolicyViolationErrorRetries=0, TimeoutErrorRetries=retries, RateLimitErrorRetries=retries,
                        InternalServerErrorRetries=retries, ServiceUnavailableErrorRetries=retries,
                        DefaultRetries=retries)
@@ -212,13 +209,11 @@ _HOOK: Any = None
 def _install_hook() -> None:
     """Register the deployment hook with litellm once per process; it acts only on pvsst's requests."""
     global _HOOK
-    import litellm
-    from litellm.integrations.custom_logger import CustomLogger
-
+    litellm = import_litellm()
     if _HOOK is not None and _HOOK in litellm.callbacks:
         return
 
-    class _DeploymentHook(CustomLogger):
+    class _DeploymentHook(litellm.integrations.custom_logger.CustomLogger):
         async def async_pre_call_deployment_hook(self, kwargs, call_type):  # noqa: ANN001 - litellm's signature
             pool = _pool_of(kwargs)
             if pool is not None:

@@ -19,7 +19,8 @@ from pvsst.core.errors import InputError
 from pvsst.core.redaction import redact
 from pvsst.sim.llm.budget import Budget, BudgetExceeded
 from pvsst.sim.llm.cache import ReplayMiss, ResponseCache
-from pvsst.sim.llm.config import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, Endpoint, GatewayConfig
+from pvsst.core.defaults import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
+from pvsst.sim.llm.config import Endpoint, GatewayConfig
 from pvsst.sim.llm.endpoints import EndpointPool
 from pvsst.sim.llm.mode_sender import ModeRejected, ModeSender
 from pvsst.sim.llm.pacing import RatePacer

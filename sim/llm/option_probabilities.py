@@ -8,7 +8,7 @@ answer (one call per persona x question):
   normalised probability of each code's tokens: the embedded model scores each continuation exactly
   (:func:`pvsst.sim.llm.providers.embedded.option_logprobs`); a litellm provider answers once with
   ``logprobs=True, top_logprobs=20`` and :func:`distribution_from_top_logprobs` reads the options off
-  the answer's tokens. Which providers can do this: :func:`logprobs_problem`.
+  the answer's tokens. Which providers can do this: :func:`pvsst.sim.llm.providers.registry.logprobs_problem`.
 - ``verbalized``: the model is asked for ``{"probabilities": {"<code>": p, ...}}`` (schema:
   :func:`distribution_schema`); the reply is validated and renormalised (:func:`renormalise`).
 
@@ -145,38 +145,3 @@ def distribution_from_top_logprobs(content: Sequence[Any], codes: Sequence[str])
     if not any(mass.values()):
         raise ValueError("no option code among the answer's top log-probabilities")
     return renormalise(mass)
-
-
-def logprobs_problem(model: str) -> str:
-    """Why ``model`` cannot give token log-probabilities ('' when it can), checked before any call.
-
-    The embedded model can (llama.cpp scores each option); a scripted provider can when it declares
-    ``returns_distributions`` (the survey controls do); a litellm provider can when litellm lists
-    ``top_logprobs`` among its supported parameters (OpenAI, vLLM: yes; Ollama, Anthropic: no).
-
-    Examples
-    --------
-    >>> logprobs_problem("embedded/smollm2-135m"), logprobs_problem("hosted_vllm/my-model")
-    ('', '')
-    >>> logprobs_problem("ollama/llama3")
-    'provider ollama/ returns no token log-probabilities (litellm lists no top_logprobs for it); use elicitation sample or verbalized'
-    """
-    from pvsst.sim.llm.providers.registry import import_litellm, split_model
-    from pvsst.sim.llm.providers.scripted import load_scripted_provider
-
-    prefix, name = split_model(model)
-    if prefix == "embedded":
-        return ""
-    if prefix == "scripted":
-        if getattr(load_scripted_provider(name), "returns_distributions", False):
-            return ""
-        return f"scripted/{name} returns no option probabilities; use elicitation sample"
-    litellm = import_litellm()
-    try:
-        supported = litellm.get_supported_openai_params(model=name or model, custom_llm_provider=prefix or None) or []
-    except Exception:  # litellm raises for providers it cannot map
-        supported = []
-    if "top_logprobs" in supported:
-        return ""
-    return (f"provider {prefix or model}/ returns no token log-probabilities (litellm lists no top_logprobs "
-            "for it); use elicitation sample or verbalized")

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from pvsst.core.errors import InputError
+from pvsst.sim.llm.types import canonical_json
 
 SCOPES = ("prompt", "response", "all")
 """Which tokens a control vector is added to (see the module text)."""
@@ -119,8 +120,6 @@ class Steering:
     def digest(self) -> str:
         """sha256 over everything that sets the control vector and where it acts: the artifact's
         sha256 (not its path, so a moved file keeps its cache keys), values, layers, coef, noise, scope."""
-        from pvsst.sim.llm.types import canonical_json
-
         payload = self.to_dict()
         del payload["vectors"]
         return hashlib.sha256(canonical_json(payload).encode()).hexdigest()

@@ -10,6 +10,7 @@ import fastjsonschema
 import jsonschema
 
 from pvsst.core.errors import InputError
+from pvsst.sim.replies import lenient_json_object
 from pvsst.sim.llm.types import STATUS_EMPTY, STATUS_OK, STATUS_PARSE_ERROR, canonical_json
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
@@ -123,8 +124,6 @@ def parse_lenient(text: str | None) -> tuple[Any, str, str]:
     >>> parse_lenient('[1, 0]')[1], parse_lenient('  ')[1]
     ('parse_error', 'empty')
     """
-    from pvsst.sim.replies import lenient_json_object
-
     if text is None or not text.strip():
         return None, STATUS_EMPTY, "empty reply"
     value = lenient_json_object(text.strip())

@@ -21,8 +21,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-MODES = ("json_schema", "json_object", "json_mode", "none")
-AUTO = "auto"
+from pvsst.core.defaults import STRUCTURED_OUTPUT_AUTO, STRUCTURED_OUTPUT_MODES
+from pvsst.sim.llm.providers.grammar import grammar_schema
+
+MODES = STRUCTURED_OUTPUT_MODES
+AUTO = STRUCTURED_OUTPUT_AUTO
 SETTINGS = (*MODES, AUTO)
 IN_PROCESS_PREFIXES = ("embedded", "scripted")
 """Model prefixes served in this process: they take ``json_schema`` and need no probing."""
@@ -56,9 +59,7 @@ def response_format_for(schema: dict[str, Any] | None, mode: str = "json_schema"
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
     if mode == "json_object":
-        from pvsst.sim.llm.providers.embedded import grammar_schema  # llama.cpp cannot bound numbers: enums
-
-        return {"type": "json_object", "schema": grammar_schema(schema)}
+        return {"type": "json_object", "schema": grammar_schema(schema)}  # llama.cpp cannot bound numbers: enums
     if mode == "json_mode":
         return {"type": "json_object"}
     raise ValueError(f"unknown structured-output mode {mode!r} (known: {', '.join(MODES)})")

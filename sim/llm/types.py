@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pvsst.sim.llm.option_probabilities import distribution_schema
+
 if TYPE_CHECKING:
     from pvsst.sim.llm.steering import Steering
 
@@ -88,8 +90,6 @@ class LLMRequest:
         """The schema the parsed reply must satisfy: the distribution's for an option-scoring request."""
         if self.option_scoring is None:
             return self.schema
-        from pvsst.sim.llm.option_probabilities import distribution_schema
-
         return distribution_schema(self.option_scoring)
 
     def cache_key(self) -> str:

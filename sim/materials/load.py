@@ -34,6 +34,7 @@ from pvsst.core.input_files import regular_file
 from pvsst.sim.materials.catalog import (ACCOUNT_ROLES, ACCOUNTS_FILE, MATERIAL_FILES, PERSONA_FILES, TEMPLATES,
                                         TemplateFile)
 from pvsst.sim.materials.template import MaterialTemplate, TemplateSyntaxError
+from pvsst.sim.persona_table import load_persona_table
 
 
 def default_materials_dir() -> Path:
@@ -150,8 +151,6 @@ def read_template(path: Path, spec: TemplateFile) -> MaterialTemplate:
 
 
 def _check_personas(path: Path) -> None:
-    from pvsst.sim.persona_table import load_persona_table
-
     load_persona_table(path)
 
 

@@ -21,11 +21,12 @@ import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pvsst.sim.materials import Materials
+from pvsst.sim.feeds import FeedItem
+from pvsst.sim.materials import Materials, load_materials
 from pvsst.sim.prompts.agent_text import render_agent_text
 from pvsst.sim.prompts.templates import opinion_choices_text
 from pvsst.sim.stance import STANCE_LABELS
-from pvsst.sim.topics import Topic
+from pvsst.sim.topics import Topic, get_topic
 
 if TYPE_CHECKING:  # pragma: no cover
     from pvsst.sim.feeds import FeedItem
@@ -138,10 +139,6 @@ def estimate_prompt_tokens(phase: str, *, feed_size: int = 5, votes_per_voter: i
 
     Used by ``pvsst estimate``; an upper-middle estimate, not a count.
     """
-    from pvsst.sim.feeds import FeedItem
-    from pvsst.sim.materials import load_materials
-    from pvsst.sim.topics import get_topic
-
     materials = materials or load_materials()
     topic = get_topic("identity_verification")
     text = "x" * int(post_char_limit * 0.6)

@@ -11,7 +11,7 @@ from pvsst.analysis.store.reader import load_run
 from engine_helpers import scripted_trial
 from pvsst.sim.network import parse_network_spec
 from pvsst.experiments.run.store import write_table_directory
-from pvsst.experiments.run.trial_pipeline import trial_files
+from pvsst.experiments.study.trial_pipeline import trial_files
 
 
 def test_selection_builds_stance_homophily_into_the_follow_graph(tmp_path):

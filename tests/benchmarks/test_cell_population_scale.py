@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.prereg.freeze import freeze
 from pvsst.experiments.survey.personas import asked_tables, human_table
 from pvsst.experiments.survey.spec import load_survey
 

@@ -10,7 +10,7 @@ import yaml
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.design import expand
-from pvsst.experiments.run.estimate import (SERVED_CALL_LATENCY_S, calls_per_trial, estimate, model_price,
+from pvsst.experiments.spec.estimate import (SERVED_CALL_LATENCY_S, calls_per_trial, estimate, model_price,
                                   prompt_tokens_per_call)
 from pvsst.experiments.spec.study import StudySpec, load_spec
 from pvsst.sim.trial.settings import TrialSettings
@@ -84,7 +84,7 @@ def test_scripted_smoke_size():
 @pytest.mark.parametrize("trial", [{"n_agents": 5, "n_rounds": 3, "n_distributed_sources": 3},
                                    {"n_agents": 4, "n_rounds": 2, "votes_per_voter": 0}])
 def test_estimated_calls_equal_the_calls_of_an_actual_scripted_run(trial):
-    from pvsst.experiments.run.trial_pipeline import trial_config
+    from pvsst.experiments.study.trial_pipeline import trial_config
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.trial.run import run_trial
 
@@ -147,7 +147,7 @@ def test_a_first_round_audit_adds_its_calls_and_no_trial(tmp_path):
     """Each audit unit (one per model x topic) makes a post and a vote call per member; the real run of the
     same spec makes exactly the estimated number of audit calls."""
     from builders import audit_study_data
-    from pvsst.experiments.run.estimate import AUDIT_ROW
+    from pvsst.experiments.spec.estimate import AUDIT_ROW
 
     data = audit_study_data(model="scripted/imitate", sets=5)
     spec = StudySpec.model_validate(data)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import lock_path, read_lock
+from pvsst.experiments.spec.lock import lock_path, read_lock
 from builders import weighted_frame, weighted_instrument
 
 

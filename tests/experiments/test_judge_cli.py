@@ -69,11 +69,16 @@ def test_a_model_judge_reads_every_post_on_record_and_a_rerun_calls_nothing(run,
     mine = table[table["trial_id"] == first["trial_id"]].sort_values(["round", "agent_id"])
     assert mine["judged_label"].tolist() == [lexicon[i] for i in posts.sort_values(["round", "agent_id"]).index]
     capsys.readouterr()
+    # every trial is judged (DONE): a rerun skips them all and makes no call; the judge's files stay as they were
     assert main(["judge", str(run), "--judge", "scripted/lexicon_judge"]) == 0
-    again, provenance = judgments(run, "scripted-lexicon_judge")
-    assert provenance["cache_hits"] == provenance["calls"] == 72  # no new call
+    again, second = judgments(run, "scripted-lexicon_judge")
+    assert {k: v for k, v in second.items() if k != "judged_at"} == {k: v for k, v in provenance.items()
+                                                                     if k != "judged_at"}
     pd.testing.assert_frame_equal(again, table)
-    assert "72 from the cache" in capsys.readouterr().out
+    assert "4 judged trials: 0 done, 0 failed, 4 skipped; 0 calls" in capsys.readouterr().out
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert {entry["status"] for entry in manifest["judgments/scripted-lexicon_judge"].values()} == {"done"}
+    assert all((unit / "DONE").is_file() for unit in (run / "judgments" / "scripted-lexicon_judge").iterdir())
 
 
 def test_two_judges_agree_by_the_kappa_of_their_confusion_matrix(run, capsys):

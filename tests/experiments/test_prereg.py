@@ -11,7 +11,8 @@ import yaml
 
 from pvsst.experiments.cli import main
 from pvsst.core.errors import InputError
-from pvsst.experiments.spec.prereg import freeze, lock_path, read_lock, verify
+from pvsst.experiments.prereg.freeze import freeze, verify
+from pvsst.experiments.spec.lock import lock_path, read_lock
 from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_sha256
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "specs"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pvsst.experiments.run.runner import run_study
-from pvsst.experiments.run.trial_pipeline import trial_config
+from pvsst.experiments.study.runner import run_study
+from pvsst.experiments.study.trial_pipeline import trial_config
 from pvsst.experiments.spec.design import expand
 from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_from_canonical, spec_sha256
 from builders import small_study_spec
@@ -61,7 +61,7 @@ def test_manifest_and_metrics_record_the_protocol(tmp_path: Path, preset: str):
     spec_path = frozen_copy(tmp_path, "quickstart.yaml", freeze_it=False)
     text = spec_path.read_text().replace("embedded/smollm2-135m", "scripted/imitate")
     spec_path.write_text(text + f"\nprotocol: {{preset: {preset}, vote_sampling: streams}}\n")
-    from pvsst.experiments.spec.prereg import freeze
+    from pvsst.experiments.prereg.freeze import freeze
     freeze(spec_path)
     summary = run_study(spec_path, tmp_path / "run", progress=False)
     assert summary.failed == 0

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.prereg.freeze import freeze
 from ray_namespace_cluster import cluster_unavailable
 from recording_driver import recorded_payloads
 from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, study_with_own_files, trial_dirs

@@ -13,10 +13,10 @@ import shutil
 import pytest
 
 from pvsst.experiments.run.ray_cache import start_cache_server
-from pvsst.experiments.run.blocks import BlockTask, lost_block
+from pvsst.experiments.study.blocks import BlockTask, BlockWorker
 from pvsst.experiments.run.executors import LocalExecutor
 from pvsst.experiments.run.worker_gateway import GatewaySettings
-from pvsst.experiments.run.runner import run_study
+from pvsst.experiments.study.runner import run_study
 from pvsst.experiments.spec.design import expand
 from pvsst.experiments.spec.study import load_spec
 from runner_helpers import assert_same_run_store, small_smoke_spec
@@ -87,7 +87,7 @@ def test_a_block_whose_worker_died_comes_back_as_failed_trials(tmp_path):
                      gateway=GatewaySettings(cache_path=str(tmp_path / "cache.sqlite")))
     executor = LocalExecutor(1)
     try:
-        outcomes = list(executor.map(_worker_dies, [task, task], on_error=lost_block))
+        outcomes = list(executor.map(_worker_dies, [task, task], on_error=BlockWorker().lost))
     finally:
         executor.close()
     assert len(outcomes) == 2  # the second task meets the broken pool and fails the same way

@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from pvsst.experiments.run.runner import run_study
+from pvsst.experiments.study.runner import run_study
 from runner_helpers import frozen_copy
 from store_checksum import store_checksum
 

@@ -108,7 +108,7 @@ def test_a_survey_run_whose_folder_turns_read_only_stops_in_one_line_and_resumes
     import yaml
 
     import pvsst.experiments.run.store as store
-    from pvsst.experiments.spec.prereg import freeze
+    from pvsst.experiments.prereg.freeze import freeze
     from builders import weighted_frame, weighted_instrument
 
     data = tmp_path / "answers.csv"

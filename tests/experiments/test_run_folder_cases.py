@@ -25,7 +25,7 @@ import yaml
 from builders import weighted_frame, weighted_instrument
 from pvsst.core.run_layout import LOCK
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.prereg.freeze import freeze
 from runner_helpers import small_smoke_spec
 
 TRIAL = "scripted-imitate__ai_labels__101__likes"

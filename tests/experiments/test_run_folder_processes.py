@@ -21,7 +21,7 @@ READY_THEN_RUN = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from pvsst.experiments.cli import main
-    import pvsst.experiments.run.runner  # noqa: F401 - everything a run imports, before the start
+    import pvsst.experiments.study.runner  # noqa: F401 - everything a run imports, before the start
     ready, go = Path(sys.argv[1]), Path(sys.argv[2])
     ready.write_text("ready")
     while not go.exists():
@@ -90,8 +90,8 @@ def test_a_reader_of_stdout_that_goes_away_does_not_stop_the_run(tmp_path, monke
 BOUNDED_FREEZE = textwrap.dedent("""
     import json, resource, sys, time
     from pvsst.core.errors import InputError
-    from pvsst.experiments.spec.prereg import freeze
-    import pvsst.experiments.run.study_files, pvsst.sim.network  # noqa: F401 - what freezing a study imports
+    from pvsst.experiments.prereg.freeze import freeze
+    import pvsst.experiments.study.files, pvsst.sim.network  # noqa: F401 - what freezing a study imports
     size = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
     resource.setrlimit(resource.RLIMIT_AS, (size + 200 * 2**20, resource.RLIM_INFINITY))
     for spec in sys.argv[1:]:

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.prereg.freeze import freeze
 from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, trial_dirs
 from stop_signals import default_stop_signals
 

@@ -67,10 +67,20 @@ def fake(monkeypatch, tmp_path):
     return executors
 
 
+class FunctionWorker:
+    """A worker whose ``run`` is the given function (the kernel's tests script each unit's result)."""
+
+    def __init__(self, work):
+        self.run = work
+
+    def lost(self, unit_id, error):
+        return kernel.lost_units([unit_id], error)
+
+
 def job(run_dir: Path, unit_ids=tuple(SCRIPT), work=fake_work) -> RunJob:
     manifest = RunManifest.open(run_dir)
     return RunJob(run_dir=run_dir, manifest=manifest, section="units", what="demo run", label="demo",
-                  unit_ids=list(unit_ids), work=work, prepare=lambda job: lambda pending, summary, each, gw: list(pending),
+                  unit_ids=list(unit_ids), worker=FunctionWorker(work), prepare=lambda job: lambda pending, summary, each, gw: list(pending),
                   gateway=GatewaySettings(cache_path=None), summary=RunSummary(total=len(unit_ids)),
                   command=["demo"], threshold=0.05, progress=False)
 
@@ -125,14 +135,14 @@ def test_an_exception_in_the_loop_aborts_the_executor(tmp_path, fake):
 
 
 def test_the_compositions_are_short_and_the_manifest_is_changed_through_methods():
-    from pvsst.experiments.run.runner import run_study
+    from pvsst.experiments.study.runner import run_study
     from pvsst.experiments.survey.runner import run_survey
 
     for function in (run_study, run_survey):
         assert len(inspect.getsourcelines(function)[0]) < 40, function.__name__
     survey = (ROOT / "experiments/survey/runner.py").read_text()
-    assert "experiments.run.runner" not in survey  # the summary and the freeze check are the kernel's
-    executors = (ROOT / "experiments/run/executors.py").read_text()
-    assert not re.search(r"^from pvsst\.experiments\.(spec|survey|run\.(blocks|trial_pipeline|study))", executors, re.M)
+    assert "experiments.study.runner" not in survey  # the summary and the freeze check are the kernel's
+    for kernel in (ROOT / "experiments/run").glob("*.py"):  # the kernel knows no job
+        assert not re.search(r"^from pvsst\.experiments\.(survey|study|audit|judge)\b", kernel.read_text(), re.M), kernel
     for path in (ROOT / "experiments").rglob("*.py"):
         assert "manifest.data[" not in path.read_text(), path

@@ -6,8 +6,8 @@ from __future__ import annotations
 import collections
 import pathlib
 
-import pvsst.experiments.spec.study as study
-from pvsst.experiments.run.runner import run_study
+import pvsst.experiments.study.blocks as blocks
+from pvsst.experiments.study.runner import run_study
 from runner_helpers import small_smoke_spec
 
 
@@ -22,9 +22,9 @@ def test_run_study_reads_the_spec_and_the_lock_once(tmp_path, monkeypatch):
         return real_read_text(self, *args, **kwargs)
 
     rebuilds = []
-    real_rebuild = study.spec_from_canonical
+    real_rebuild = blocks.spec_from_canonical
     monkeypatch.setattr(pathlib.Path, "read_text", counting_read_text)
-    monkeypatch.setattr(study, "spec_from_canonical", lambda data: rebuilds.append(1) or real_rebuild(data))
+    monkeypatch.setattr(blocks, "spec_from_canonical", lambda data: rebuilds.append(1) or real_rebuild(data))
 
     summary = run_study(spec, tmp_path / "run", executor="local", workers=1, progress=False)
     assert summary.done == 16 and summary.failed == 0

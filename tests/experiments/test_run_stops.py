@@ -1,5 +1,5 @@
 """Run-level stops propagate out of `pvsst run` with their exit codes and keep
-the trials that finished. (The budget stop through the command: ``test_runner.py::
+the trials that finished. (The budget stop through the command: ``test_study_runner.py::
 test_budget_cap_stops_the_run_cleanly_with_exit_3``; here a budget that admits no call at all.)"""
 from __future__ import annotations
 

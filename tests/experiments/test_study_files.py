@@ -1,5 +1,5 @@
 """A worker needs no file of the driver's. A spec's own materials directory and edge
-list travel in the block task as bytes (pvsst.experiments.run.study_files); a worker that cannot see the spec's
+list travel in the block task as bytes (pvsst.experiments.study.files); a worker that cannot see the spec's
 folder runs the block from its staged copies, and the trials equal those of a normal run."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import shutil
 import pytest
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.run import runner as runner_module
-from pvsst.experiments.run.blocks import run_block
+from pvsst.experiments.study import runner as runner_module
+from pvsst.experiments.study.blocks import BlockWorker
 from pvsst.experiments.run.executors import InlineExecutor
 from pvsst.experiments.run.manifest import RunManifest
-from pvsst.experiments.run.study_files import StudyFiles, collect_study_files
+from pvsst.experiments.study.files import StudyFiles, collect_study_files
 from pvsst.experiments.spec.study import load_spec
 from pvsst.core.errors import InputError
 from runner_helpers import assert_same_run_store, study_with_own_files, trial_dirs
@@ -49,7 +49,7 @@ def test_the_spec_files_travel_as_bytes_and_a_worker_without_them_runs_the_block
     # The worker's machine: the spec's folder is gone; the block runs from the staged copies.
     monkeypatch.setenv("PVSST_SCRATCH", str(tmp_path / "worker-scratch"))
     shutil.move(spec.parent, tmp_path / "elsewhere")
-    outcomes = [outcome for task in tasks for outcome in run_block(task)]
+    outcomes = [outcome for task in tasks for outcome in BlockWorker().run(task)]
     assert [o.status for o in outcomes] == ["done"] * 8, [o.error for o in outcomes]
     staged = next((tmp_path / "worker-scratch" / "pvsst-study-files").iterdir())
     assert (staged / "materials" / "post_system.txt").read_text().startswith("Study-file wording. ")
@@ -78,7 +78,7 @@ def test_a_failed_trial_names_the_drivers_file_not_the_staged_copy(tmp_path, mon
     assert "edges.txt: network.path: unknown agent id 'zz9'" in capfd.readouterr().err
     assert not (tmp_path / "run").exists()
     # A file that fails only in the workers (the check skipped here) is named as the driver knows it.
-    monkeypatch.setattr("pvsst.experiments.run.study_files.check_study_files", lambda spec, folder: None)
+    monkeypatch.setattr("pvsst.experiments.study.input.check_study_files", lambda spec, folder: None)
     assert main(["run", str(spec), "--out", str(tmp_path / "run"), "--deviation", "new edges"]) == 1
     out = capfd.readouterr().err
     assert "8 trials: 0 done, 8 failed" in out

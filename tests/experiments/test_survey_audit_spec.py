@@ -42,7 +42,7 @@ def test_bad_audit_settings_exit_2_naming_the_file_and_field(tmp_path, capsys, c
 
 def test_a_persona_table_without_the_varied_column_is_refused():
     from pvsst.core.errors import InputError
-    from pvsst.experiments.run.audit_personas import audit_population
+    from pvsst.experiments.audit.population import audit_population
 
     audit = load_survey(GSS_AUDIT).audit
     base = pd.DataFrame({"persona_id": [f"p{i}" for i in range(60)], "sex": "male"})
@@ -55,7 +55,7 @@ def test_a_persona_table_without_the_varied_column_is_refused():
 def test_instruments_without_an_audit_hash_as_before():
     # the lock of the shipped GSS instrument was frozen before audits existed
     import json
-    from pvsst.experiments.spec.prereg import lock_path
+    from pvsst.experiments.spec.lock import lock_path
 
     lock = json.loads(lock_path(GSS).read_text())
     assert survey_sha256(load_survey(GSS)) == lock["spec_sha256"]

@@ -13,7 +13,7 @@ import yaml
 from pvsst.core.errors import InputError
 from pvsst.experiments.cli import main
 from pvsst.experiments.survey.cell_population import asked_cells, unit_answers
-from pvsst.experiments.spec.prereg import lock_path
+from pvsst.experiments.spec.lock import lock_path
 from pvsst.personas.synthesis import synthesize
 from pvsst.sim.llm.providers.registry import register_scripted_provider
 from cli_checks import refused

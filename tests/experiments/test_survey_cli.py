@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import freeze, lock_path
+from pvsst.experiments.prereg.freeze import freeze
+from pvsst.experiments.spec.lock import lock_path
 from pvsst.experiments.survey.spec import load_survey
 from pvsst.core.errors import InputError
 from builders import GSS, small_instrument

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.prereg.freeze import freeze
 
 INSTRUMENT = "experiments/surveys/gss2018_spending.yaml"
 QUESTIONS = ("natenvir", "natarms", "natfare")  # natfare and natenvir split sharply by party in GSS 2018

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.prereg.freeze import freeze
 
 MODEL = "embedded/smollm2-135m"
 

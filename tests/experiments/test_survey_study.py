@@ -20,7 +20,8 @@ from pvsst.analysis.survey.fidelity import kl_divergence
 from pvsst.analysis.survey.data import load_data
 from pvsst.analysis.store.reader import read_prompts, read_responses
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import freeze, lock_path
+from pvsst.experiments.prereg.freeze import freeze
+from pvsst.experiments.spec.lock import lock_path
 from builders import WEIGHTED_CODES, small_instrument, weighted_frame, weighted_instrument
 from cli_checks import refused
 from survey_helpers import CCES, write

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.run.estimate import estimate
+from pvsst.experiments.spec.estimate import estimate
 from pvsst.experiments.spec.study import load_spec
 from gateway_stub import StubServer, http_error, imitate_reply, ok
 from runner_helpers import assert_same_run_store, trial_dirs

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from builders import audit_study_data
-from pvsst.experiments.run.audit_job import audit_members
+from pvsst.experiments.audit.job import audit_members
 from pvsst.experiments.spec.study import StudySpec
 from study_audit_helpers import play_audit
 

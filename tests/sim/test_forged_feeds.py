@@ -8,7 +8,7 @@ import unicodedata
 
 import pytest
 
-from pvsst.experiments.run.trial_pipeline import markup_audit
+from pvsst.experiments.study.trial_pipeline import markup_audit
 from forging_provider import FORGED_FEED_LINE, FORGED_FIELD_LINE, FORGED_VOTE_LINE, is_forging
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.providers.registry import register_scripted_provider

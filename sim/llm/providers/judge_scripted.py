@@ -20,9 +20,11 @@ from __future__ import annotations
 import json
 import re
 
+from pvsst.sim.judges.lexicon import lexicon_score
 from pvsst.sim.llm.providers.scripted import prompt_word_count, request_rng, schema_instance, word_count
 from pvsst.sim.llm.types import LLMRequest, ProviderReply
 from pvsst.sim.stance import STANCE_LABELS
+from pvsst.sim.topics import Topic
 
 
 _FIELD = re.compile(r"^(TOPIC|POST): (.*)$")
@@ -34,8 +36,6 @@ class LexiconJudgeProvider:
     name = "lexicon_judge"
 
     def reply(self, request: LLMRequest) -> ProviderReply:
-        from pvsst.sim.topics import Topic
-
         prompt = "\n".join(str(m.get("content", "")) for m in request.messages if m.get("role") == "user")
         fields = {m.group(1): m.group(2).strip() for line in prompt.splitlines() if (m := _FIELD.match(line))}
         if "POST" in fields:
@@ -48,6 +48,4 @@ class LexiconJudgeProvider:
 
     def score(self, post: str, topic) -> int:
         """The judged stance of ``post`` (-3..3); subclasses change it to make judges that disagree."""
-        from pvsst.sim.judges.lexicon import lexicon_score
-
         return lexicon_score(post, topic)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import litellm
 from litellm import CustomLLM
 from litellm.types.utils import Choices, Message, ModelResponse, Usage
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from pvsst.sim.llm.providers import prompt_reuse
 from pvsst.sim.llm.providers.llama_hidden import model_shape
+from pvsst.sim.llm.providers.llama_library import llama_library
 from pvsst.sim.llm.steering import SCOPES
 
 
@@ -31,8 +32,7 @@ def set_control_vector(llama: Any, rows: np.ndarray | None, layers: Sequence[int
     clears the vector. Layers lie in ``1 .. n_layer - 1``. ``context``: another llama.cpp context on
     ``llama``'s model (a :class:`~pvsst.sim.llm.providers.llama_hidden.HiddenStateReader`'s) instead of
     ``llama``'s own."""
-    import llama_cpp
-
+    llama_cpp = llama_library()
     n_layer, n_embd = model_shape(llama)
     context = llama.ctx if context is None else context
     if rows is None:

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from pvsst.sim.llm.providers.llama_library import llama_library
+
 LAYER_OUTPUT = "l_out-"
 """Name prefix of a block's output tensor in llama.cpp's graph (``l_out-12``)."""
 _GGML_TYPE_F32 = 0
@@ -32,9 +34,7 @@ _GGML: ctypes.CDLL | None = None
 def _ggml() -> ctypes.CDLL:
     global _GGML
     if _GGML is None:
-        import llama_cpp
-
-        lib = ctypes.CDLL(str(Path(llama_cpp.__file__).parent / "lib" / "libggml-base.so"))
+        lib = ctypes.CDLL(str(Path(llama_library().__file__).parent / "lib" / "libggml-base.so"))
         lib.ggml_get_name.restype = ctypes.c_char_p
         lib.ggml_get_name.argtypes = [ctypes.c_void_p]
         lib.ggml_nbytes.restype = ctypes.c_size_t
@@ -47,8 +47,7 @@ def _ggml() -> ctypes.CDLL:
 
 def model_shape(llama: Any) -> tuple[int, int]:
     """``(n_layer, n_embd)`` of a ``llama_cpp.Llama``'s model (30 and 576 for SmolLM2-135M)."""
-    import llama_cpp
-
+    llama_cpp = llama_library()
     return (int(llama_cpp.llama_model_n_layer(llama.model)), int(llama_cpp.llama_model_n_embd(llama.model)))
 
 
@@ -74,9 +73,8 @@ class HiddenStateReader:
     """
 
     def __init__(self, llama: Any, layers: Sequence[int]):
-        import llama_cpp
-        from llama_cpp import _internals
-
+        llama_cpp = llama_library()
+        _internals = llama_cpp._internals
         self.n_layer, self.n_embd = model_shape(llama)
         self.layers = tuple(int(layer) for layer in layers)
         if not self.layers or any(not 0 <= layer < self.n_layer for layer in self.layers):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from pvsst.core.errors import InputError
-from pvsst.sim.llm.providers import embedded
+from pvsst.sim.llm.providers import embedded, scripted
 from pvsst.sim.llm.providers.scripted import SCRIPTED_PROVIDERS
 
 OUR_PREFIXES = ("embedded", "scripted")
@@ -47,16 +47,17 @@ def import_litellm() -> ModuleType:
         return _LITELLM
     with _SETUP_LOCK:
         if _LITELLM is None:
-            import litellm  # pvsst.sim.llm (the parent package) has pointed it at its packaged cost map
+            # pvsst.sim.llm (the parent package) has pointed litellm at its packaged cost map.
+            # lazy: litellm takes seconds to import; only a model call needs it
+            from pvsst.sim.llm.providers import litellm_adapters
 
-            from pvsst.sim.llm.providers.litellm_adapters import EmbeddedHandler, ScriptedHandler
-
+            litellm = litellm_adapters.litellm
             litellm.suppress_debug_info = True
             litellm.set_verbose = False
             for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
                 logging.getLogger(name).setLevel(logging.ERROR)
             registered = {item["provider"] for item in litellm.custom_provider_map}
-            handlers = {"embedded": EmbeddedHandler, "scripted": ScriptedHandler}
+            handlers = {"embedded": litellm_adapters.EmbeddedHandler, "scripted": litellm_adapters.ScriptedHandler}
             for provider, handler in handlers.items():
                 if provider not in registered:
                     litellm.custom_provider_map.append({"provider": provider, "custom_handler": handler()})
@@ -170,8 +171,6 @@ def register_scripted_provider(name: str, target: str) -> None:
     >>> register_scripted_provider("echo2", "pvsst.sim.llm.providers.scripted:EchoProvider")
     >>> validate_model_name("scripted/echo2")
     """
-    from pvsst.sim.llm.providers import scripted
-
     if ":" not in target:
         raise InputError("scripted provider", name, f"target must be 'module:Class', got {target!r}")
     SCRIPTED_PROVIDERS[name] = target
@@ -223,3 +222,35 @@ def ensure_steerable(model_name: str, steering: object) -> None:
                          f"this model is {where}")
     ensure_runnable(model_name)
     embedded.control_rows(name, steering)
+
+
+def logprobs_problem(model: str) -> str:
+    """Why ``model`` cannot give token log-probabilities ('' when it can), checked before any call.
+
+    The embedded model can (llama.cpp scores each option); a scripted provider can when it declares
+    ``returns_distributions`` (the survey controls do); a litellm provider can when litellm lists
+    ``top_logprobs`` among its supported parameters (OpenAI, vLLM: yes; Ollama, Anthropic: no).
+
+    Examples
+    --------
+    >>> logprobs_problem("embedded/smollm2-135m"), logprobs_problem("hosted_vllm/my-model")
+    ('', '')
+    >>> logprobs_problem("ollama/llama3")
+    'provider ollama/ returns no token log-probabilities (litellm lists no top_logprobs for it); use elicitation sample or verbalized'
+    """
+    prefix, name = split_model(model)
+    if prefix == "embedded":
+        return ""
+    if prefix == "scripted":
+        if getattr(scripted.load_scripted_provider(name), "returns_distributions", False):
+            return ""
+        return f"scripted/{name} returns no option probabilities; use elicitation sample"
+    litellm = import_litellm()
+    try:
+        supported = litellm.get_supported_openai_params(model=name or model, custom_llm_provider=prefix or None) or []
+    except Exception:  # litellm raises for providers it cannot map
+        supported = []
+    if "top_logprobs" in supported:
+        return ""
+    return (f"provider {prefix or model}/ returns no token log-probabilities (litellm lists no top_logprobs "
+            "for it); use elicitation sample or verbalized")

@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from pvsst.sim.llm.providers.llama_library import llama_library
+
 SCREENS = (512, 4096)
 # The screen is exact only for the chain llama-cpp-python builds at these settings (no penalties, no
 # mirostat, a positive temperature, no logits processor); any other call keeps the library's sampler.
@@ -79,9 +81,8 @@ class ScreenedGrammarSampler:
 
     def __init__(self, llama: Any, grammar: Any, *, top_k: int, top_p: float, min_p: float, typical_p: float,
                  temp: float, seed: int):
-        import llama_cpp
-        from llama_cpp import _internals
-
+        llama_cpp = llama_library()
+        _internals = llama_cpp._internals
         self._lib = llama_cpp
         self.n_vocab = llama.n_vocab()
         self.top_k, self.top_p = top_k, top_p

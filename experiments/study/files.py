@@ -4,9 +4,7 @@ A spec may name files next to it: a materials directory (``protocol.materials``)
 (``trial.network.path``). A worker on another machine does not see the driver's disk, so the driver
 reads them once (:func:`collect_study_files`) and every block task carries their content; the worker
 writes them into its own scratch folder (:meth:`StudyFiles.stage`, once per content) and runs the
-trials from there. The same path is taken by every executor, so where a trial ran never matters. Before the first trial
-runs, :func:`prepare_inputs` writes the study's inputs into the run directory (a copy of the
-materials, the persona table) and hands the run kernel the block payloads.
+trials from there. The same path is taken by every executor, so where a trial ran never matters.
 
 Examples
 --------
@@ -17,7 +15,6 @@ Examples
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import re
@@ -26,16 +23,19 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 
 from pvsst.core.atomic import atomic_directory
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import regular_file
 from pvsst.core.run_layout import MATERIALS
-from pvsst.experiments.run.persona_source import resolve_personas
 from pvsst.experiments.spec.materials import spec_materials_dir
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.sim.materials import MATERIAL_FILES, materials_hashes
+import numpy as np
+from pvsst.sim.accounts import honest_ids
+from pvsst.sim.materials import load_materials
+from pvsst.sim.network import build_follow_graph
+from pvsst.personas.records import read_personas
 
 SCRATCH_ENV = "PVSST_SCRATCH"
 """Where a worker stages study files (default: the system's temporary folder)."""
@@ -159,12 +159,6 @@ def check_study_files(spec: StudySpec, spec_dir: Path) -> None:
     >>> from pvsst.experiments.spec.study import load_spec
     >>> check_study_files(load_spec("experiments/specs/quickstart.yaml"), Path("experiments/specs"))
     """
-    import numpy as np
-
-    from pvsst.sim.accounts import honest_ids
-    from pvsst.sim.materials import load_materials
-    from pvsst.sim.network import build_follow_graph
-
     materials = load_materials(spec_materials_dir(spec, spec_dir))
     files, origins = collect_study_files(spec, spec_dir)
     if files.edge_list is not None:
@@ -175,8 +169,6 @@ def check_study_files(spec: StudySpec, spec_dir: Path) -> None:
         network = spec.trial.network.model_copy(update={"path": origins["edge_list"]})
         build_follow_graph(network, ids, None, np.random.default_rng(0))
     if spec.personas.source == "file":
-        from pvsst.personas.records import read_personas
-
         path = Path(spec.personas.path)
         read_personas(path if path.is_absolute() else Path(spec_dir) / path)
 
@@ -208,22 +200,3 @@ def write_materials(run_dir: str | Path, source: str | Path) -> dict[str, str]:
         for name in MATERIAL_FILES:
             shutil.copy2(Path(source) / name, tmp / name)
     return hashes
-
-
-def prepare_inputs(study, run_dir: Path, manifest, job, *, budget_usd: float | None, budget_tokens: int | None):
-    """A study job's ``prepare`` (run by the kernel before the first trial): copy the materials into the
-    run, write its persona table, read the spec's files once; return the payload builder (blocks of the
-    pending trials, :func:`pvsst.experiments.run.blocks.block_tasks`)."""
-    from pvsst.experiments.run.blocks import BlockTask, block_tasks
-
-    spec, spec_dir = study.spec, study.path.parent.resolve()
-    manifest.record(materials={"directory": str(study.materials_dir),
-                               "sha256": write_materials(run_dir, study.materials_dir)})
-    path = resolve_personas(spec, spec_dir, run_dir)
-    files, origins = collect_study_files(spec, spec_dir)  # shipped as bytes, not paths
-    job.name_originals = lambda error: files.name_the_originals(error, origins)
-    template = BlockTask(spec=study.canonical, spec_sha256=study.digest, plans=(), gateway=job.gateway,
-                         personas=pd.read_parquet(path) if path is not None else None,  # shipped, not its path
-                         files=files, budget_usd=budget_usd, budget_tokens=budget_tokens)
-    return lambda pending, summary, each, gateway: block_tasks(study.design, pending, summary, each,
-                                                                dataclasses.replace(template, gateway=gateway))

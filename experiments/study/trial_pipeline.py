@@ -21,17 +21,18 @@ from pvsst.experiments.run.kernel import UnitResult
 from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.experiments.spec.materials import spec_protocol
 from pvsst.experiments.spec.study import StudySpec
-from pvsst.experiments.run.study_files import StagedFiles, StudyFiles
+from pvsst.experiments.study.files import StagedFiles, StudyFiles
 from pvsst.sim.materials import load_materials
 from pvsst.sim.protocol import differs_from_preset
 from pvsst.sim.trial.run import TrialResult, run_trial
 from pvsst.sim.trial.settings import TrialSetup
+from pvsst.sim.llm.stops import RunStop
 
 
 def trial_config(spec: StudySpec, plan: ScheduledTrial, staged: StagedFiles = StagedFiles()) -> TrialSetup:
     """The engine configuration of one planned trial: the spec's trial section as it is (it is the engine's
     :class:`~pvsst.sim.trial.settings.TrialSettings`); the spec's own materials directory and edge list are the
-    worker's ``staged`` copies of them (:mod:`pvsst.experiments.run.study_files`)."""
+    worker's ``staged`` copies of them (:mod:`pvsst.experiments.study.files`)."""
     params = spec.trial.parameters()
     protocol = spec_protocol(spec)
     if staged.edge_list is not None:
@@ -98,8 +99,6 @@ def execute_trial(spec: StudySpec, plan: ScheduledTrial, gateway, personas: pd.D
     accounting (:func:`call_accounting`). Failures come back as a status, not raised (except a run-level
     stop, :class:`~pvsst.sim.llm.stops.RunStop`: budget spent, replay-only miss, which must end the whole
     run). Nothing is written here."""
-    from pvsst.sim.llm.stops import RunStop
-
     started = time.perf_counter()
     try:
         result = run_trial(trial_config(spec, plan, files.stage()), gateway, personas)

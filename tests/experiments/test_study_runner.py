@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.run.estimate import estimate
+from pvsst.experiments.spec.estimate import estimate
 from pvsst.experiments.spec.study import load_spec
 from cli_checks import error_line
 from runner_helpers import frozen_copy, trial_dirs
@@ -58,7 +58,7 @@ def test_run_then_resume_skips_done_trials_and_counts_calls_like_estimate(tmp_pa
 
 def test_replay_only_rerun_of_a_finished_study_makes_no_provider_call(tmp_path, capfd):
     spec = frozen_copy(tmp_path, edit=("topics: [ai_labels, identity_verification]", "topics: [ai_labels]"))
-    from pvsst.experiments.spec.prereg import freeze
+    from pvsst.experiments.prereg.freeze import freeze
 
     freeze(spec, force=True)
     first = tmp_path / "first"
@@ -82,7 +82,7 @@ def test_budget_cap_stops_the_run_cleanly_with_exit_3(tmp_path, capfd):
     the spend exceeds the cap by at most one in-flight batch; finished trials stay finished."""
     import re
 
-    from pvsst.experiments.spec.prereg import freeze
+    from pvsst.experiments.prereg.freeze import freeze
 
     cap = 60_000  # a scripted trial of this spec spends ~40,000 tokens (whitespace words)
     spec = frozen_copy(tmp_path, edit=("execution:\n", f"budget:\n  max_tokens: {cap}\n\nexecution:\n"))

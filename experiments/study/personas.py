@@ -11,6 +11,10 @@ import pandas as pd
 
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.core.run_layout import PERSONAS
+from pvsst.personas.records import read_personas
+from pvsst.personas.synthesis import synthesize
+from pvsst.personas.cards import personas_for_simulation
+from pvsst.personas.records import write_personas
 
 # Spec card-style names -> persona card templates.
 CARD_STYLES = {"pvsst_short": "label", "third_person": "profile", "first_person": "backstory"}
@@ -22,11 +26,7 @@ def persona_frame(spec: StudySpec, spec_dir: Path) -> pd.DataFrame | None:
     source = spec.personas
     if source.source == "default":
         return None
-    from pvsst.personas.records import read_personas
-
     if source.source == "census":
-        from pvsst.personas.synthesis import synthesize
-
         n = source.n or max(1000, spec.trial.n_agents)
         return synthesize(n, geography=source.geography or "US", seed=source.seed or 0).personas
     path = Path(source.path)
@@ -35,8 +35,6 @@ def persona_frame(spec: StudySpec, spec_dir: Path) -> pd.DataFrame | None:
 
 def with_cards(spec: StudySpec, frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with the ``card``, ``label`` and ``posting_style`` the engine reads, in the spec's card style."""
-    from pvsst.personas.cards import personas_for_simulation
-
     return personas_for_simulation(frame, card_style=CARD_STYLES[spec.personas.card_style])
 
 
@@ -47,8 +45,6 @@ def resolve_personas(spec: StudySpec, spec_dir: Path, run_dir: Path) -> str | No
     target = run_dir / PERSONAS
     if target.is_file():
         return str(target)
-    from pvsst.personas.records import write_personas
-
     table = with_cards(spec, persona_frame(spec, spec_dir))
     run_dir.mkdir(parents=True, exist_ok=True)
     write_personas(table, target)

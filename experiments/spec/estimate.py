@@ -26,6 +26,8 @@ from pvsst.experiments.spec.execution import Execution
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.sim.trial.settings import TrialSettings
 from pvsst.sim.conditions import get_condition
+from pvsst.sim.prompts import estimate_prompt_tokens
+from pvsst.sim.llm.providers.registry import import_litellm
 
 LOCAL_PROVIDERS = ("embedded", "scripted", "ollama", "ollama_chat", "lm_studio", "llamafile")
 """Model prefixes served on the user's own hardware: no per-token price."""
@@ -72,8 +74,6 @@ def prompt_tokens_per_call(phase: str, trial: TrialSettings) -> int:
     >>> prompt_tokens_per_call("vote", TrialSettings()) < prompt_tokens_per_call("post", TrialSettings())
     True
     """
-    from pvsst.sim.prompts import estimate_prompt_tokens
-
     feed_size = 0 if phase == "adversary_post" else trial.feed_size
     return estimate_prompt_tokens("vote" if phase == "vote" else "post", feed_size=feed_size,
                                   votes_per_voter=trial.votes_per_voter, post_char_limit=trial.post_char_limit,
@@ -115,8 +115,6 @@ def model_price(model: str) -> ModelPrice:
     prefix, _, name = model.partition("/")
     if prefix in LOCAL_PROVIDERS:
         return ModelPrice(0.0, 0.0, "local")
-    from pvsst.sim.llm.providers.registry import import_litellm
-
     table = import_litellm().model_cost
     for key in (model, name):
         entry = table.get(key)

@@ -6,7 +6,7 @@ killed run resumes where it stopped; one response cache per run directory means 
 its finished calls instead of repeating them. ``gateway`` overrides fields of the spec's gateway
 configuration (:class:`~pvsst.sim.llm.config.GatewayConfig`), recorded in the manifest as a deviation;
 ``trial_ids`` runs only those trials of the design (``pvsst simulate``: a one-trial study). A spec with
-an ``audit`` section then runs its first-round audit (:mod:`pvsst.experiments.run.audit_job`).
+an ``audit`` section then runs its first-round audit (:mod:`pvsst.experiments.audit.job`).
 ``retry_degraded`` runs the degraded units of an earlier session again.
 
 ``run_dir`` must be new, empty or a run folder of this spec (:func:`pvsst.core.run_folder.check_run_folder`);
@@ -24,10 +24,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from pvsst.core.run_folder import claimed_run_folder
-from pvsst.experiments.run.audit_job import audit_job, check_members
+from pvsst.experiments.audit.job import audit_job, check_members
 from pvsst.experiments.run.kernel import run_units
-from pvsst.experiments.run.study_input import open_study
-from pvsst.experiments.run.study_job import check_options, study_job
+from pvsst.experiments.study.input import open_study
+from pvsst.experiments.study.job import check_options, study_job
 from pvsst.experiments.run.summary import RunSummary
 
 

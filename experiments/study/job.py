@@ -1,26 +1,29 @@
 """A study as the run kernel's job: the manifest of its trials and the :class:`~pvsst.experiments.run.kernel.RunJob`.
 
-:func:`study_job` records the opened study (:mod:`pvsst.experiments.run.study_input`) and its design in
+:func:`study_job` records the opened study (:mod:`pvsst.experiments.study.input`) and its design in
 the manifest and returns the job: its ``prepare`` copies the materials and writes the persona table
-(:func:`pvsst.experiments.run.study_files.prepare_inputs`), its payloads are blocks
-(:mod:`pvsst.experiments.run.blocks`).
+(:func:`prepare_inputs`), its payloads are blocks and its worker is
+:class:`~pvsst.experiments.study.blocks.BlockWorker`.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 
+import pandas as pd
 from pydantic import ValidationError
 
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import CACHE, MANIFEST, TRIALS
 from pvsst.core.validation import describe_validation_error
-from pvsst.experiments.run.blocks import lost_block, remaining_block, run_block, run_block_trials
+from pvsst.experiments.study.blocks import BlockTask, BlockWorker, block_tasks
 from pvsst.experiments.run.kernel import RunJob
 from pvsst.experiments.run.manifest import RunManifest
-from pvsst.experiments.run.run_guard import gateway_options
-from pvsst.experiments.run.study_files import prepare_inputs
-from pvsst.experiments.run.study_input import StudyInput
+from pvsst.experiments.run.run_guard import gateway_words
+from pvsst.experiments.study.files import collect_study_files, write_materials
+from pvsst.experiments.study.personas import resolve_personas
+from pvsst.experiments.study.input import StudyInput
 from pvsst.experiments.run.summary import RunSummary
 from pvsst.experiments.run.worker_gateway import GatewaySettings
 from pvsst.sim.llm.budget import BudgetCap
@@ -64,13 +67,12 @@ def study_job(study: StudyInput, run_dir: Path, *, executor: str | None,
     prepare = functools.partial(prepare_inputs, study, run_dir, manifest, budget_usd=cap_usd,
                                 budget_tokens=spec.budget.max_tokens)
     return RunJob(run_dir=run_dir, manifest=manifest, section=TRIALS, what=f"study {spec.id}", label=spec.id,
-                  unit_ids=[p.trial_id for p in study.design.trials], work=run_block, prepare=prepare,
+                  unit_ids=[p.trial_id for p in study.design.trials], worker=BlockWorker(), prepare=prepare,
                   gateway=gateway, summary=RunSummary(total=len(study.design.trials)),
-                  command=["run", study.path, *gateway_options(study.overrides)], deviation=study.deviation,
+                  command=["run", study.path, *gateway_words(study.overrides)], deviation=study.deviation,
                   threshold=spec.analysis.parse_failure_threshold, executor=kind, workers=n_workers,
                   ray_address=ray_address or execution.ray_address, progress=progress,
                   session={"executor": kind, "workers": n_workers, "budget_usd": cap_usd},
-                  stream=run_block_trials, resume_payload=remaining_block, lost=lost_block,
                   retry_degraded=retry_degraded)
 
 
@@ -83,3 +85,20 @@ def check_options(workers: int | None, budget_usd: float | None) -> None:
             BudgetCap(max_usd=budget_usd)
         except ValidationError as err:
             raise InputError("--budget", *describe_validation_error(err)) from None
+
+
+def prepare_inputs(study, run_dir: Path, manifest, job, *, budget_usd: float | None, budget_tokens: int | None):
+    """A study job's ``prepare`` (run by the kernel before the first trial): copy the materials into the
+    run, write its persona table, read the spec's files once; return the payload builder (blocks of the
+    pending trials, :func:`pvsst.experiments.study.blocks.block_tasks`)."""
+    spec, spec_dir = study.spec, study.path.parent.resolve()
+    manifest.record(materials={"directory": str(study.materials_dir),
+                               "sha256": write_materials(run_dir, study.materials_dir)})
+    path = resolve_personas(spec, spec_dir, run_dir)
+    files, origins = collect_study_files(spec, spec_dir)  # shipped as bytes, not paths
+    job.name_originals = lambda error: files.name_the_originals(error, origins)
+    template = BlockTask(spec=study.canonical, spec_sha256=study.digest, plans=(), gateway=job.gateway,
+                         personas=pd.read_parquet(path) if path is not None else None,  # shipped, not its path
+                         files=files, budget_usd=budget_usd, budget_tokens=budget_tokens)
+    return lambda pending, summary, each, gateway: block_tasks(study.design, pending, summary, each,
+                                                                dataclasses.replace(template, gateway=gateway))

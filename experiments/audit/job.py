@@ -7,7 +7,7 @@ it after the trials, into ``RUN/audits/<unit_id>/`` (one unit per model x topic,
   nothing written: ``audit.matched_sets`` base personas drawn with the persona seed from the spec's
   persona source, copied once per level combination of ``audit.vary`` and, with ``audit.arity_null``,
   once per group with only the request seed changed
-  (:func:`pvsst.experiments.run.audit_personas.audit_population`); cards rendered in the spec's style;
+  (:func:`pvsst.experiments.audit.population.audit_population`); cards rendered in the spec's style;
 - each unit plays the first round of the trial of its model and topic under the first of the study's
   seeds and conditions (the first round reads no feed, so the arm does not enter it) for every member
   (:func:`pvsst.sim.first_round_audit.run_first_round_audit`), with the trials' gateway, cache and
@@ -35,18 +35,20 @@ import pandas as pd
 
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import AUDITS, CACHE
-from pvsst.experiments.run.audit_personas import audit_population
-from pvsst.experiments.run.kernel import RunJob, UnitResult
+from pvsst.experiments.audit.population import audit_population
+from pvsst.experiments.run.kernel import RunJob, UnitResult, lost_units
 from pvsst.experiments.run.manifest import RunManifest
-from pvsst.experiments.run.persona_source import persona_frame, with_cards
-from pvsst.experiments.run.run_guard import gateway_options
-from pvsst.experiments.run.study_files import StudyFiles, collect_study_files
-from pvsst.experiments.run.study_input import StudyInput
+from pvsst.experiments.study.personas import persona_frame, with_cards
+from pvsst.experiments.run.run_guard import gateway_words
+from pvsst.experiments.study.files import StudyFiles, collect_study_files
+from pvsst.experiments.study.input import StudyInput
 from pvsst.experiments.run.summary import RunSummary
-from pvsst.experiments.run.trial_pipeline import call_accounting, call_totals, trial_config
+from pvsst.experiments.study.trial_pipeline import call_accounting, call_totals, trial_config
 from pvsst.experiments.run.worker_gateway import GatewaySettings, cap_budget, worker_gateway
 from pvsst.experiments.spec.design import ScheduledTrial
-from pvsst.experiments.spec.study import StudySpec, model_slug
+from pvsst.experiments.spec.study import StudySpec, model_slug, spec_from_canonical
+from pvsst.sim.first_round_audit import run_first_round_audit
+from pvsst.sim.llm.stops import RunStop
 
 
 class AuditSummary(RunSummary):
@@ -111,29 +113,33 @@ class AuditTask:
     spent_tokens: int = 0
 
 
-def run_audit_unit(task: AuditTask) -> list[UnitResult]:
-    """Play one unit's first round (nothing written); a run-level stop comes back as the unit's status."""
-    from pvsst.experiments.spec.study import spec_from_canonical
-    from pvsst.sim.first_round_audit import run_first_round_audit
-    from pvsst.sim.llm.stops import RunStop
+class AuditUnitWorker:
+    """The audit job's worker (:class:`~pvsst.experiments.run.kernel.UnitWorker`): plays one unit's first
+    round with :func:`~pvsst.sim.first_round_audit.run_first_round_audit`."""
 
-    started = time.perf_counter()
-    spec, unit = spec_from_canonical(task.spec), task.unit
-    gateway = worker_gateway(task.gateway)
-    cap_budget(gateway, task.budget_usd, task.budget_tokens, task.spent_usd, task.spent_tokens)
-    try:
-        result = run_first_round_audit(trial_config(spec, unit_plan(spec, unit), task.files.stage()), task.members,
-                                       gateway)
-    except RunStop as err:
-        return [UnitResult(unit.unit_id, err.status, str(err))]
-    except Exception as err:  # noqa: BLE001 - a failed unit is recorded, the others go on
-        return [UnitResult(unit.unit_id, "failed", f"{type(err).__name__}: {err}",
-                           elapsed_s=time.perf_counter() - started)]
-    totals, accounting = call_totals(result.llm_calls), call_accounting(result.llm_calls)
-    return [UnitResult(unit.unit_id, "done", calls=totals["n_calls"], cache_hits=totals["cache_hits"],
-                       failed_calls=accounting.pop("failed_calls"), cost_usd=totals["cost_usd"],
-                       tokens=totals["prompt_tokens"] + totals["completion_tokens"],
-                       elapsed_s=time.perf_counter() - started, tables=result.tables(), record=accounting)]
+    def run(self, task: AuditTask) -> list[UnitResult]:
+        """Play one unit's first round (nothing written); a run-level stop comes back as the unit's status."""
+        started = time.perf_counter()
+        spec, unit = spec_from_canonical(task.spec), task.unit
+        gateway = worker_gateway(task.gateway)
+        cap_budget(gateway, task.budget_usd, task.budget_tokens, task.spent_usd, task.spent_tokens)
+        try:
+            result = run_first_round_audit(trial_config(spec, unit_plan(spec, unit), task.files.stage()),
+                                           task.members, gateway)
+        except RunStop as err:
+            return [UnitResult(unit.unit_id, err.status, str(err))]
+        except Exception as err:  # noqa: BLE001 - a failed unit is recorded, the others go on
+            return [UnitResult(unit.unit_id, "failed", f"{type(err).__name__}: {err}",
+                               elapsed_s=time.perf_counter() - started)]
+        totals, accounting = call_totals(result.llm_calls), call_accounting(result.llm_calls)
+        return [UnitResult(unit.unit_id, "done", calls=totals["n_calls"], cache_hits=totals["cache_hits"],
+                           failed_calls=accounting.pop("failed_calls"), cost_usd=totals["cost_usd"],
+                           tokens=totals["prompt_tokens"] + totals["completion_tokens"],
+                           elapsed_s=time.perf_counter() - started, tables=result.tables(), record=accounting)]
+
+    def lost(self, task: AuditTask, error: BaseException) -> list[UnitResult]:
+        """The unit of a lost worker failed (a rerun plays it again)."""
+        return lost_units([task.unit.unit_id], error)
 
 
 def audit_job(study: StudyInput, run_dir: Path, members: pd.DataFrame, *, spent: RunSummary, executor: str | None,
@@ -165,9 +171,10 @@ def audit_job(study: StudyInput, run_dir: Path, members: pd.DataFrame, *, spent:
             for unit_id in pending)
 
     return RunJob(run_dir=run_dir, manifest=manifest, section=AUDITS, what=f"audit of study {spec.id}",
-                  label=f"{spec.id} audit", unit_ids=[u.unit_id for u in units], work=run_audit_unit, prepare=prepare,
+                  label=f"{spec.id} audit", unit_ids=[u.unit_id for u in units], worker=AuditUnitWorker(),
+                  prepare=prepare,
                   gateway=gateway, summary=AuditSummary(total=len(units)),
-                  command=["run", study.path, *gateway_options(study.overrides)], deviation=study.deviation,
+                  command=["run", study.path, *gateway_words(study.overrides)], deviation=study.deviation,
                   threshold=spec.analysis.parse_failure_threshold, executor=kind, workers=n_workers,
                   ray_address=ray_address or execution.ray_address, progress=progress,
                   session={"executor": kind, "workers": n_workers, "budget_usd": cap_usd, "job": AUDITS},

@@ -1,32 +1,31 @@
-"""Preregistration: freeze a spec by hash into ``SPEC.lock.json`` and verify a spec against its lock.
+"""The preregistration lock: ``SPEC.lock.json`` beside a spec, read and compared with the spec as it is now.
 
-Two kinds of document are frozen the same way: a study spec (:mod:`pvsst.experiments.spec.study`) and a
-survey instrument (:mod:`pvsst.experiments.survey.spec`: a mapping with ``questions``), which carries its
-run settings (models, conditions, persona source and n, sampling, seed), so one lock covers both.
+Two kinds of document are frozen the same way (:mod:`pvsst.experiments.prereg.freeze` writes the lock):
+a study spec (:mod:`pvsst.experiments.spec.study`) and a survey instrument
+(:mod:`pvsst.experiments.survey.spec`), which carries its run settings, so one lock covers both.
 
 The lock holds the sha256 of the canonical spec (:func:`pvsst.experiments.spec.study.spec_sha256`), the UTC time
 of freezing, the versions of pvsst, Python and the key packages, a copy of the canonical spec, so a
 later edit can be shown as a diff against exactly what was frozen, and the sha256 of every file of the
 study materials (``protocol.materials``: prompt templates, persona tables, account ids; and the stance
 judge's two templates when ``analysis.stance_judge`` names a model), so editing a template after
-freezing is refused like editing the spec. Freezing again an unchanged spec
-keeps the existing lock (and its time); overwriting a lock of a different spec needs ``force``.
+freezing is refused like editing the spec.
 
 Examples
 --------
->>> result = verify("experiments/specs/quickstart.yaml")
->>> result.ok, result.lock.spec_id
-(True, 'quickstart')
+>>> lock = read_lock("experiments/specs/quickstart.yaml")
+>>> lock.spec_id, compare(lock.spec, lock, materials=lock.materials).ok
+('quickstart', True)
+>>> compare({**lock.spec, "id": "edited"}, lock, materials=lock.materials).changed_fields
+['id: "quickstart" -> "edited"']
 """
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import functools
 import json
 import platform
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
@@ -34,7 +33,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pvsst.core.atomic import write_text
 from pvsst.core.errors import InputError
 from pvsst.experiments.spec.materials import spec_input_files, spec_materials_dir, spec_materials_hashes
 from pvsst.experiments.spec.study import canonical_sha256, canonical_spec, load_spec, spec_sha256
@@ -167,108 +165,6 @@ class Document:
     canonical: dict[str, Any]
     sha256: str
     model: Any = None  # the validated StudySpec or SurveySpec
-
-
-def load_document(spec_path: str | Path) -> Document:
-    """Validate a study spec or a survey instrument (one with ``questions``); an ``InputError`` if invalid.
-
-    Examples
-    --------
-    >>> load_document("experiments/surveys/gss2018_spending.yaml").kind
-    'survey'
-    >>> load_document("experiments/specs/quickstart.yaml").spec_id
-    'quickstart'
-    """
-    from pvsst.experiments.spec.yaml_file import read_yaml_mapping
-
-    if "questions" in read_yaml_mapping(spec_path):
-        from pvsst.experiments.survey.spec import canonical_survey, load_survey, survey_sha256
-
-        survey = load_survey(spec_path)
-        return Document("survey", survey.id, canonical_survey(survey), survey_sha256(survey), survey)
-    spec = load_spec(spec_path)
-    return Document("study", spec.id, canonical_spec(spec), spec_sha256(spec), spec)
-
-
-def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
-    """Validate the spec, check everything a run would check before its first call (:func:`check_inputs`)
-    and write its lock atomically; return the lock now on disk.
-
-    An existing lock with the same hash (and materials and data) is kept as it is (idempotent). A lock
-    of a different spec is an ``InputError`` unless ``force``; so is an unreadable lock.
-    """
-    document = load_document(spec_path)
-    digest = document.sha256
-    materials_dir, materials, files = document_materials(document, spec_path, document.model)
-    data = check_inputs(document, spec_path)
-    path = lock_path(spec_path)
-    if path.exists():
-        try:
-            existing = read_lock(spec_path)
-        except InputError:
-            if not force:
-                raise
-            existing = None
-        if existing is not None and existing.spec_sha256 == digest and existing.materials == materials \
-                and existing.data == data:
-            return existing
-        if existing is not None and not force:
-            if existing.spec_sha256 == digest and existing.materials == materials:
-                name = data.get("path") or data.get("source")
-                raise InputError(name, "data.sha256", f"the data differs from that frozen {existing.frozen_at}"
-                                 f"{'' if existing.data else ' (the lock records none)'}; pass --force to re-freeze")
-            if existing.spec_sha256 == digest:
-                changed = changed_materials(existing.materials, materials, materials_dir or Path("."), files)
-                raise InputError(changed[0] if changed else str(path), "sha256", f"the study materials differ "
-                                 f"from those frozen {existing.frozen_at}; pass --force to re-freeze")
-            raise InputError(str(path), "spec_sha256", f"a lock of a different spec exists (frozen "
-                             f"{existing.frozen_at}, sha256 {existing.spec_sha256[:12]}...; this spec "
-                             f"{digest[:12]}...); pass --force to re-freeze")
-    lock = Lock(spec_id=document.spec_id, spec_file=Path(spec_path).name, spec_sha256=digest,
-                frozen_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                versions=package_versions(), spec=document.canonical, materials=materials, data=data)
-    write_text(path, json.dumps(lock.model_dump(mode="json"), indent=2, sort_keys=True,
-                                ensure_ascii=False) + "\n", fsync=True)
-    return lock
-
-
-def check_inputs(document: Document, spec_path: str | Path) -> dict[str, str]:
-    """Check what a run of ``document`` reads besides the spec, as the run would, before any call: an
-    instrument's data, columns, expressions, models and personas
-    (:func:`pvsst.experiments.survey.checks.check_instrument`); a study's materials, edge list and persona
-    file (:func:`pvsst.experiments.run.study_files.check_study_files`). Return the instrument's data
-    fingerprint (``{}`` for a study). Any problem is an ``InputError``."""
-    if document.kind == "survey":
-        from pvsst.experiments.survey.checks import check_instrument, data_record
-
-        check_instrument(document.model)
-        return data_record(document.model)
-    from pvsst.experiments.run.study_files import check_study_files
-
-    check_study_files(document.model, Path(spec_path).parent)
-    return {}
-
-
-def verify(spec_path: str | Path) -> Verification:
-    """Read the spec (or instrument) and its lock and compare them (:func:`compare`); no lock (or an
-    invalid spec) is an ``InputError``."""
-    document = load_document(spec_path)
-    lock = read_lock(spec_path)
-    if lock is None:
-        raise InputError(str(lock_path(spec_path)), "lock",
-                         f"no lock file: run `pvsst prereg freeze {spec_path}` first")
-    materials_dir, hashes, files = document_materials(document, spec_path, document.model)
-    result = compare(document.canonical, lock, spec_name=Path(spec_path).name, materials_dir=materials_dir,
-                     materials=hashes, files=files)
-    if document.kind == "survey" and lock.data:
-        from pvsst.experiments.survey.checks import data_record
-
-        current = data_record(document.model)
-        if current.get("sha256") != lock.data.get("sha256"):
-            name = current.get("path") or current.get("source")
-            result = dataclasses.replace(result, ok=False, changed_data=[
-                f"{name} (frozen sha256 {lock.data['sha256'][:12]}..., now {current['sha256'][:12]}...)"])
-    return result
 
 
 def compare(current: dict, lock: Lock, *, spec_name: str = "spec", materials_dir: Path | None = None,

@@ -23,6 +23,7 @@ from pvsst.experiments.spec.design import Design, expand
 from pvsst.experiments.spec.execution import Execution
 from pvsst.experiments.spec.materials import spec_input_files, spec_materials_dir, spec_materials_hashes
 from pvsst.experiments.spec.study import StudySpec, canonical_spec, load_spec
+from pvsst.experiments.study.files import check_study_files
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,6 @@ def open_study(spec_path: str | Path, deviation: str | None, overrides: dict | N
     digest, record, lock = check_frozen(canonical, spec_path, deviation, materials_dir, hashes,
                                         spec_input_files(spec, spec_path.parent))
     if record is not None:  # not as frozen: check what a freeze would have checked, before anything is written
-        from pvsst.experiments.run.study_files import check_study_files
-
         check_study_files(spec, spec_path.parent)
     override = override_record(overrides or {}, spec.execution.model_dump(mode="json"),
                                execution.model_dump(mode="json"), digest, digest, "execution")
