@@ -13,6 +13,7 @@ from pvsst.experiments.cli.lazy import lazy_module
 
 rich_console = lazy_module("rich.console")
 transcripts = lazy_module("pvsst.analysis.study.transcript")
+store = lazy_module("pvsst.analysis.store.reader")
 
 
 def show(
@@ -27,7 +28,7 @@ def show(
     if not (trial_dir / table_file("posts")).is_file():
         known = sorted(p.name for p in (run / TRIALS).iterdir() if p.is_dir()) if (run / TRIALS).is_dir() else []
         raise InputError(str(trial_dir), "TRIAL", f"no stored trial here (trials: {', '.join(known[:6]) or 'none'})")
-    tables = transcripts.read_trial_tables(trial_dir)
+    tables = store.read_trial_tables(trial_dir)
     if agent is not None and agent not in set(tables["posts"]["agent_id"]):
         raise InputError(str(trial_dir / table_file("posts")), "--agent", f"no agent {agent!r} in this trial")
     if round is not None and round not in set(tables["posts"]["round"]):
