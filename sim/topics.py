@@ -19,6 +19,7 @@ import yaml
 
 from pvsst.core.errors import InputError
 from pvsst.core.validation import first_duplicate
+from pvsst.core.yaml_file import read_yaml_file
 
 TOPIC_FIELDS = ("id", "question", "support_angle", "oppose_angle")
 
@@ -58,12 +59,7 @@ def parse_topics(entries: object, source: str) -> list[Topic]:
 def load_topic_file(path: str | Path) -> list[Topic]:
     """Read topics from a YAML file holding ``topics: [{id, question, support_angle, oppose_angle}, ...]``."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise InputError(path, "topics", f"cannot read file ({err.strerror})") from None
-    except yaml.YAMLError as err:
-        raise InputError(path, "topics", f"invalid YAML ({str(err).splitlines()[0]})") from None
+    data = read_yaml_file(path, "topics")
     entries = data.get("topics") if isinstance(data, dict) else data
     return parse_topics(entries, str(path))
 

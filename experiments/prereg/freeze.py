@@ -26,7 +26,7 @@ from pvsst.core.errors import InputError
 from pvsst.experiments.spec.lock import (Document, Lock, Verification, changed_materials, compare, document_materials,
                                          lock_path, package_versions, read_lock)
 from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_sha256
-from pvsst.experiments.spec.yaml_file import read_yaml_mapping
+from pvsst.core.yaml_file import read_yaml_mapping
 from pvsst.experiments.study.files import check_study_files
 from pvsst.experiments.survey.checks import check_instrument, data_record
 from pvsst.experiments.survey.spec import canonical_survey, load_survey, survey_sha256

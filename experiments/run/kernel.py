@@ -54,6 +54,7 @@ from typing import Any, Protocol, runtime_checkable
 import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from pvsst.core.errors import InputError
 from pvsst.core.integrity import verify_unit
 from pvsst.core.run_layout import CACHE, is_complete
 from pvsst.experiments.run.call_health import degraded_line, model_calls_summary
@@ -187,7 +188,12 @@ def run_units(job: RunJob) -> RunSummary:
         job.run_dir.mkdir(parents=True, exist_ok=True)
         pending = _skip_finished(job)
         job.manifest.save()
-        payloads = job.prepare(job)
+        try:
+            payloads = job.prepare(job)
+        except InputError:  # refused before any unit ran (changed inputs, bad materials): no session on record
+            job.manifest.discard_run()
+            job.manifest.save()
+            raise
         remove_staging(job.run_dir / job.section)  # a unit a killed run was writing
         job.manifest.save()
         job.gateway.create_cache()

@@ -113,6 +113,10 @@ class RunManifest:
         """This session's entry in ``runs`` (read only: change it with :meth:`update_run`)."""
         return dict(self.data["runs"][-1])
 
+    def discard_run(self) -> None:
+        """Remove this session's entry: a session refused before it ran anything leaves no trace."""
+        self.data["runs"].pop()
+
     def update_run(self, **fields: Any) -> None:
         """Add fields to this session's entry (finished_at, summary, interrupted, write_failed)."""
         self.data["runs"][-1].update(redact_data(fields))

@@ -36,7 +36,7 @@ from pvsst.experiments.spec.protocol_section import ProtocolSpec
 from pvsst.core.validation import describe_validation_error, require_unique
 from pvsst.experiments.spec.trial import PersonaSpec, check_request_seeds
 from pvsst.sim.trial.settings import TrialSettings
-from pvsst.experiments.spec.yaml_file import read_yaml_mapping
+from pvsst.core.yaml_file import read_yaml_mapping
 from pvsst.sim.conditions import CONDITIONS, get_condition
 from pvsst.sim.llm.budget import BudgetCap
 from pvsst.sim.llm.types import canonical_json

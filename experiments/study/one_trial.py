@@ -28,6 +28,7 @@ from pvsst.core.errors import InputError
 from pvsst.core.run_folder import claimed_run_folder
 from pvsst.core.run_layout import METRICS, SIMULATE_SPEC, TRIALS
 from pvsst.core.validation import describe_validation_error
+from pvsst.experiments.run.manifest import RunManifest
 from pvsst.experiments.run.summary import RunSummary
 from pvsst.experiments.spec.design import trial_id
 from pvsst.experiments.spec.study import StudySpec
@@ -46,12 +47,27 @@ def simulate_one_trial(spec: StudySpec, out: Path, gateway: dict | None = None) 
     document["push_direction"]["by_seed"] = spec.push_direction.by_seed  # integer keys, as a spec writes them
     factors = spec.factors
     one = trial_id(factors.models[0], factors.topics[0].id, factors.seeds[0], factors.conditions[0])
+    text = yaml.safe_dump(document, sort_keys=False)
     with claimed_run_folder(out):  # everything is validated: only now is anything written
-        path = write_text(out / SIMULATE_SPEC, yaml.safe_dump(document, sort_keys=False))
+        _require_same_simulation(out, text)
+        path = write_text(out / SIMULATE_SPEC, text)
         summary = run_study(path, out, workers=1, deviation=f"pvsst simulate: the one trial {one}",
                             gateway=gateway, trial_ids=[one])
     metrics = json.loads((out / TRIALS / one / METRICS).read_text()) if summary.done else {}
     return summary, out / TRIALS / one, metrics
+
+
+def _require_same_simulation(out: Path, text: str) -> None:
+    """Refuse an ``out`` that holds another run (a survey, a study, a simulation of other options): its
+    files stay as they are."""
+    manifest = RunManifest.load(out)
+    if manifest is None:
+        return
+    manifest.require_kind("study")
+    spec = out / SIMULATE_SPEC
+    if not spec.is_file() or spec.read_text(encoding="utf-8") != text:
+        raise InputError(out / SIMULATE_SPEC, "--out", "this folder holds another run (not `pvsst simulate` with "
+                         "these options); give a new --out")
 
 
 def one_trial_spec(*, topic, topic_file, condition, agents, rounds, seed, model_name, network, feed_size, push,

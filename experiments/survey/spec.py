@@ -32,7 +32,7 @@ from pvsst.core.validation import describe_validation_error
 from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
 from pvsst.experiments.spec.audit_section import AuditSpec
 from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
-from pvsst.experiments.spec.yaml_file import read_yaml_mapping
+from pvsst.core.yaml_file import read_yaml_mapping
 from pvsst.experiments.survey.cells_section import CellsSpec, check_cells
 from pvsst.sim.llm.types import canonical_json
 

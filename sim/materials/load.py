@@ -27,10 +27,10 @@ from importlib import resources
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import regular_file
+from pvsst.core.yaml_file import read_yaml_file
 from pvsst.sim.materials.catalog import (ACCOUNT_ROLES, ACCOUNTS_FILE, MATERIAL_FILES, PERSONA_FILES, TEMPLATES,
                                         TemplateFile)
 from pvsst.sim.materials.template import MaterialTemplate, TemplateSyntaxError
@@ -155,10 +155,7 @@ def _check_personas(path: Path) -> None:
 
 
 def _accounts(path: Path) -> dict[str, str]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise InputError(str(path), "accounts", f"not valid YAML ({err})") from None
+    data = read_yaml_file(path, "accounts")
     if not isinstance(data, dict):
         raise InputError(str(path), "accounts", "must be a mapping of role -> id format")
     unknown = sorted(set(data) - set(ACCOUNT_ROLES))

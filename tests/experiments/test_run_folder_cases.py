@@ -130,6 +130,14 @@ def _bomb(w: Workspace) -> list[str]:
     return ["prereg", "freeze", str(path)]
 
 
+def _topic_file_bomb(w: Workspace) -> list[str]:
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefgh", "bcdefghi")]
+    path = w.root / "topics.yaml"
+    path.write_text("\n".join(lines) + "\ntopics: [*i]\n")
+    return ["simulate", "--topic-file", str(path), "--model", "scripted/imitate", "--out", str(w.root / "one")]
+
+
 def _edge_list_at(target: str):
     def setup(w: Workspace) -> list[str]:
         if target == "fifo":
@@ -193,6 +201,9 @@ CASES: dict[str, Case] = {
                                                   kept=("run/materials/mine.txt",)),
     "another_spec_into_a_run_folder": Case(lambda w: ["run", str(w.spec_with("budget: {max_usd: 5.0}", frozen=True)),
                                                       "--out", str(w.run)], 2, "holds a run of a different spec"),
+    "simulate_into_a_run_of_another_spec": Case(lambda w: ["simulate", "--topic", "ai_labels", "--model",
+                                                            "scripted/imitate", "--out", str(w.run)], 2,
+                                                 "holds another run (not `pvsst simulate` with these options)"),
     "a_survey_into_a_study_run_folder": Case(lambda w: first(_survey(lambda f: f)(w),
                                              ["survey", "run", str(w.root / "instrument.yaml"), "--out", str(w.run),
                                               "--deviation", "unfrozen"]), 2, "holds a study run, not a survey run"),
@@ -215,6 +226,7 @@ CASES: dict[str, Case] = {
     "edge_list_a_directory": Case(_edge_list_at("directory"), 2, "a directory, not a regular file"),
     # bombs and bounds
     "billion_laughs": Case(_bomb, 2, "expands to more than 200,000 values"),
+    "billion_laughs_in_a_topic_file": Case(_topic_file_bomb, 2, "expands to more than 200,000 values"),
     "feed_size_1e9": Case(lambda w: ["prereg", "freeze", str(w.spec_with("trial: {feed_size: 1000000000}"))], 2,
                           "trial.feed_size: Input should be less than or equal to 1000"),
     "bootstrap_draws_1e12": Case(lambda w: ["prereg", "freeze", str(w.spec_replacing(

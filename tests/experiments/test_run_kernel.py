@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from pvsst.core.errors import InputError
 from pvsst.experiments.run import kernel
 from pvsst.experiments.run.kernel import RunJob, UnitResult, run_units
 from pvsst.experiments.run.manifest import RunManifest
@@ -123,6 +124,22 @@ def test_a_run_level_stop_ends_the_run_with_its_exit_code(tmp_path, fake):
     assert fake[0].ran == ["u1", "u2"] and summary.stopped == "no cached reply"
     assert summary.exit_code == summary.status == 4
     assert "stopped: no cached reply" in RunManifest.load(tmp_path / "run").current_run["summary"]
+
+
+def test_a_refusal_while_preparing_leaves_no_session_entry(tmp_path, fake):
+    run = tmp_path / "run"
+    run_units(job(run))
+    before = json.loads((run / "manifest.json").read_text())
+
+    def refuse(job):
+        raise InputError(run / "materials", "materials", "changed since the spec was frozen")
+
+    refused = job(run)
+    refused.prepare = refuse
+    with pytest.raises(InputError):
+        run_units(refused)
+    assert json.loads((run / "manifest.json").read_text()) == before
+    assert len(before["runs"]) == 1
 
 
 def test_an_exception_in_the_loop_aborts_the_executor(tmp_path, fake):

@@ -1,7 +1,7 @@
-"""Reading a spec file: YAML that rejects duplicate keys (PyYAML keeps the last one silently), and bombs.
+"""Reading a user's YAML file (a spec, an instrument, a topic file, a materials accounts file) within bounds.
 
-A preregistered spec must mean one thing, so ``seeds:`` written twice is an error, not an override. A
-spec is also read within bounds: the file must be a regular file of at most :data:`MAX_SPEC_BYTES`,
+Duplicate keys are an error (PyYAML keeps the last one silently): a preregistered spec must mean one
+thing, so ``seeds:`` written twice is an error, not an override. A spec is also read within bounds: the file must be a regular file of at most :data:`MAX_SPEC_BYTES`,
 and the document, with every alias expanded, at most :data:`MAX_SPEC_NODES` values: nine nested
 aliases of ten (a "billion laughs") are refused in milliseconds, before anything is built from them.
 An integer too long to read (Python reads at most 4,300 digits) or nesting too deep is one line too.
@@ -62,33 +62,58 @@ def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
     ...         print(err.field, "|", err.problem)
     yaml | duplicate key 'a' at line 2, column 1
     """
-    path = regular_file(path, "file")
+    data = read_yaml_file(path, "yaml", file_field="file")
+    if not isinstance(data, dict):
+        raise InputError(str(path), "spec", f"the file must hold a mapping of spec sections, "
+                                            f"not {type(data).__name__}")
+    return data
+
+
+def read_yaml_file(path: str | Path, field: str, *, file_field: str | None = None) -> Any:
+    """The document of a YAML file read within bounds; every problem is an ``InputError`` naming ``field``
+    (a file that is missing, not regular, too large or unreadable names ``file_field`` where given).
+
+    The file must be a regular file of at most :data:`MAX_SPEC_BYTES` whose document, aliases expanded,
+    holds at most :data:`MAX_SPEC_NODES` values, with no key repeated within a mapping.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "t.yaml")
+    ...     _ = open(p, "w").write("a: &a [x, x, x, x, x, x, x, x, x, x]\\n" + "".join(
+    ...         f"{c}: &{c} [*{p_}, *{p_}, *{p_}, *{p_}, *{p_}, *{p_}, *{p_}, *{p_}, *{p_}, *{p_}]\\n"
+    ...         for p_, c in zip("abcdefgh", "bcdefghi")))
+    ...     try:
+    ...         read_yaml_file(p, "topics")
+    ...     except InputError as err:
+    ...         print(err.field, "|", err.problem[:37])
+    topics | invalid YAML: the document expands to
+    """
+    file_field = file_field or field
+    path = regular_file(path, file_field)
     if path.stat().st_size > MAX_SPEC_BYTES:
-        raise InputError(str(path), "file", f"{path.stat().st_size:,} bytes: larger than the {MAX_SPEC_BYTES:,} a spec "
-                         "may be")
+        raise InputError(str(path), file_field, f"{path.stat().st_size:,} bytes: larger than the "
+                         f"{MAX_SPEC_BYTES:,} a YAML file pvsst reads may be")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise InputError(str(path), "file", f"cannot read ({getattr(err, 'strerror', None) or err})") from None
+        raise InputError(str(path), file_field, f"cannot read ({getattr(err, 'strerror', None) or err})") from None
     try:
-        data = _load(text)
+        return _load(text)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = err.problem or err.context or "invalid YAML"
         if not problem.startswith("duplicate key"):
             problem = f"invalid YAML: {problem}"
-        raise InputError(str(path), "yaml", f"{problem}{where}") from None
+        raise InputError(str(path), field, f"{problem}{where}") from None
     except yaml.YAMLError as err:
-        raise InputError(str(path), "yaml", f"invalid YAML: {str(err).splitlines()[0]}") from None
+        raise InputError(str(path), field, f"invalid YAML: {str(err).splitlines()[0]}") from None
     except RecursionError:
-        raise InputError(str(path), "yaml", "nested too deeply") from None
+        raise InputError(str(path), field, "nested too deeply") from None
     except ValueError as err:  # an integer of more digits than Python reads
-        raise InputError(str(path), "yaml", f"a value pvsst cannot read: {str(err)[:120]}") from None
-    if not isinstance(data, dict):
-        raise InputError(str(path), "spec", f"the file must hold a mapping of spec sections, "
-                                            f"not {type(data).__name__}")
-    return data
+        raise InputError(str(path), field, f"a value pvsst cannot read: {str(err)[:120]}") from None
 
 
 def _load(text: str) -> Any:
