@@ -48,7 +48,8 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.stats.block_tests import bootstrap_mean_ci_batch
-from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, CONSISTENCY_METRICS, PVSST_BLOCK, PVSST_SEED
+from pvsst.analysis.stats.plan import CONSISTENCY_METRICS, PVSST_BLOCK
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.analysis.stats.paired import require_columns
 
 POST_KEY = ["trial_id", "round", "agent_id"]
@@ -234,7 +235,7 @@ def trial_consistency(stances: pd.DataFrame, sides: pd.DataFrame | None = None) 
 
 def consistency_by_arm(per_trial: pd.DataFrame, trials: pd.DataFrame, *, by: Sequence[str] = ("model", "condition"),
                        metrics: Sequence[str] = CONSISTENCY_METRICS, block: Sequence[str] = PVSST_BLOCK,
-                       draws: int = BOOTSTRAP_DRAWS, seed: int = PVSST_SEED, alpha: float = 0.05) -> pd.DataFrame:
+                       draws: int = BOOTSTRAP_DRAWS, seed: int = ANALYSIS_SEED, alpha: float = 0.05) -> pd.DataFrame:
     """Mean of each consistency metric per ``by`` group with a percentile bootstrap interval over blocks.
 
     Parameters

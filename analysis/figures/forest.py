@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_SEED
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import OKABE_ITO, PaperFigure, in_style, metric_unit, new_figure, pretty_label
 
@@ -68,7 +68,7 @@ def draw_forest(ax, rows: pd.DataFrame) -> None:
 
 @in_style
 def contrast_forest_figure(contrasts: pd.DataFrame, contrast: str, metric: str, *,
-                           draws: int = BOOTSTRAP_DRAWS, seed: int = PVSST_SEED) -> PaperFigure:
+                           draws: int = BOOTSTRAP_DRAWS, seed: int = ANALYSIS_SEED) -> PaperFigure:
     """Forest plot of one contrast on one metric: overall, by model and by topic, zero line dashed.
 
     ``data`` holds the plotted rows (the table's rows plus ``label``), top to bottom.
@@ -99,7 +99,7 @@ def contrast_forest_figure(contrasts: pd.DataFrame, contrast: str, metric: str, 
 
 @in_style
 def contrasts_overview_figure(contrasts: pd.DataFrame, metric: str, *, draws: int = BOOTSTRAP_DRAWS,
-                              seed: int = PVSST_SEED) -> PaperFigure:
+                              seed: int = ANALYSIS_SEED) -> PaperFigure:
     """Every contrast's overall difference on one metric (one row per contrast), zero line dashed.
 
     ``data``: the overall rows of ``metric`` in table order, with ``label`` = contrast name.

@@ -165,7 +165,7 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
         plans.append(study_audit_figure_plan(tables["study_audit_shares"]))
     figures, notes = draw_figures(plans, step)
     if computed:
-        notes.insert(0, f"`{run_dir / 'analysis'}` was missing, so this report computed it first")
+        notes.insert(0, f"`{run_dir / ANALYSIS}` was missing, so this report computed it first")
     audits = run_audits(manifest, outcomes, data.trials, data.llm_calls, data.exposures,
                         tables.get("excluded_blocks"), parse_failure_threshold=settings.parse_failure_threshold,
                         posts=data.posts, templates=read_templates(run_dir))
@@ -174,8 +174,8 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
                             figure_formats)
     title = f"pvsst report: {spec.get('title') or manifest.get('spec_id') or run_dir.name}"
     step("writing")
-    files = write_report(run_dir / "report", markdown, figures, formats, figure_formats, title=title)
-    return ReportResult(run_dir / "report", files, figures, verdicts, notes)
+    files = write_report(run_dir / REPORT, markdown, figures, formats, figure_formats, title=title)
+    return ReportResult(run_dir / REPORT, files, figures, verdicts, notes)
 
 
 def build_table_report(table_path: str | Path, out_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,

@@ -66,6 +66,7 @@ import statsmodels.api as sm
 from scipy import stats
 from scipy.special import xlogy
 
+from pvsst.core.defaults import ANALYSIS_SEED
 from pvsst.core.errors import InputError
 
 METHODS = ("shapley", "drop_one")
@@ -213,7 +214,7 @@ class Decomposition:
 
 
 def decompose(table: pd.DataFrame, factors, method: Literal["shapley", "drop_one"] = "shapley",
-              bootstrap_draws: int = 200, seed: int = 20260729, ci_level: float = 0.95,
+              bootstrap_draws: int = 200, seed: int = ANALYSIS_SEED, ci_level: float = 0.95,
               source: str = "decision table") -> Decomposition:
     """Decompose the explained variation of ``yes`` over ``factors`` (module docstring)."""
     if method not in METHODS:

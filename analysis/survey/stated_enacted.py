@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.survey.fidelity import percentile_interval, resample_index
+from pvsst.core.defaults import ANALYSIS_SEED, SURVEY_BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 from pvsst.analysis.stats.paired import require_columns
 
@@ -141,7 +142,7 @@ def _condition_rows(responses: pd.DataFrame, condition: str, methods: tuple[str,
 
 
 def stated_enacted_consistency(responses: pd.DataFrame, codes: Mapping[str, Sequence[str]], *, stated: str,
-                               enacted: str, draws: int = 1000, seed: int = 20260729, level: float = 0.95
+                               enacted: str, draws: int = SURVEY_BOOTSTRAP_DRAWS, seed: int = ANALYSIS_SEED, level: float = 0.95
                                ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-persona and population stated-vs-enacted total-variation distances of a survey run.
 

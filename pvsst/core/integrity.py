@@ -56,7 +56,7 @@ def recorded_hashes(unit_dir: str | Path) -> dict[str, str] | None:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise InputError(path, "DONE", f"unreadable marker ({getattr(err, 'strerror', None) or err})") from None
+        raise InputError(path, DONE, f"unreadable marker ({getattr(err, 'strerror', None) or err})") from None
     if text.strip() in ("ok", ""):
         return None
     try:
@@ -64,7 +64,7 @@ def recorded_hashes(unit_dir: str | Path) -> dict[str, str] | None:
         if not isinstance(hashes, dict):
             raise TypeError
     except (ValueError, KeyError, TypeError):
-        raise InputError(path, "DONE", "corrupt marker (not the file hashes pvsst writes); delete the unit's "
+        raise InputError(path, DONE, "corrupt marker (not the file hashes pvsst writes); delete the unit's "
                          "folder and resume the run to redo it") from None
     return hashes
 

@@ -312,11 +312,11 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
         cells_text = cell_markdown(cells, "State figures (tile maps, scatter, group errors): under Figures above.")
     figures, notes = draw_figures(plans, step)
     if computed:
-        notes.insert(0, f"`{run_dir / 'analysis' / 'fidelity.csv'}` was missing, so this report scored the run first")
+        notes.insert(0, f"`{run_dir / ANALYSIS / 'fidelity.csv'}` was missing, so this report scored the run first")
     markdown = survey_markdown(run_dir, spec, manifest, fidelity, figures, notes, figure_formats, cells_text,
                                audit_sections(audits))
     step("writing")
-    files = write_report(run_dir / "report", markdown, figures, formats, figure_formats,
+    files = write_report(run_dir / REPORT, markdown, figures, formats, figure_formats,
                          title=f"pvsst survey report: {spec.get('title') or run_dir.name}",
                          extra_tables={"answer_shares.csv": shares})
-    return ReportResult(run_dir / "report", files, figures, [], notes)
+    return ReportResult(run_dir / REPORT, files, figures, [], notes)

@@ -29,6 +29,7 @@ from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE
 from pvsst.analysis.survey.cells.states import NOTES_FILE, YARDSTICKS, cell_analysis, write_cell_analysis
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
 from pvsst.analysis.survey.units import ScoredRun
+from pvsst.core.run_layout import ANALYSIS
 
 STATE_TABLES = ("state_scores.csv", "state_correlations.csv", "state_pairs.csv", "group_scores.csv")
 # Persona attributes drawn from survey respondents of the persona's demographic cell, not from the census.
@@ -54,7 +55,7 @@ class CellAnalysis:
 
 def read_cell_analysis(run: ScoredRun) -> CellAnalysis:
     """The cell-run tables, computing them first (from ``run``) when ``analysis/estimates.csv`` is missing."""
-    folder = Path(run.path) / "analysis"
+    folder = Path(run.path) / ANALYSIS
     notes = []
     if not (folder / ESTIMATES_FILE).is_file():
         write_cell_analysis(*cell_analysis(run), run.path)

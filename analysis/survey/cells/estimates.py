@@ -39,6 +39,7 @@ from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, QuestionScale, Sco
 from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
 from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import ANALYSIS
 
 ESTIMATES_FILE = "estimates.csv"
 KEYS = ("model", "condition", "elicitation")
@@ -136,7 +137,7 @@ def _domain_population(population: CellPopulation, groups: list[str]) -> dict[st
 
 def write_table(table: pd.DataFrame, run_dir: str | Path, name: str) -> Path:
     """Write ``RUN/analysis/<name>`` atomically at full precision; return its path."""
-    target = Path(run_dir) / "analysis" / name
+    target = Path(run_dir) / ANALYSIS / name
     with atomic_file(target) as tmp:
         table.to_csv(tmp, index=False)
     return target

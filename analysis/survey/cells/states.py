@@ -48,6 +48,7 @@ from pvsst.core.atomic import write_json
 from pvsst.core.errors import InputError
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
 from pvsst.personas.respondents import AttributeMap, canonical_values, matched_personas
+from pvsst.core.run_layout import ANALYSIS
 
 YARDSTICKS = (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM)
 STATE_SCORE_COLUMNS = ("question", "source", "state", "option", "simulated", "real", "error", "abs_error",
@@ -254,5 +255,5 @@ def write_cell_analysis(tables: dict[str, pd.DataFrame], notes: list[str], run_d
     """Write :func:`cell_analysis`'s tables to ``RUN/analysis/`` (each atomically) and the notes to
     ``cell_notes.json``; return the paths."""
     written = [write_table(table, run_dir, name) for name, table in tables.items()]
-    written.append(write_json(Path(run_dir) / "analysis" / NOTES_FILE, {"notes": list(notes)}))
+    written.append(write_json(Path(run_dir) / ANALYSIS / NOTES_FILE, {"notes": list(notes)}))
     return written
