@@ -117,3 +117,21 @@ def test_the_scan_sees_bindings():
     parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     names = {node.value: _binding_name(node, parents) for node in ast.walk(tree) if isinstance(node, ast.Constant)}
     assert names == {7: "draws", 0.5: "threshold"}
+
+
+
+ADVISORY_JSON = {"pvsst/core/run_folder.py", "pvsst/core/atomic.py"}
+"""Modules that read a JSON record they tolerate losing (the lock's holder, an output folder's ledger of the
+files pvsst wrote): a bad one reads as empty instead of stopping the command."""
+
+
+def test_json_files_are_read_by_read_json():
+    """No module parses a file's text with json.loads itself: pvsst.core.input_files.read_json does it."""
+    own = set()
+    for folder in SOURCE_FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Call) and ast.unparse(node.func) == "json.loads" and node.args
+                        and "read_text(" in ast.unparse(node.args[0])):
+                    own.add(str(path.relative_to(ROOT)))
+    assert own == ADVISORY_JSON

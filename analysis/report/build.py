@@ -12,7 +12,6 @@ Output (``RUN/report/`` or ``--out``), built in a temporary folder and renamed i
 """
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -41,6 +40,7 @@ from pvsst.analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypot
 from pvsst.analysis.study.run_analysis import analyze_plan, analyze_run, headline_table
 from pvsst.analysis.store.reader import load_run, load_trial_table
 from pvsst.core.run_layout import ANALYSIS, MANIFEST, REPORT
+from pvsst.core.input_files import read_json
 
 REPORT_FORMATS = ("md", "html")
 ANALYSIS_TABLES = ("trial_outcomes", "per_round", "contrasts", "headline")
@@ -108,8 +108,8 @@ def frozen_spec(manifest: Mapping) -> tuple[dict, str]:
     if spec_path:
         lock = Path(f"{spec_path}.lock.json")
         try:
-            payload = json.loads(lock.read_text()) if lock.is_file() else None
-        except (OSError, json.JSONDecodeError):
+            payload = read_json(lock, "lock") if lock.is_file() else None
+        except InputError:
             payload = None
         if payload and payload.get("spec") and payload.get("spec_sha256") == frozen_sha:
             return dict(payload["spec"]), f"the lock `{lock}` (sha256 `{frozen_sha}`)"

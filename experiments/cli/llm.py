@@ -10,6 +10,7 @@ from typing import Any, Optional
 import typer
 
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import read_json
 from pvsst.experiments.cli.gateway_options import gateway_options
 from pvsst.experiments.cli.groups import command_group
 from pvsst.experiments.cli.lazy import lazy_module
@@ -36,14 +37,7 @@ def default_cache_path() -> Path:
 
 def read_schema(path: Path) -> dict[str, Any]:
     """A JSON schema from ``path``; ``InputError`` if unreadable, not JSON or not a valid schema."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise InputError(str(path), "schema", f"cannot read the schema file: {err.strerror or err}") from err
-    try:
-        schema = json.loads(text)
-    except ValueError as err:
-        raise InputError(str(path), "schema", f"not valid JSON: {err}") from err
+    schema = read_json(path, "schema", expect=None)
     structured.check_schema(schema, source=str(path))
     return schema
 

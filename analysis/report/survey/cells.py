@@ -13,7 +13,6 @@ Examples
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from pvsst.analysis.survey.cells.states import NOTES_FILE, YARDSTICKS, cell_anal
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
 from pvsst.analysis.survey.units import ScoredRun
 from pvsst.core.run_layout import ANALYSIS
+from pvsst.core.input_files import read_json
 
 STATE_TABLES = ("state_scores.csv", "state_correlations.csv", "state_pairs.csv", "group_scores.csv")
 # Persona attributes drawn from survey respondents of the persona's demographic cell, not from the census.
@@ -63,7 +63,7 @@ def read_cell_analysis(run: ScoredRun) -> CellAnalysis:
     tables = {name: pd.read_csv(folder / name, keep_default_na=True) for name in STATE_TABLES
               if (folder / name).is_file()}
     if (folder / NOTES_FILE).is_file():
-        notes += list(json.loads((folder / NOTES_FILE).read_text(encoding="utf-8")).get("notes") or [])
+        notes += list(read_json(folder / NOTES_FILE, "cell notes").get("notes") or [])
     return CellAnalysis(pd.read_csv(folder / ESTIMATES_FILE), run.population.attributes,
                         *(tables.get(name, pd.DataFrame()) for name in STATE_TABLES), notes)
 
