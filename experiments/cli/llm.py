@@ -83,7 +83,7 @@ def complete(
     budget = budget_module.Budget(max_usd=budget_usd, max_tokens=budget_tokens) if (budget_usd, budget_tokens) != (None, None) else None
     cache = cache_module.ResponseCache(cache_file if cache_file is not None else default_cache_path())
     config = config_module.GatewayConfig().with_options("llm complete", **gateway)
-    with gateway_module.Gateway.from_config(config, cache, replay_only=replay_only, budget=budget) as model_gateway:
+    with gateway_module.Gateway(config, cache, replay_only=replay_only, budget=budget) as model_gateway:
         try:
             result = model_gateway.run([request])[0]
         except stops.RunStop as err:  # budget spent (exit 3) or replay-only miss (exit 4)

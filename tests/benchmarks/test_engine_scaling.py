@@ -26,6 +26,7 @@ ROUNDS = 5 if FULL else 2
 
 
 def measure(n_agents: int, n_rounds: int) -> dict:
+    from pvsst.sim.llm.config import GatewayConfig
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.network import NetworkSpec
     from pvsst.sim.topics import get_topic
@@ -36,7 +37,7 @@ def measure(n_agents: int, n_rounds: int) -> dict:
                          condition="likes", seed=1, n_agents=n_agents, n_rounds=n_rounds,
                          network=NetworkSpec(kind="barabasi_albert", m=3), feed_candidates="followees",
                          request_seed_formula="hashed")
-    gateway = Gateway(max_concurrency=64)
+    gateway = Gateway(GatewayConfig(max_concurrency=64))
     started = time.perf_counter()
     result = run_trial(config, gateway)
     elapsed = time.perf_counter() - started

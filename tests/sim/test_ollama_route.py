@@ -17,6 +17,7 @@ from collections import Counter
 import pytest
 
 from ollama_stub import OllamaStub
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.protocol import protocol_from_preset
 from pvsst.sim.topics import get_topic
@@ -48,7 +49,7 @@ def run(preset: str, condition: str = "distributed_sources"):
     config = TrialSetup(trial_id="t", model_name="ollama_chat/stub-model", topic=get_topic("ai_labels"),
                          condition=condition, seed=SEED, n_agents=6, n_rounds=2, protocol=protocol_from_preset(preset))
     with OllamaStub(reply) as stub:
-        gateway = Gateway(api_base=stub.api_base, max_retries=0, max_concurrency=4, sleep=no_wait)
+        gateway = Gateway(GatewayConfig(api_base=stub.api_base, max_concurrency=4), max_retries=0, sleep=no_wait)
         try:
             result = run_trial(config, gateway)
         finally:
@@ -160,7 +161,7 @@ def test_engine_applies_the_lenient_handling_end_to_end():
                          condition="likes", seed=SEED, n_agents=6, n_rounds=2,
                          protocol=protocol_from_preset("pvsst_reference"))
     with OllamaStub(messy_reply) as stub:
-        gateway = Gateway(api_base=stub.api_base, max_retries=0, sleep=no_wait)
+        gateway = Gateway(GatewayConfig(api_base=stub.api_base), max_retries=0, sleep=no_wait)
         try:
             result = run_trial(config, gateway)
         finally:

@@ -23,6 +23,7 @@ from builders import GSS, small_instrument
 from cli_checks import refused
 from gateway_stub import StubServer, raw
 from survey_helpers import write
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.option_probabilities import distribution_from_top_logprobs
 from pvsst.sim.llm.providers.registry import logprobs_problem
@@ -80,7 +81,7 @@ def test_a_litellm_provider_is_asked_for_top_logprobs_and_its_tokens_become_the_
                          schema={"type": "object", "properties": {"answer": {"enum": CODES}}},
                          option_scoring=tuple(CODES), temperature=0.0)
     with StubServer([raw(json.dumps(body))]) as stub:
-        with Gateway(api_base=stub.api_base, timeout_s=60.0, max_retries=0) as gateway:
+        with Gateway(GatewayConfig(api_base=stub.api_base, request_timeout_s=60.0), max_retries=0) as gateway:
             result = gateway.run([request])[0]
     assert stub.requests == 1, result.record  # one call per persona x question
     sent = stub.bodies[0]
