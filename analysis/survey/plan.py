@@ -39,8 +39,9 @@ class SurveyAnalysisPlan(StrictModel):
 
     ``smoothing`` is the additive smoothing of both distributions before a KL divergence;
     ``bootstrap_draws`` and ``bootstrap_seed`` drive every percentile interval, at level ``ci_level``;
-    groups with fewer than ``min_group_n`` units on either side are left out; a unit or model whose
-    share of failed calls exceeds ``parse_failure_threshold`` is degraded (the run exits 1).
+    groups with fewer than ``min_group_n`` resampling units (respondents or personas) on either side are
+    left out; a unit or model whose share of failed calls exceeds ``parse_failure_threshold`` is degraded
+    (the run exits 1).
 
     Examples
     --------

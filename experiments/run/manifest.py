@@ -73,7 +73,8 @@ class RunManifest:
 
     @property
     def kind(self) -> str | None:
-        """``survey`` (a ``pvsst survey run``), ``study`` (``pvsst run``, ``pvsst simulate``) or ``None`` (not yet known)."""
+        """``survey`` (a ``pvsst survey run``), ``study`` (``pvsst run``, ``pvsst simulate``) or ``None``
+        (not yet known)."""
         return "survey" if "survey_id" in self.data else "study" if "spec_sha256" in self.data else None
 
     def require_kind(self, kind: str) -> None:

@@ -344,7 +344,8 @@ class Gateway:
                 before = sent["tries"]
                 sent["tries"] += 1
                 try:
-                    async with asyncio.timeout(self.config.request_timeout_s):  # also bounds handlers that ignore litellm's
+                    # also bounds handlers that ignore litellm's
+                    async with asyncio.timeout(self.config.request_timeout_s):
                         return await self._sender.send(request, seed, sent)
                 finally:
                     self.provider_tries += sent["tries"] - before

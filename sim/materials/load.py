@@ -26,7 +26,6 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-import pandas as pd
 import yaml
 
 from pvsst.core.errors import InputError

@@ -1,4 +1,4 @@
-"""The parameters of one trial: the single definition of every protocol parameter, its default and bound.
+"""The parameters of one trial: the single definition of every trial setting, its default and bound.
 
 :class:`TrialSettings` is the protocol (defaults reproduce PV-SST: 12 agents, 6 rounds, feed 5,
 votes 5, ...). The study spec's ``trial`` section *is* this model (``pvsst.experiments.spec.trial`` only adds
@@ -24,7 +24,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pvsst.core.bounds import MAX_AGENTS, MAX_ATTEMPTS, MAX_CHARACTERS, MAX_DISTRIBUTED_SOURCES, MAX_FEED_SIZE, MAX_ROUNDS, MAX_TOKENS, MAX_VOTES_PER_VOTER
+from pvsst.core.bounds import (MAX_AGENTS, MAX_ATTEMPTS, MAX_CHARACTERS, MAX_DISTRIBUTED_SOURCES, MAX_FEED_SIZE,
+                               MAX_ROUNDS, MAX_TOKENS, MAX_VOTES_PER_VOTER)
 from pvsst.core.errors import InputError
 from pvsst.core.validation import Identifier, Share, SpecFieldError, StrictModel, describe_validation_error
 from pvsst.sim.conditions import Condition, get_condition
@@ -43,7 +44,7 @@ def default_push_direction(seed: int) -> str:
 
 
 class TrialSettings(StrictModel):
-    """The protocol of one trial; every default is PV-SST's (``tests/data/pvsst_reference/pvsst_confirmatory_v1.yaml``).
+    """The settings of one trial; every default is PV-SST's (``tests/data/pvsst_reference/pvsst_confirmatory_v1.yaml``).
 
     ``request_seed_formula``: ``pvsst`` is PV-SST's ``trial_seed*100000 + round*1000 + phase*500 +
     ordinal`` (distinct seeds only while rounds < 100 and agents + adversaries <= 500); ``hashed`` takes
@@ -96,12 +97,12 @@ class TrialSettings(StrictModel):
         return self
 
     def parameters(self) -> dict[str, Any]:
-        """The protocol fields by name (the values themselves, not copies), e.g. to build a :class:`TrialSetup`."""
+        """The trial settings by name (the values themselves, not copies), e.g. to build a :class:`TrialSetup`."""
         return {name: getattr(self, name) for name in TrialSettings.model_fields}
 
 
 class TrialSetup(TrialSettings):
-    """One trial: the protocol parameters plus its id, model string, topic, arm, seed and push direction.
+    """One trial: its trial settings plus its id, model string, topic, arm, seed and push direction.
 
     Bad values raise :class:`~pvsst.core.errors.InputError` (source ``trial``) naming the field.
     """

@@ -105,8 +105,8 @@ def test_run_report_sets_the_plan_beside_results_with_deviation_and_audits(tmp_p
                  "engagement_likes_minus_control = likes - control", "H2_pdi", "## 2. Results against the plan",
                  "**SUPPORTED**", "**NOT SUPPORTED**", "## 3. Deviations from the preregistration",
                  "raised the bootstrap draws", "`analysis.bootstrap_draws: 200 -> 500`",
-                 "1 recorded (section 3): raised the bootstrap draws", "## 4. Audits",
-                 "8 of 8 planned blocks complete", "every trial passed the exposure audit",
+                 "1 recorded (section 3): raised the bootstrap draws", "## 4. Checks",
+                 "8 of 8 planned blocks complete", "every trial passed the exposure check",
                  "192 adversarial impressions delivered, 192 expected",
                  "exceeds the preregistered threshold 1.0%", "wall time 90.0 s", "## 5. Environment"):
         assert text in markdown, text

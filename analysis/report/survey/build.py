@@ -1,4 +1,4 @@
-"""``pvsst report RUN`` on a survey run: fidelity tables, figures, definitions, preregistration, audits.
+"""``pvsst report RUN`` on a survey run: fidelity tables, figures, definitions, preregistration, checks, audits.
 
 Reads the run store of ``pvsst survey run`` only (``survey.json``, ``manifest.json``, ``scoring.json``,
 ``human.parquet``, ``personas.parquet``, ``units/*/``), computes ``RUN/analysis/fidelity.csv`` first
@@ -198,7 +198,7 @@ def prereg_markdown(manifest: Mapping) -> str:
     return "\n".join(lines + [deviations_markdown(deviations, frozen, current)])
 
 
-def audit_markdown(run_dir: Path, manifest: Mapping, responses_note: str) -> str:
+def checks_markdown(run_dir: Path, manifest: Mapping, responses_note: str) -> str:
     units = manifest.get("units") or {}
     statuses = pd.Series([u.get("status", "?") for u in units.values()]).value_counts().to_dict()
     calls = sum(int(u.get("calls") or 0) for u in units.values())
@@ -269,7 +269,7 @@ def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: p
               *([cells_text, ""] if cells_text else []),
               "## 4. Metric definitions", "",
               markdown_table(pd.DataFrame([{"name": n, "definition": d} for n, d in METRIC_DEFINITIONS])), "",
-              "## 5. Audits", "", audit_markdown(run_dir, manifest, "scores read the complete units only (DONE)"), "",
+              "## 5. Checks", "", checks_markdown(run_dir, manifest, "scores read the complete units only (DONE)"), "",
               "## 6. Environment", "", _environment(manifest), ""]
     return "\n".join(lines)
 
