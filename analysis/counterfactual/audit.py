@@ -213,7 +213,8 @@ def _null_columns(m: MatchedAnswers, null_answers: pd.DataFrame, question: str, 
                          f"seed groups; the audit has {len(m.groups)}: the null needs as many")
     common, at_obs, at_null = np.intersect1d(m.set_ids, null.set_ids, return_indices=True)
     if len(common) < 2:
-        raise InputError("null answers", "set_id", f"fewer than 2 sets of {question!r} are in both the audit and the null")
+        raise InputError("null answers", "set_id",
+                         f"fewer than 2 sets of {question!r} are in both the audit and the null")
     k = len(codes)
     measured, *_ = _measures(null, k, scores, draws, seed, alpha)
     out = {"null_n_sets": len(null.set_ids), **{f"null_{name}": value for name, value in measured.items()}}

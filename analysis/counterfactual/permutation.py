@@ -188,7 +188,8 @@ OMNIBUS_STATISTICS = ("shares", "scores")
 
 
 def omnibus_permutation_p(matrix: np.ndarray, n_options: int, *, permutations: int = PERMUTATIONS,
-                          seed: int = ANALYSIS_SEED, statistic: str = "shares", scores: np.ndarray | None = None) -> float:
+                          seed: int = ANALYSIS_SEED, statistic: str = "shares",
+                          scores: np.ndarray | None = None) -> float:
     """Within-set permutation p across groups, of the chi-square of answer shares or of centred option scores.
 
     Parameters

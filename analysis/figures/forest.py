@@ -91,7 +91,8 @@ def contrast_forest_figure(contrasts: pd.DataFrame, contrast: str, metric: str, 
                                                                  if g["n_blocks"].nunique() > 1 else "")
                           for t, g in strata.groupby("stratum_type", sort=False)))
     caption = (f"Paired contrast {contrast} on {metric} (treatment minus baseline, per block), overall and "
-               f"by stratum. Points: mean block difference (overall value printed above its point); bars: 95% percentile bootstrap CI over blocks "
+               f"by stratum. Points: mean block difference (overall value printed above its point); bars: 95% "
+               f"percentile bootstrap CI over blocks "
                f"({draws:,} draws, seed {seed}); dashed line: no difference. n = {n_overall} blocks overall"
                + (f" (per stratum: {strata_n})" if strata_n else "") + ".")
     return PaperFigure(f"forest_{contrast}__{metric}", figure, caption, rows)

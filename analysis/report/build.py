@@ -212,7 +212,8 @@ def build_table_report(table_path: str | Path, out_dir: str | Path, *, formats: 
     return ReportResult(Path(out_dir), files, figures, [], notes)
 
 
-def draw_figures(plans: Iterable[FigurePlan], step: Callable[[str], None]) -> tuple[list[tuple[str, PaperFigure]], list[str]]:
+def draw_figures(plans: Iterable[FigurePlan], step: Callable[[str], None]) -> tuple[list[tuple[str, PaperFigure]],
+                                                                                    list[str]]:
     figures, notes = [], []
     for plan in plans:
         try:

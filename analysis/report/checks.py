@@ -152,7 +152,8 @@ def usage_check(llm_calls: pd.DataFrame, trials: pd.DataFrame, manifest: Mapping
         sessions = len(manifest.get("runs") or [])
         findings.append(f"wall time {wall:,.1f} s over {sessions} run session(s)")
     if "elapsed_seconds" in trials.columns:
-        findings.append(f"summed trial time {float(pd.to_numeric(trials['elapsed_seconds'], errors='coerce').sum()):,.1f} s")
+        seconds = float(pd.to_numeric(trials["elapsed_seconds"], errors="coerce").sum())
+        findings.append(f"summed trial time {seconds:,.1f} s")
     return RunCheck("Model calls, cache, tokens, cost and time", table, findings)
 
 

@@ -125,7 +125,8 @@ def design_cells(table: pd.DataFrame, factors, source: str = "decision table") -
         if column.isna().any():
             raise InputError(source, factor, "a row has no level")
         present = set(column.astype(object))
-        order = list(column.cat.categories) if isinstance(column.dtype, pd.CategoricalDtype) else sorted(present, key=str)
+        order = list(column.cat.categories) if isinstance(column.dtype, pd.CategoricalDtype) else sorted(present,
+                                                                                                         key=str)
         levels[factor] = [level for level in order if level in present]
         if len(levels[factor]) < 2:
             raise InputError(source, factor, "a factor needs at least two levels")
@@ -173,7 +174,8 @@ def _contributions(fitter: _Fitter, method: str) -> tuple[np.ndarray, float]:
     r2 = lambda subset: 1.0 - fitter.deviance(subset) / null   # noqa: E731
     k = len(factors)
     if method == "drop_one":
-        return np.array([(fitter.deviance(tuple(g for g in factors if g != f)) - full) / null for f in factors]), r2(factors)
+        drops = [(fitter.deviance(tuple(g for g in factors if g != f)) - full) / null for f in factors]
+        return np.array(drops), r2(factors)
     values = np.zeros(k)
     for i, factor in enumerate(factors):
         rest = [f for f in factors if f != factor]

@@ -39,7 +39,8 @@ EXCLUDED_COLUMNS = ("contrast", "metric", "reason")
 class PairedContrastAnalysis:
     """The results of :func:`paired_contrast_table`.
 
-    ``frame`` has PV-SST's published columns then the settings used (:data:`~pvsst.analysis.stats.paired.SETTING_COLUMNS`),
+    ``frame`` has PV-SST's published columns then the settings used
+    (:data:`~pvsst.analysis.stats.paired.SETTING_COLUMNS`),
     one row per result; ``excluded_blocks`` one row per (contrast, metric, block) left out, with the reason.
     """
 

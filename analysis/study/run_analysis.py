@@ -172,7 +172,8 @@ def network_dynamics_table(data: RunTables) -> pd.DataFrame:
         # Align with the edges table: the graph recorded at round r is the one in effect after round
         # r - 1's votes, so round r carries the stance after round r - 1 (round 0: the initial stance).
         stances = pd.concat([
-            agents.assign(round=0)[["round", "agent_id", "initial_stance"]].rename(columns={"initial_stance": "stance"}),
+            agents.assign(round=0)[["round", "agent_id",
+                                    "initial_stance"]].rename(columns={"initial_stance": "stance"}),
             posts[["round", "agent_id", "stance"]].assign(round=posts["round"] + 1),
         ], ignore_index=True)
         stances["side"] = np.sign(stances["stance"])

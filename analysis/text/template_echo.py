@@ -9,7 +9,8 @@ copied there when the run started), so this reads no package but the store.
 
 Examples
 --------
->>> templates = {"post": "TOPIC: $question\\nThis is the first round, nobody wrote yet.\\nReply {\\"post\\": \\"<your post>\\"}"}
+>>> templates = {"post": "TOPIC: $question\\nThis is the first round, nobody wrote yet.\\n"
+...                      "Reply {\\"post\\": \\"<your post>\\"}"}
 >>> echo_flags(["this is the first round of it", "labels help", "<your post>", "I like $question"], templates)
 [True, False, True, True]
 """

@@ -2,7 +2,8 @@
 
 Each size runs in its own process (so peak memory is that size's own), on a Barabasi-Albert follow
 graph (m=3) with followee feeds: one interpreter imports the engine once and forks a fresh child per
-size (the child's peak RSS counts from the fork, as a new process's would from its start). Prints agent-rounds per second, the time per agent-round relative to
+size (the child's peak RSS counts from the fork, as a new process's would from its start). Prints agent-rounds per
+second, the time per agent-round relative to
 the smallest size, and peak RSS. Asserts correctness only (every call ok, every agent posted every round).
 
 Default sizes keep `make test` short: 200 / 600 / 2,000 agents x 2 rounds. The full sizes

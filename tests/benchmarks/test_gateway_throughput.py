@@ -101,7 +101,8 @@ def test_gateway_throughput_and_overhead(tmp_path, show):
             rows.append((concurrency, path, N_CALLS / wall, ideal, cpu / N_CALLS, cpu / best["bare litellm"][1]))
     # A fully cached rerun: zero provider calls.
     last = f"c64r{REPETITIONS - 1}"
-    replay = Gateway(GatewayConfig(max_concurrency=64), cache=ResponseCache(tmp_path / f"{last}.sqlite"), replay_only=True)
+    replay = Gateway(GatewayConfig(max_concurrency=64), cache=ResponseCache(tmp_path / f"{last}.sqlite"),
+                     replay_only=True)
     wall, cpu = time.perf_counter(), time.process_time()
     replayed = replay.run(requests(f"gwc{last}"))
     replay_wall, replay_cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -109,7 +110,8 @@ def test_gateway_throughput_and_overhead(tmp_path, show):
     replay.close()
 
     show(f"\n{N_CALLS} calls, stub latency {LATENCY_S * 1000:.0f} ms")
-    show(f"{'conc':>4} {'path':<14} {'calls/s':>8} {'ideal':>7} {'of ideal':>8} {'CPU ms/call':>11} {'CPU vs bare':>11}")
+    show(f"{'conc':>4} {'path':<14} {'calls/s':>8} {'ideal':>7} {'of ideal':>8} "
+         f"{'CPU ms/call':>11} {'CPU vs bare':>11}")
     for concurrency, path, rate, ideal, cpu_per_call, cpu_ratio in rows:
         show(f"{concurrency:>4} {path:<14} {rate:>8.0f} {ideal:>7.0f} {rate / ideal:>8.0%} "
               f"{cpu_per_call * 1000:>11.2f} {cpu_ratio:>11.2f}")

@@ -265,7 +265,8 @@ def test_router_hook_sets_the_mode_per_endpoint_and_learns_from_a_rejection():
     assert {(b.get("response_format") or {}).get("type") for b in lenient.bodies} == {"json_schema"}
     assert modes.mode_for(MODEL, strict.api_base) == "json_object"
     assert modes.mode_for(MODEL, lenient.api_base) == "json_schema"
-    assert {(r.endpoint, r.mode) for r in routed} <= {(strict.api_base, "json_object"), (lenient.api_base, "json_schema")}
+    assert {(r.endpoint, r.mode) for r in routed} <= {(strict.api_base, "json_object"), (lenient.api_base,
+                                                                                         "json_schema")}
     assert rejected == [400]  # one rejection (of json_schema by the strict server), not tried on the other
 
 
@@ -281,7 +282,8 @@ def test_per_endpoint_concurrency_is_a_cap_that_requests_wait_for():
         endpoints = [Endpoint(api_base=a.api_base, max_concurrency=1), Endpoint(api_base=b.api_base, max_concurrency=2)]
         with Gateway(GatewayConfig(endpoints=endpoints, max_concurrency=8)) as gateway:
             assert gateway.max_concurrency == 3
-            results = gateway.run([LLMRequest(model_name=MODEL, messages=({"role": "user", "content": f"q{i}"},), seed=i)
+            results = gateway.run([LLMRequest(model_name=MODEL, messages=({"role": "user", "content": f"q{i}"},),
+                                              seed=i)
                                    for i in range(12)])
     assert [r.record.status for r in results] == ["ok"] * 12
     assert [r.record.attempts for r in results] == [1] * 12
@@ -328,7 +330,8 @@ def test_a_rejected_request_is_not_tried_on_the_other_endpoints(error, tried, se
     with StubServer([http_error(error)]) as a, StubServer([http_error(error)]) as b, StubServer([ok("fine")]) as c:
         endpoints = [Endpoint(api_base=a.api_base, weight=1000.0), Endpoint(api_base=b.api_base, weight=1000.0),
                      Endpoint(api_base=c.api_base, weight=0.001)]  # c, the one that answers, is picked last
-        with Gateway(GatewayConfig(endpoints=endpoints), max_retries=0) as gateway:  # the gateway tries once; the Router moves
+        with Gateway(GatewayConfig(endpoints=endpoints),
+                     max_retries=0) as gateway:  # the gateway tries once; the Router moves
             (result,) = gateway.run([request])
     assert a.requests + b.requests + c.requests == tried
     assert result.record.attempts == 1

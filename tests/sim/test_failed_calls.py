@@ -85,7 +85,8 @@ def run(preset: str, answer=reply, **overrides):
                              reasoning_blocks=protocol.reasoning_blocks)
         with Gateway(GatewayConfig(api_base=stub.api_base, request_timeout_s=120)) as warm:
             assert warm.run([warm_up])[0].ok
-        gateway = Gateway(GatewayConfig(api_base=stub.api_base, request_timeout_s=TIMEOUT_S, max_concurrency=1), sleep=sleep)
+        gateway = Gateway(GatewayConfig(api_base=stub.api_base, request_timeout_s=TIMEOUT_S, max_concurrency=1),
+                          sleep=sleep)
         try:
             assert gateway.run([warm_up])[0].ok and not waits
             gateway.drain_records()
@@ -121,7 +122,8 @@ def requests_per_call(bodies) -> dict[tuple[int, int], int]:
 def seeds_by_prompt(bodies) -> list[list[int]]:
     seeds: dict[str, list[int]] = defaultdict(list)
     for body in bodies:
-        seeds[json.dumps([body.get("system"), body.get("prompt"), body.get("messages")])].append(body["options"]["seed"])
+        seeds[json.dumps([body.get("system"), body.get("prompt"),
+                          body.get("messages")])].append(body["options"]["seed"])
     return list(seeds.values())
 
 

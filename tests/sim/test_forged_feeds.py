@@ -29,7 +29,8 @@ def _provider():
 
 
 def _run(render: str, condition: str = "likes"):
-    config = TrialSetup(trial_id=f"forge_{render}_{condition}", model_name="scripted/forging", topic=get_topic("ai_labels"),
+    config = TrialSetup(trial_id=f"forge_{render}_{condition}", model_name="scripted/forging",
+                        topic=get_topic("ai_labels"),
                          condition=condition, seed=101, n_agents=N_AGENTS, n_rounds=N_ROUNDS, feed_size=FEED,
                          votes_per_voter=VOTES, protocol=Protocol(render=render))
     gateway = Gateway()

@@ -50,7 +50,8 @@ ALTERNATIVES: dict[str, tuple[Any, Callable[[Gateway], Any]]] = {
 CLI_OPTIONS: dict[str, list[tuple[list[str], str]]] = {
     "max_concurrency": [(["simulate", "--model", MODEL, "--topic", "ai_labels", "--agents", "2", "--rounds", "1"],
                          option_of("max_concurrency").flag)],
-    "request_timeout_s": [(["llm", "complete", "--model", MODEL, "--prompt", "hi"], option_of("request_timeout_s").flag)],
+    "request_timeout_s": [(["llm", "complete", "--model", MODEL, "--prompt", "hi"],
+                           option_of("request_timeout_s").flag)],
     "api_base": [(["llm", "complete", "--model", MODEL, "--prompt", "hi"], option_of("api_base").flag)],
 }
 FIELDS = list(GatewayConfig.model_fields)
@@ -82,7 +83,8 @@ def test_every_field_has_an_alternative_and_the_defaults_are_written_once():
     # The execution section of both documents is this model with the executor's settings added.
     assert set(FIELDS) < set(Execution.model_fields)
     assert load_survey(ROOT / "experiments/surveys/gss2018_spending.yaml").execution.__class__ is Execution
-    assert (default.max_concurrency, default.request_timeout_s) == (DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S) == (4, 240.0)
+    assert (default.max_concurrency, default.request_timeout_s) == (DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S) == (4,
+                                                                                                                    240.0)
     gateway = Gateway()
     assert (gateway.max_concurrency, gateway.config.request_timeout_s) == (4, 240.0)
     gateway.close()

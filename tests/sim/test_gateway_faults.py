@@ -23,7 +23,8 @@ def fake_key(monkeypatch):
 
 
 def request(text: str = "hi", seed: int = 5, schema=None, **fields) -> LLMRequest:
-    return LLMRequest(model_name=MODEL, messages=({"role": "user", "content": text},), seed=seed, schema=schema, **fields)
+    return LLMRequest(model_name=MODEL, messages=({"role": "user", "content": text},), seed=seed, schema=schema,
+                      **fields)
 
 
 def run_one(script, *, schema=None, request_timeout_s=5.0, **gateway_options):

@@ -115,7 +115,8 @@ def test_zero_is_zero_bit_for_bit(planted, tmp_path):
     reply = dict(temperature=0.9, max_tokens=8, seed=5, schema=None)
     text = embedded.generate(MODEL, scale, **reply)["text"]
     for scope in SCOPES:
-        assert embedded.generate(MODEL, scale, **reply, steering=_steering(planted, coef=0.0, scope=scope))["text"] == text
+        assert embedded.generate(MODEL, scale, **reply, steering=_steering(planted, coef=0.0,
+                                                                           scope=scope))["text"] == text
 
 
 @pytest.mark.slow

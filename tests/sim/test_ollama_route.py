@@ -94,7 +94,8 @@ def test_request_seeds_follow_the_reference_formula(reference_run):
     ordinal = {agent: i for i, agent in enumerate(result.agents["agent_id"])}  # honest a00..a05, then c3000..
     calls = result.llm_calls
     phase = calls["phase"].map({"post": 1, "vote": 2})
-    expected = [SEED * 100000 + r * 1000 + p * 500 + ordinal[a] for r, p, a in zip(calls["round"], phase, calls["agent_id"])]
+    expected = [SEED * 100000 + r * 1000 + p * 500 + ordinal[a] for r, p, a in zip(calls["round"], phase,
+                                                                                   calls["agent_id"])]
     assert calls["request_seed"].tolist() == expected
     assert len(calls) == 2 * (6 + 4) + 2 * 6  # posts by every account, votes by honest agents
     assert sorted(set(b["options"]["seed"] for b in bodies)) == sorted(expected)

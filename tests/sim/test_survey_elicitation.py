@@ -16,7 +16,6 @@ import yaml
 from scipy.spatial.distance import jensenshannon
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.prereg.freeze import freeze
 from pvsst.experiments.survey.elicitation import reply_answer
 from pvsst.experiments.survey.spec import canonical_survey, load_survey
 from builders import GSS, small_instrument
@@ -118,7 +117,8 @@ def test_logprobs_on_a_provider_without_them_exits_2_before_anything(tmp_path, c
 def test_controls_answer_every_method_and_are_scored_alike(tmp_path, capsys):
     spec = small_instrument(model="scripted/marginal", conditions=["direct", "direct_logprobs", "direct_verbalized"],
                             analysis={"min_group_n": 2},
-                            sampling={"temperature": 0.7, "samples_per_persona": 3, "max_tokens": 24, "max_attempts": 3})
+                            sampling={"temperature": 0.7, "samples_per_persona": 3, "max_tokens": 24,
+                                      "max_attempts": 3})
     code, out = run_spec(tmp_path, spec)
     assert code == 0, capsys.readouterr()
     frame = responses(out)

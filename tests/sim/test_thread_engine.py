@@ -68,10 +68,12 @@ def test_the_study_is_byte_identical_across_processes(tmp_path, study_results, s
     assert threads == [f"thread-00{i}" for i in range(5)] == sorted(p.name for p in there.iterdir())
     for thread in threads:
         for table in ("comments", "actions", "agents", "comment_votes", "prompts"):
-            assert (here / thread / f"{table}.parquet").read_bytes() == (there / thread / f"{table}.parquet").read_bytes()
+            name = f"{table}.parquet"
+            assert (here / thread / name).read_bytes() == (there / thread / name).read_bytes()
         calls = [pd.read_parquet(d / thread / "llm_calls.parquet").drop(columns="latency_s") for d in (here, there)]
         pd.testing.assert_frame_equal(*calls)
-        assert (here / thread / "comments.parquet").read_bytes() != (other_seed / thread / "comments.parquet").read_bytes()
+        comments = "comments.parquet"
+        assert (here / thread / comments).read_bytes() != (other_seed / thread / comments).read_bytes()
     assert len(study["comments"]) == sum(len(pd.read_parquet(here / t / "comments.parquet")) for t in threads)
 
 

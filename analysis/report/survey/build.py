@@ -97,6 +97,11 @@ METRIC_DEFINITIONS = (
 )
 
 
+WEIGHTED = ("respondent weights enter the human shares, every bootstrap draw, the oracle donors (drawn in proportion "
+            "to weight) and the model shares of respondent-matched personas (each carries its respondent weight)")
+CLUSTERED = "whole clusters within strata"
+UNCLUSTERED = "respondents and personas as simple random samples (no design columns given)"
+
 def survey_fidelity(run: ScoredRun) -> tuple[pd.DataFrame, bool]:
     """``RUN/analysis/fidelity.csv`` as a frame, scoring the run first when it is missing: (table, computed).
     A table just scored is read back as written (six significant digits), so the report shows the same
@@ -148,7 +153,8 @@ def _models(spec: Mapping) -> list[str]:
                                                    for m in models]
 
 
-def summary_table(fidelity: pd.DataFrame, threshold: float = SurveyAnalysisPlan().parse_failure_threshold) -> pd.DataFrame:
+def summary_table(fidelity: pd.DataFrame,
+                  threshold: float = SurveyAnalysisPlan().parse_failure_threshold) -> pd.DataFrame:
     """One row per provider x condition x elicitation: status (ok or degraded), questions, and the means
     over questions of the headline metrics with their intervals (:mod:`pvsst.analysis.report.survey.tables`)."""
     return tables.summary_frame(fidelity, threshold)
@@ -170,9 +176,10 @@ def design_markdown(spec: Mapping) -> str:
              f"`{data.get('respondent_id', '?')}`, weight `{weight or 'none'}`, strata "
              f"`{data.get('strata') or 'none'}`, cluster `{data.get('cluster') or 'none'}`). "
              f"{data.get('citation', '')}".strip(),
-             f"Weights: {'respondent weights enter the human shares, every bootstrap draw, the oracle donors (drawn in proportion to weight) and the model shares of respondent-matched personas (each carries its respondent weight)' if weight else 'none: the human shares are unweighted'}. "
-             f"Intervals resample {'whole clusters within strata' if data.get('strata') or data.get('cluster') else 'respondents and personas as simple random samples (no design columns given)'}.",
-             f"Personas: {personas.get('source', '?')}, n = {personas.get('n', '?')}, seed {personas.get('seed', '?')}.",
+             f"Weights: {WEIGHTED if weight else 'none: the human shares are unweighted'}. "
+             f"Intervals resample {CLUSTERED if data.get('strata') or data.get('cluster') else UNCLUSTERED}.",
+             f"Personas: {personas.get('source', '?')}, n = {personas.get('n', '?')}, "
+             f"seed {personas.get('seed', '?')}.",
              f"Models: {', '.join(f'`{m}`' for m in _models(spec)) or '?'}; controls: "
              f"{', '.join(spec.get('controls') or []) or 'none'}.",
              f"Sampling: temperature {sampling.get('temperature', '?')}, {sampling.get('samples_per_persona', '?')} "
@@ -189,7 +196,8 @@ def prereg_markdown(manifest: Mapping) -> str:
     if not frozen and not deviations:
         return (f"**Not preregistered:** the manifest records no frozen lock (run instrument sha256 "
                 f"`{current or '?'}`). Freeze the instrument with `pvsst prereg freeze` before a confirmatory run.")
-    lines = [f"Frozen at {manifest.get('frozen_at') or 'a time this manifest does not record'} with sha256 `{frozen or '?'}`"
+    frozen_at = manifest.get("frozen_at") or "a time this manifest does not record"
+    lines = [f"Frozen at {frozen_at} with sha256 `{frozen or '?'}`"
              + (f" (lock `{manifest['lock_path']}`)" if manifest.get("lock_path") else "") + ".", ""]
     settings = manifest.get("frozen_settings") or manifest.get("prereg_settings")
     if isinstance(settings, Mapping) and settings:

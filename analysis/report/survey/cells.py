@@ -118,7 +118,8 @@ def cell_figures(analysis: CellAnalysis, labels: Mapping[tuple[str, str], str] |
 
 def _estimates_markdown(estimates: pd.DataFrame) -> str:
     first = estimates.groupby("question", sort=False)["option"].transform("first")
-    shown = estimates[(estimates["level"] == "national") | ((estimates["level"] == "group") & (estimates["option"] == first))]
+    group_first = (estimates["level"] == "group") & (estimates["option"] == first)
+    shown = estimates[(estimates["level"] == "national") | group_first]
     rows = [{"source": f"{r.model} | {r.condition} ({r.elicitation})", "question": r.question, "domain": r.domain,
              "option": r.option, "estimate": (number(r.estimate) + " (exact)") if r.interval == "exact"
              else estimate(r.estimate, r.ci_low, r.ci_high), "population": f"{r.population:,.0f}",
@@ -138,8 +139,8 @@ def _summary_frame(analysis: CellAnalysis) -> pd.DataFrame:
                      "mean |error|": number(options["abs_error"].mean()),
                      "mean JS distance": number(part["js_distance"].mean()),
                      "pooled SimBench": number(pooled), "median SimBench": number(part["simbench"].median()),
-                     "r across states": f"{corr['option']}: " + ("0 (constant by construction)"
-                                                                 if bool(corr["constant"]) else number(corr["correlation"]))})
+                     "r across states": f"{corr['option']}: " + (
+                         "0 (constant by construction)" if bool(corr["constant"]) else number(corr["correlation"]))})
     return pd.DataFrame(rows)
 
 
@@ -219,7 +220,8 @@ def implication_markdown(attributes) -> str:
         return ""
     return ("**Cells with survey-drawn attributes.** The census carries no " + ", ".join(f"`{a}`" for a in drawn)
             + ": each census persona draws them from CCES respondents of its demographic cell (age group, sex, race / "
-            "ethnicity, college degree, Census region; pvsst.personas.survey_attributes). So the population's counts in these cells are the census "
+            "ethnicity, college degree, Census region; pvsst.personas.survey_attributes). So the population's counts "
+            "in these cells are the census "
             "demographics times the *survey's own* within-cell distribution of these attributes: a state's party "
             "or ideology mix differs from the nation's only through its demographics, never through its own "
             "political make-up. The cell oracle and the model are scored against CCES answers of respondents "
@@ -256,7 +258,8 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
               "### The survey's own noise", "", _noise_markdown(analysis), ""]
     for question in dict.fromkeys(analysis.scores["question"].astype(str)):
         lines += [f"### Every state: `{question}`", "", markdown_table(state_table(analysis, question)), "",
-                  f"model: `{(_model_sources(analysis.scores) or ['none'])[0]}`; move: the cell oracle's share minus the survey's raw share (with national cells, the composition "
+                  f"model: `{(_model_sources(analysis.scores) or ['none'])[0]}`; move: the cell oracle's share minus "
+                  f"the survey's raw share (with national cells, the composition "
                   "effect); outside survey CI: whether the oracle leaves the survey's own 95% bootstrap interval; "
                   "states not told apart: other states whose difference from this one the survey's bootstrap "
                   "interval does not exclude 0 (pairs in `analysis/state_pairs.csv`).", ""]

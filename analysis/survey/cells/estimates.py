@@ -10,7 +10,8 @@ and each cell's answers stand for all its members. The run store holds::
     RUN/units/*/responses.parquet   persona_id = cell_id
 
 :mod:`pvsst.analysis.survey.cells.population` turns ``cells.parquet`` into the cell table and the ``N_gc``
-counts of :mod:`pvsst.analysis.survey.cells.poststratification`; :func:`decision_bank` turns the responses into each cell's
+counts of :mod:`pvsst.analysis.survey.cells.poststratification`; :func:`decision_bank` turns the responses into each
+cell's
 answer distribution (distribution methods: the substantive options' probabilities, renormalised, the mean
 over a cell's replies) or answer counts (sampled answers: parsed substantive answers only); and
 :func:`cell_estimates` post-stratifies them for the nation, every geography and every level of every cell

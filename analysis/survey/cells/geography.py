@@ -13,7 +13,8 @@ the difference of shares contains 0: differences the survey itself cannot resolv
 judged on them.
 
 :func:`survey_cell_answers` turns the respondents into the cell answer table of
-:mod:`pvsst.analysis.survey.cells.poststratification` (``cell_id, question, option, probability``, plus ``respondents``):
+:mod:`pvsst.analysis.survey.cells.poststratification` (``cell_id, question, option, probability``, plus
+``respondents``):
 each cell's (weighted) answer distribution, with cell ids of :func:`pvsst.personas.cells.cell_id_of`, so survey
 cells and population cells match.
 

@@ -40,7 +40,8 @@ from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
 from pvsst.analysis.survey.data import GROUP_PREFIX, load_data
 from pvsst.analysis.survey.cells.geography import indistinguishable_states, state_bootstrap, state_noise, state_shares
 from pvsst.analysis.survey.shares import source_label
-from pvsst.analysis.survey.cells.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle, estimate_matrix,
+from pvsst.analysis.survey.cells.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle,
+                                                      estimate_matrix,
                                                 national_marginal_shares, score_states, uniform_shares)
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.analysis.survey.units import ScoredRun
