@@ -6,8 +6,8 @@ Examples
 >>> import pandas as pd
 >>> trials = pd.DataFrame({"condition": ["likes", "likes"], "render": ["verbatim", "verbatim"],
 ...                        "markup_posts": [2, 0]})
->>> agent_text_check(trials).findings[0][:71]
-'agent text entered other prompts verbatim (render: verbatim), as the PV-S'
+>>> agent_text_check(trials).findings[0][:72]
+'agent text entered other prompts verbatim (render: verbatim), as the PV-'
 >>> template_echo_check(pd.DataFrame({"trial_id": ["t"], "text": ["nobody has posted here yet"]}),
 ...                     {"note": "Nobody has posted here yet."}).findings[0]
 'WARNING 1 of 1 posts (100.0%) repeat a run of five words of the prompt templates or hold a placeholder'
