@@ -101,7 +101,7 @@ def check_template(template: string.Template, style: str, fields: frozenset[str]
     >>> check_template(string.Template("${age} ${nickname}"), "label")
     Traceback (most recent call last):
     ...
-    pvsst.core.errors.InputError: template label: fields: missing (not provided): nickname; unused: education_descriptor, place_short, sex_noun
+    pvsst.core.errors.InputError: template label: fields: missing (not provided): nickname; unused: ...
     """
     if not template.is_valid():
         raise InputError(f"template {style}", "syntax", "invalid $-placeholder")
@@ -145,7 +145,7 @@ def card_context(row: dict) -> dict[str, str]:
     subject, obj = ("she", "her") if female else ("he", "him")
     state_name, state = _value(row, "state_name"), _value(row, "state")
     place = state_name or state or "the United States"
-    income, band = _value(row, "income"), _value(row, "income_band")
+    income = _value(row, "income")
     if income is None:
         income_phrase = "an unrecorded income"
     elif int(income) <= 0:

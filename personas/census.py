@@ -127,7 +127,8 @@ def _rows_by_line(frame: pd.DataFrame, values: np.ndarray, path: Path, lines, wh
     for line in lines:
         hits = np.flatnonzero(line_no == line)
         if hits.size != 1:
-            raise InputError(str(path), "line", f"{where}: expected exactly one row for line {line:03d}, found {hits.size}")
+            raise InputError(str(path), "line",
+                             f"{where}: expected exactly one row for line {line:03d}, found {hits.size}")
         out.append(values[hits[0]])
     return np.array(out)
 

@@ -26,7 +26,7 @@ Examples
 >>> IncomeBands(edges=(75_000,))
 Traceback (most recent call last):
 ...
-pvsst.core.errors.InputError: household_income: edges: 75000 is not a CCES household income bound (one of 10000, 20000, 30000, 40000, 50000, 60000, 70000, 80000, 100000, 120000, 150000)
+pvsst.core.errors.InputError: household_income: edges: 75000 is not a CCES household income bound (one of 10000, ...)
 """
 from __future__ import annotations
 

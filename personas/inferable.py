@@ -14,8 +14,9 @@ Examples
 --------
 >>> persona = {"age": 34, "sex": "female", "state_name": "Ohio", "education": "bachelors_degree",
 ...            "income_band": "$50,000-$99,999"}
->>> [(a.name, true_label(a, persona)) for a in attributes_of(persona)]
-[('age', '34'), ('sex', 'female'), ('location', 'Ohio'), ('education', "bachelor's degree"), ('income', '$50,000-$99,999')]
+>>> [(a.name, true_label(a, persona)) for a in attributes_of(persona)]  # doctest: +NORMALIZE_WHITESPACE
+[('age', '34'), ('sex', 'female'), ('location', 'Ohio'), ('education', "bachelor's degree"),
+ ('income', '$50,000-$99,999')]
 >>> age_correct(40, 34), age_correct(39, 34, tolerance=5)
 (False, True)
 """

@@ -42,9 +42,11 @@ def _check(table: pd.DataFrame, columns: Sequence[str], id_column: str, source: 
         raise InputError(source, id_column, "missing column")
     for column in columns:
         if column not in table.columns:
-            raise InputError(source, column, f"no such persona attribute (columns: {', '.join(map(str, table.columns))})")
+            raise InputError(source, column,
+                             f"no such persona attribute (columns: {', '.join(map(str, table.columns))})")
     if table[id_column].duplicated().any():
-        raise InputError(source, id_column, f"duplicate persona id {table.loc[table[id_column].duplicated(), id_column].iloc[0]!r}")
+        raise InputError(source, id_column,
+                         f"duplicate persona id {table.loc[table[id_column].duplicated(), id_column].iloc[0]!r}")
 
 
 def group_label(values: Sequence[object]) -> str:
@@ -85,7 +87,8 @@ def counterfactual_personas(base: pd.DataFrame, levels: Mapping[str, Sequence[ob
         parts.append(copy)
     out = pd.concat(parts, ignore_index=True)
     out["_combo"] = out["group"].map({group_label(c): i for i, c in enumerate(combos)})
-    return out.sort_values(["_order", "_combo"], kind="stable").drop(columns=["_order", "_combo"]).reset_index(drop=True)
+    return out.sort_values(["_order", "_combo"], kind="stable").drop(columns=["_order",
+                                                                              "_combo"]).reset_index(drop=True)
 
 
 def matched_sets(personas: pd.DataFrame, vary: Sequence[str], *, id_column: str = "persona_id",

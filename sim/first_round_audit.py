@@ -63,7 +63,8 @@ def member_ordinals(members: pd.DataFrame) -> np.ndarray:
 
     Examples
     --------
-    >>> frame = pd.DataFrame({"set_id": ["a", "a", "b", "b", "a", "a"], "audit_role": ["audit"] * 4 + ["arity_null"] * 2,
+    >>> frame = pd.DataFrame({"set_id": ["a", "a", "b", "b", "a", "a"],
+    ...                       "audit_role": ["audit"] * 4 + ["arity_null"] * 2,
     ...                       "replicate": [-1, -1, -1, -1, 0, 1]})
     >>> member_ordinals(frame).tolist()
     [0, 0, 1, 1, 2, 3]

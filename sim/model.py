@@ -42,7 +42,7 @@ from pvsst.sim.trial.settings import TrialSetup
 
 
 
-class ExposureAuditError(RuntimeError):
+class ExposureCheckError(RuntimeError):
     """The trial delivered a different number of adversarial impressions than its design requires."""
 
 
@@ -128,12 +128,12 @@ class SocialModel(mesa.Model):
         self.record(round)
 
     def run(self) -> None:
-        """Run every round, then audit the adversarial exposures."""
+        """Run every round, then check the adversarial exposures."""
         for _ in range(self.config.n_rounds):
             self.step()
             if self.on_round is not None:
                 self.on_round(self.steps)
-        self.audit_exposures()
+        self.check_exposures()
 
     # -- phases ---------------------------------------------------------------------------------
     def render_feeds(self, round: int) -> dict[str, tuple[list[FeedItem], str | None]]:
@@ -246,11 +246,11 @@ class SocialModel(mesa.Model):
         for source, target in sorted(self.platform.follow_graph.edges()):
             self.recorder.edges.add(self.config.trial_id, round, source, target)
 
-    def audit_exposures(self) -> None:
+    def check_exposures(self) -> None:
         """Fail loudly unless every honest feed from round 1 on held exactly one adversary post."""
         expected = self.config.expected_adversarial_impressions
         flags = self.recorder.exposures.column("is_adversarial")
         observed = int(sum(flags))
         if observed != expected:
-            raise ExposureAuditError(
+            raise ExposureCheckError(
                 f"trial {self.config.trial_id}: {observed} adversarial impressions, expected {expected}")

@@ -157,11 +157,13 @@ def _edgelist(spec: NetworkSpec, agent_ids: list[str]) -> nx.DiGraph:
     try:
         graph = nx.read_edgelist(path, create_using=nx.DiGraph, nodetype=str, data=False)
     except (OSError, UnicodeDecodeError) as err:
-        raise InputError(path, "network.path", f"unreadable edge list ({getattr(err, 'strerror', None) or err})") from None
+        raise InputError(path, "network.path",
+                         f"unreadable edge list ({getattr(err, 'strerror', None) or err})") from None
     except (TypeError, ValueError, IndexError) as err:
         raise InputError(path, "network.path", f"malformed edge list ({err})") from None
     unknown = set(graph.nodes) - set(agent_ids)
     if unknown:
-        raise InputError(path, "network.path", f"unknown agent id {sorted(unknown)[0]!r} (agents are {agent_ids[0]}..{agent_ids[-1]})")
+        raise InputError(path, "network.path",
+                         f"unknown agent id {sorted(unknown)[0]!r} (agents are {agent_ids[0]}..{agent_ids[-1]})")
     graph.add_nodes_from(agent_ids)
     return graph

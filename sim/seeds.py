@@ -68,4 +68,5 @@ def request_seed(trial_seed: int, round: int, phase: int, ordinal: int, formula:
     if formula == "hashed":
         digest = hashlib.sha256(f"{trial_seed}:{round}:{phase}:{ordinal}".encode()).digest()
         return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-    raise InputError("trial", "request_seed_formula", f"unknown formula {formula!r} ({', '.join(REQUEST_SEED_FORMULAS)})")
+    raise InputError("trial", "request_seed_formula",
+                     f"unknown formula {formula!r} ({', '.join(REQUEST_SEED_FORMULAS)})")

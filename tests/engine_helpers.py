@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from session_folder import session_folder
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.topics import get_topic
 from pvsst.sim.trial.run import TrialResult, run_trial
@@ -53,5 +54,5 @@ def embedded_trial(condition: str, n_agents: int, tmp_path_factory) -> TrialResu
 
     cache = embedded_cache_path(tmp_path_factory)
     with FileLock(str(cache.with_name(f"{cache.stem}.{condition}.{n_agents}.lock"))):
-        with Gateway(cache=ResponseCache(cache), max_concurrency=1) as gateway:
+        with Gateway(GatewayConfig(max_concurrency=1), cache=ResponseCache(cache)) as gateway:
             return run_trial(embedded_trial_config(condition, n_agents), gateway)

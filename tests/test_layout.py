@@ -22,8 +22,8 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 WHOLE_DISTRIBUTION = frozenset({
-    "test_ci_entry.py", "test_docs_site.py", "test_docstring_examples.py", "test_import_graph.py", "test_installed_names.py",
-    "test_layout.py",
+    "test_ci_entry.py", "test_constants.py", "test_docs_site.py", "test_docstring_examples.py", "test_import_graph.py",
+    "test_installed_names.py", "test_layout.py",
     "test_no_outside_documents.py", "test_own_wording.py", "test_reference_copy.py"})
 OTHER_TEST_FOLDERS = frozenset({"benchmarks"})  # measured ratios of several packages, run by `make bench`
 ISSUE_CITATION = re.compile(r"\bissues?\s*#?\d|\bacceptance\s+(?:item\s+)?\d|\bacceptance\s*\(|#\d+\b",

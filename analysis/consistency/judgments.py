@@ -17,7 +17,6 @@ Examples
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +26,7 @@ import pandas as pd
 from pvsst.analysis.consistency.judge_agreement import compare_judges
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import JUDGMENTS as JUDGMENTS_DIR
+from pvsst.core.input_files import read_json
 LEXICON = "lexicon"
 AGREEMENT_COLUMNS = ("first_judge", "second_judge", "n", "raw_agreement", "side_agreement", "kappa_linear",
                      "kappa_quadratic")
@@ -47,10 +47,7 @@ def read_judgments(analysis_dir: str | Path) -> dict[str, tuple[pd.DataFrame, di
     if not folder.is_dir():
         return found
     for path in sorted(folder.glob("*.json")):
-        try:
-            provenance = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as err:
-            raise InputError(str(path), "judge provenance", f"unreadable ({err})") from None
+        provenance = read_json(path, "judge provenance")
         table_path = path.with_suffix(".parquet")
         if not table_path.is_file():
             raise InputError(str(table_path), "judgments", "missing beside its provenance file")

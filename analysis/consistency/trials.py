@@ -32,7 +32,8 @@ Examples
 >>> posts = pd.DataFrame({"trial_id": "t", "round": 0, "agent_id": ["a", "b", "c"],
 ...                       "stance": [2, -1, 1], "parse_ok": True})
 >>> judged = posts[["trial_id", "round", "agent_id"]].assign(judged_stance=[2, 1, 0])
->>> stance_consistency(posts, judged)[["exact_agreement", "side_agreement", "contradiction", "signed_gap"]].values.tolist()
+>>> columns = ["exact_agreement", "side_agreement", "contradiction", "signed_gap"]
+>>> stance_consistency(posts, judged)[columns].values.tolist()
 [[True, True, False, 0], [False, False, True, 2], [False, False, False, -1]]
 >>> votes = pd.DataFrame({"trial_id": "t", "round": 0, "voter_id": ["a", "a", "b"],
 ...                       "target_agent_id": ["c", "b", "a"], "value": [1, 0, 0], "parse_ok": True})
@@ -48,7 +49,8 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.stats.block_tests import bootstrap_mean_ci_batch
-from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, CONSISTENCY_METRICS, PVSST_BLOCK, PVSST_SEED
+from pvsst.analysis.stats.plan import CONSISTENCY_METRICS, PVSST_BLOCK
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.analysis.stats.paired import require_columns
 
 POST_KEY = ["trial_id", "round", "agent_id"]
@@ -227,14 +229,15 @@ def trial_consistency(stances: pd.DataFrame, sides: pd.DataFrame | None = None) 
             per_trial[column] = np.nan
     per_trial["same_side_like_gap"] = per_trial["like_rate_same_side"] - per_trial["like_rate_other_side"]
     per_trial["n_judged_posts"] = per_trial["n_judged_posts"].fillna(0).astype(int)
-    per_trial["n_sided_votes"] = per_trial.get("n_sided_votes", pd.Series(0, index=per_trial.index)).fillna(0).astype(int)
+    per_trial["n_sided_votes"] = per_trial.get("n_sided_votes", pd.Series(0,
+                                                                          index=per_trial.index)).fillna(0).astype(int)
     per_trial = per_trial.astype({m: float for m in CONSISTENCY_METRICS})
     return per_trial.reset_index()[["trial_id", *CONSISTENCY_METRICS, "n_judged_posts", "n_sided_votes"]]
 
 
 def consistency_by_arm(per_trial: pd.DataFrame, trials: pd.DataFrame, *, by: Sequence[str] = ("model", "condition"),
                        metrics: Sequence[str] = CONSISTENCY_METRICS, block: Sequence[str] = PVSST_BLOCK,
-                       draws: int = BOOTSTRAP_DRAWS, seed: int = PVSST_SEED, alpha: float = 0.05) -> pd.DataFrame:
+                       draws: int = BOOTSTRAP_DRAWS, seed: int = ANALYSIS_SEED, alpha: float = 0.05) -> pd.DataFrame:
     """Mean of each consistency metric per ``by`` group with a percentile bootstrap interval over blocks.
 
     Parameters

@@ -46,7 +46,7 @@ from pvsst.analysis.counterfactual.measures import (gaps_from_shares, one_hot, s
                                               spread_from_shares)
 from pvsst.analysis.counterfactual.null import arity_null_p
 from pvsst.analysis.counterfactual.permutation import PERMUTATIONS, omnibus_permutation_p, paired_group_tests
-from pvsst.analysis.stats.plan import PVSST_SEED
+from pvsst.core.defaults import ANALYSIS_SEED
 from pvsst.core.errors import InputError
 
 ANSWER_COLUMNS = ("set_id", "group", "question", "answer")
@@ -148,7 +148,7 @@ def _measures(m: MatchedAnswers, k: int, scores: np.ndarray, draws: int, seed: i
 
 def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str]], *,
                          null_answers: pd.DataFrame | None = None, scores: Mapping[str, Sequence[float]] | None = None,
-                         draws: int = 2000, permutations: int = PERMUTATIONS, seed: int = PVSST_SEED,
+                         draws: int = 2000, permutations: int = PERMUTATIONS, seed: int = ANALYSIS_SEED,
                          alpha: float = 0.05, omnibus: str = "shares") -> CounterfactualAudit:
     """Audit every question of ``codes`` (see the module docstring).
 
@@ -213,7 +213,8 @@ def _null_columns(m: MatchedAnswers, null_answers: pd.DataFrame, question: str, 
                          f"seed groups; the audit has {len(m.groups)}: the null needs as many")
     common, at_obs, at_null = np.intersect1d(m.set_ids, null.set_ids, return_indices=True)
     if len(common) < 2:
-        raise InputError("null answers", "set_id", f"fewer than 2 sets of {question!r} are in both the audit and the null")
+        raise InputError("null answers", "set_id",
+                         f"fewer than 2 sets of {question!r} are in both the audit and the null")
     k = len(codes)
     measured, *_ = _measures(null, k, scores, draws, seed, alpha)
     out = {"null_n_sets": len(null.set_ids), **{f"null_{name}": value for name, value in measured.items()}}

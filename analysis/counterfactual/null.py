@@ -28,13 +28,14 @@ from __future__ import annotations
 import numpy as np
 
 from pvsst.analysis.counterfactual.measures import share_spread, spread_from_shares
-from pvsst.analysis.counterfactual.permutation import PERMUTATIONS, PERMUTATION_BATCH, group_counts, permuted_within_sets
-from pvsst.analysis.stats.plan import PVSST_SEED
+from pvsst.analysis.counterfactual.permutation import (PERMUTATIONS, PERMUTATION_BATCH, group_counts,
+                                                       permuted_within_sets)
+from pvsst.core.defaults import ANALYSIS_SEED
 from pvsst.core.errors import InputError
 
 
 def arity_null_p(observed: np.ndarray, null: np.ndarray, n_options: int, *, permutations: int = PERMUTATIONS,
-                 seed: int = PVSST_SEED) -> float:
+                 seed: int = ANALYSIS_SEED) -> float:
     """One-sided permutation p that the observed share spread exceeds the arity-matched null's.
 
     Parameters

@@ -39,7 +39,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import wilcoxon
 
-from pvsst.analysis.stats.plan import PVSST_SEED
+from pvsst.core.defaults import ANALYSIS_SEED
 
 PERMUTATIONS = 2000
 PERMUTATION_BATCH = 250
@@ -188,7 +188,8 @@ OMNIBUS_STATISTICS = ("shares", "scores")
 
 
 def omnibus_permutation_p(matrix: np.ndarray, n_options: int, *, permutations: int = PERMUTATIONS,
-                          seed: int = PVSST_SEED, statistic: str = "shares", scores: np.ndarray | None = None) -> float:
+                          seed: int = ANALYSIS_SEED, statistic: str = "shares",
+                          scores: np.ndarray | None = None) -> float:
     """Within-set permutation p across groups, of the chi-square of answer shares or of centred option scores.
 
     Parameters

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_SEED
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import OKABE_ITO, PaperFigure, in_style, metric_unit, new_figure, pretty_label
 
@@ -68,7 +68,7 @@ def draw_forest(ax, rows: pd.DataFrame) -> None:
 
 @in_style
 def contrast_forest_figure(contrasts: pd.DataFrame, contrast: str, metric: str, *,
-                           draws: int = BOOTSTRAP_DRAWS, seed: int = PVSST_SEED) -> PaperFigure:
+                           draws: int = BOOTSTRAP_DRAWS, seed: int = ANALYSIS_SEED) -> PaperFigure:
     """Forest plot of one contrast on one metric: overall, by model and by topic, zero line dashed.
 
     ``data`` holds the plotted rows (the table's rows plus ``label``), top to bottom.
@@ -91,7 +91,8 @@ def contrast_forest_figure(contrasts: pd.DataFrame, contrast: str, metric: str, 
                                                                  if g["n_blocks"].nunique() > 1 else "")
                           for t, g in strata.groupby("stratum_type", sort=False)))
     caption = (f"Paired contrast {contrast} on {metric} (treatment minus baseline, per block), overall and "
-               f"by stratum. Points: mean block difference (overall value printed above its point); bars: 95% percentile bootstrap CI over blocks "
+               f"by stratum. Points: mean block difference (overall value printed above its point); bars: 95% "
+               f"percentile bootstrap CI over blocks "
                f"({draws:,} draws, seed {seed}); dashed line: no difference. n = {n_overall} blocks overall"
                + (f" (per stratum: {strata_n})" if strata_n else "") + ".")
     return PaperFigure(f"forest_{contrast}__{metric}", figure, caption, rows)
@@ -99,7 +100,7 @@ def contrast_forest_figure(contrasts: pd.DataFrame, contrast: str, metric: str, 
 
 @in_style
 def contrasts_overview_figure(contrasts: pd.DataFrame, metric: str, *, draws: int = BOOTSTRAP_DRAWS,
-                              seed: int = PVSST_SEED) -> PaperFigure:
+                              seed: int = ANALYSIS_SEED) -> PaperFigure:
     """Every contrast's overall difference on one metric (one row per contrast), zero line dashed.
 
     ``data``: the overall rows of ``metric`` in table order, with ``label`` = contrast name.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_SEED
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.analysis.figures.style import (PaperFigure, color_for, in_style, legend_above, marker_for, new_figure,
                                     ordered_arms)
 from pvsst.analysis.figures.summaries import CI_METHOD, mean_ci_by, n_phrase
@@ -39,7 +39,7 @@ def draw_round_lines(ax, summary: pd.DataFrame, arms: list[str]) -> None:
 
 @in_style
 def similarity_by_round_figure(per_round: pd.DataFrame, *, draws: int = BOOTSTRAP_DRAWS,
-                               seed: int = PVSST_SEED) -> PaperFigure:
+                               seed: int = ANALYSIS_SEED) -> PaperFigure:
     """Mean honest-post similarity per round and arm with its 95% bootstrap CI over blocks.
 
     ``data`` holds one row per arm x round: condition, round, n_blocks, mean, ci_low, ci_high.

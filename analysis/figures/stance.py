@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_SEED
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 from pvsst.analysis.figures.similarity import draw_round_lines
 from pvsst.analysis.figures.style import PaperFigure, color_for, in_style, legend_above, new_figure, ordered_arms
@@ -30,7 +30,7 @@ PUSH_DIRECTIONS = ("support", "oppose")
 
 @in_style
 def stance_trajectories_figure(per_round: pd.DataFrame, *, draws: int = BOOTSTRAP_DRAWS,
-                               seed: int = PVSST_SEED) -> PaperFigure:
+                               seed: int = ANALYSIS_SEED) -> PaperFigure:
     """Alignment with the push by round, one panel per push direction, one line per arm.
 
     ``data``: push_direction, condition, round, n_blocks, mean, ci_low, ci_high.
@@ -59,7 +59,7 @@ def stance_trajectories_figure(per_round: pd.DataFrame, *, draws: int = BOOTSTRA
 
 @in_style
 def survival_by_arm_figure(trial_outcomes: pd.DataFrame, *, draws: int = BOOTSTRAP_DRAWS,
-                           seed: int = PVSST_SEED) -> PaperFigure:
+                           seed: int = ANALYSIS_SEED) -> PaperFigure:
     """Opposite-side survival per arm: each trial as a dot, the mean over blocks with its 95% CI.
 
     ``data``: condition, n_blocks, mean, ci_low, ci_high.

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.stats.block_tests import bootstrap_mean_ci_batch
-from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_SEED
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 
 BLOCK_COLUMNS = ("model", "topic_id", "seed")
@@ -41,7 +41,7 @@ def block_key(table: pd.DataFrame) -> pd.Series:
 
 
 def mean_ci_by(table: pd.DataFrame, value: str, by: Sequence[str], *, draws: int = BOOTSTRAP_DRAWS,
-               seed: int = PVSST_SEED, alpha: float = 0.05) -> pd.DataFrame:
+               seed: int = ANALYSIS_SEED, alpha: float = 0.05) -> pd.DataFrame:
     """Per group of ``by``: number of blocks, mean of ``value`` over blocks and its bootstrap CI.
 
     Rows of one block within a group are averaged first, so every block counts once. Missing values

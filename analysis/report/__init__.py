@@ -1,4 +1,4 @@
-"""The preregistration report: plan beside results, verdicts, deviations, audits, figures (MD + HTML)."""
+"""The preregistration report: plan beside results, verdicts, deviations, the run's checks, figures (MD + HTML)."""
 from pvsst.analysis.report.build import ReportResult, build_run_report, build_table_report
 from pvsst.analysis.report.survey.build import build_survey_report
 

@@ -2,7 +2,7 @@
 
 :func:`build_run_report` reports one run directory: the frozen hypotheses and plan (from the spec's lock
 when it is still beside the spec, else the frozen spec the manifest recorded) beside the results, a
-verdict per hypothesis, deviations, audits and the environment. It computes ``RUN/analysis`` first when
+verdict per hypothesis, deviations, the run's checks and the environment. It computes ``RUN/analysis`` first when
 that folder is missing. :func:`build_table_report` reports a published per-trial table (PV-SST's
 ``pvsst_v1_core_results.csv``): every planned contrast, the headline table and the forest plots.
 
@@ -12,7 +12,6 @@ Output (``RUN/report/`` or ``--out``), built in a temporary folder and renamed i
 """
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,9 +25,9 @@ from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import FIGURE_FORMATS, PaperFigure
 from pvsst.analysis.stats.paired import IncompleteBlocksWarning
 from pvsst.analysis.stats.plan import RunPlan, plan_from_spec
-from pvsst.analysis.report.audits import (Audit, as_int_if_whole, block_audit, call_health_audit, exposure_audit,
-                                          parse_failure_audit, usage_audit)
-from pvsst.analysis.report.prompt_audits import agent_text_audit, template_echo_audit
+from pvsst.analysis.report.checks import (RunCheck, as_int_if_whole, block_check, call_health_check, exposure_check,
+                                          parse_failure_check, usage_check)
+from pvsst.analysis.report.prompt_checks import agent_text_check, template_echo_check
 from pvsst.analysis.report.consistency_section import consistency_markdown
 from pvsst.analysis.report.study_audit_section import study_audit_figure_plan, study_audit_markdown
 from pvsst.analysis.text.template_echo import read_templates
@@ -41,6 +40,7 @@ from pvsst.analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypot
 from pvsst.analysis.study.run_analysis import analyze_plan, analyze_run, headline_table
 from pvsst.analysis.store.reader import load_run, load_trial_table
 from pvsst.core.run_layout import ANALYSIS, MANIFEST, REPORT
+from pvsst.core.input_files import read_json
 
 REPORT_FORMATS = ("md", "html")
 ANALYSIS_TABLES = ("trial_outcomes", "per_round", "contrasts", "headline")
@@ -108,8 +108,8 @@ def frozen_spec(manifest: Mapping) -> tuple[dict, str]:
     if spec_path:
         lock = Path(f"{spec_path}.lock.json")
         try:
-            payload = json.loads(lock.read_text()) if lock.is_file() else None
-        except (OSError, json.JSONDecodeError):
+            payload = read_json(lock, "lock") if lock.is_file() else None
+        except InputError:
             payload = None
         if payload and payload.get("spec") and payload.get("spec_sha256") == frozen_sha:
             return dict(payload["spec"]), f"the lock `{lock}` (sha256 `{frozen_sha}`)"
@@ -119,15 +119,15 @@ def frozen_spec(manifest: Mapping) -> tuple[dict, str]:
     return dict(manifest.get("spec") or {}), "the frozen spec recorded in the run's manifest"
 
 
-def run_audits(manifest: Mapping, outcomes: pd.DataFrame, trials: pd.DataFrame, llm_calls: pd.DataFrame,
+def run_checks(manifest: Mapping, outcomes: pd.DataFrame, trials: pd.DataFrame, llm_calls: pd.DataFrame,
                exposures: pd.DataFrame | None, excluded: pd.DataFrame | None, *,
                parse_failure_threshold: float, posts: pd.DataFrame | None = None,
-               templates: Mapping[str, str] | None = None) -> list[Audit]:
-    """Every audit of the report, in report order."""
-    return [block_audit(manifest, outcomes, excluded), exposure_audit(outcomes, exposures),
-            parse_failure_audit(outcomes, parse_failure_threshold), agent_text_audit(trials),
-            template_echo_audit(posts if posts is not None else pd.DataFrame(), templates or {}),
-            usage_audit(llm_calls, trials, manifest), call_health_audit(manifest, parse_failure_threshold)]
+               templates: Mapping[str, str] | None = None) -> list[RunCheck]:
+    """Every check of the run the report shows, in report order."""
+    return [block_check(manifest, outcomes, excluded), exposure_check(outcomes, exposures),
+            parse_failure_check(outcomes, parse_failure_threshold), agent_text_check(trials),
+            template_echo_check(posts if posts is not None else pd.DataFrame(), templates or {}),
+            usage_check(llm_calls, trials, manifest), call_health_check(manifest, parse_failure_threshold)]
 
 
 @holds_run_folder
@@ -165,17 +165,17 @@ def build_run_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FOR
         plans.append(study_audit_figure_plan(tables["study_audit_shares"]))
     figures, notes = draw_figures(plans, step)
     if computed:
-        notes.insert(0, f"`{run_dir / 'analysis'}` was missing, so this report computed it first")
-    audits = run_audits(manifest, outcomes, data.trials, data.llm_calls, data.exposures,
+        notes.insert(0, f"`{run_dir / ANALYSIS}` was missing, so this report computed it first")
+    checks = run_checks(manifest, outcomes, data.trials, data.llm_calls, data.exposures,
                         tables.get("excluded_blocks"), parse_failure_threshold=settings.parse_failure_threshold,
                         posts=data.posts, templates=read_templates(run_dir))
     notes += _power_notes(verdicts)
-    markdown = run_markdown(run_dir, manifest, spec, spec_source, plan, verdicts, tables, figures, audits, notes,
+    markdown = run_markdown(run_dir, manifest, spec, spec_source, plan, verdicts, tables, figures, checks, notes,
                             figure_formats)
     title = f"pvsst report: {spec.get('title') or manifest.get('spec_id') or run_dir.name}"
     step("writing")
-    files = write_report(run_dir / "report", markdown, figures, formats, figure_formats, title=title)
-    return ReportResult(run_dir / "report", files, figures, verdicts, notes)
+    files = write_report(run_dir / REPORT, markdown, figures, formats, figure_formats, title=title)
+    return ReportResult(run_dir / REPORT, files, figures, verdicts, notes)
 
 
 def build_table_report(table_path: str | Path, out_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
@@ -212,7 +212,8 @@ def build_table_report(table_path: str | Path, out_dir: str | Path, *, formats: 
     return ReportResult(Path(out_dir), files, figures, [], notes)
 
 
-def draw_figures(plans: Iterable[FigurePlan], step: Callable[[str], None]) -> tuple[list[tuple[str, PaperFigure]], list[str]]:
+def draw_figures(plans: Iterable[FigurePlan], step: Callable[[str], None]) -> tuple[list[tuple[str, PaperFigure]],
+                                                                                    list[str]]:
     figures, notes = [], []
     for plan in plans:
         try:
@@ -247,14 +248,14 @@ def figure_markdown(figures: Sequence[tuple[str, PaperFigure]], figure_formats: 
 
 def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: str, plan: RunPlan,
                  verdicts: Sequence[HypothesisVerdict], tables: Mapping[str, pd.DataFrame],
-                 figures: Sequence[tuple[str, PaperFigure]], audits: Sequence[Audit], notes: Sequence[str],
+                 figures: Sequence[tuple[str, PaperFigure]], checks: Sequence[RunCheck], notes: Sequence[str],
                  figure_formats: Sequence[str]) -> str:
     """The whole report of a run as Markdown."""
     outcomes = tables["trial_outcomes"]
     deviations = list(manifest.get("deviations") or [])
     frozen_sha, current_sha = manifest.get("frozen_sha256"), manifest.get("spec_sha256")
-    audit_warnings = [w for a in audits for w in a.warnings]
-    block_audit = audits[0]
+    check_warnings = [w for check in checks for w in check.warnings]
+    blocks = checks[0]
     contrasts_plan = {name: arms for name, arms in (spec.get("analysis") or {}).get("contrasts", {}).items()} \
         if isinstance((spec.get("analysis") or {}).get("contrasts"), Mapping) else \
         {c.name: {"treatment": c.treatment, "control": c.control} for c in plan.contrasts}
@@ -268,11 +269,11 @@ def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: s
     lines += [f"- **Preregistered:** {len(verdicts)} hypothesis(es) ({sum(v.primary for v in verdicts)} primary), "
               f"frozen at {manifest.get('frozen_at', '?')} with sha256 `{frozen_sha or '?'}`; "
               f"primary outcome {plan.primary_metric}.",
-              f"- **Data:** {len(outcomes)} completed trial(s); {block_audit.findings[0]}.",
+              f"- **Data:** {len(outcomes)} completed trial(s); {blocks.findings[0]}.",
               "- **Found:**", *[f"  - {f}" for f in found],
               "- **Deviations:** " + ("none recorded" if not deviations else f"{len(deviations)} recorded (section 3): "
                                       + "; ".join(str(d.get("text", "?")) for d in deviations)) + ".",
-              f"- **Audit warnings:** {'none' if not audit_warnings else '; '.join(w[8:] for w in audit_warnings)}."]
+              f"- **Check warnings:** {'none' if not check_warnings else '; '.join(w[8:] for w in check_warnings)}."]
     if notes:
         lines += ["- **Notes:**", *[f"  - {n}" for n in notes]]
     lines += ["", "## 1. What was preregistered", "", f"Read from {spec_source}.", "",
@@ -295,13 +296,13 @@ def run_markdown(run_dir: Path, manifest: Mapping, spec: Mapping, spec_source: s
               *(["### Counterfactual first-round audit", "", study_audit_markdown(tables["study_audit"]), ""]
                 if len(tables["study_audit"]) else []),
               "## 3. Deviations from the preregistration", "",
-              deviations_markdown(deviations, frozen_sha, current_sha), "", "## 4. Audits", ""]
-    for audit in audits:
-        lines += [f"### {audit.title}", "", bullet_list(audit.findings), ""]
-        if len(audit.table) and audit.title != "Blocks":
-            lines += [markdown_table(as_int_if_whole(audit.table)), ""]
-        elif audit.title == "Blocks" and len(audit.table):
-            incomplete = audit.table[~audit.table["complete"]]
+              deviations_markdown(deviations, frozen_sha, current_sha), "", "## 4. Checks", ""]
+    for check in checks:
+        lines += [f"### {check.title}", "", bullet_list(check.findings), ""]
+        if len(check.table) and check.title != "Blocks":
+            lines += [markdown_table(as_int_if_whole(check.table)), ""]
+        elif check.title == "Blocks" and len(check.table):
+            incomplete = check.table[~check.table["complete"]]
             if len(incomplete):
                 lines += ["Incomplete blocks:", "", markdown_table(incomplete), ""]
     lines += ["## 5. Environment", "", environment_markdown(manifest), ""]
@@ -344,7 +345,7 @@ def table_markdown(table_path: Path, table: pd.DataFrame, plan: RunPlan, contras
     lines = [f"# Report of the per-trial table `{table_path.name}`", "",
              f"Source: `{table_path}` ({len(table)} trials, {table['condition'].nunique()} arms, up to {n_blocks} "
              f"complete {' x '.join(plan.block)} blocks per contrast). No run directory: no preregistration lock, "
-             "deviations or run audits to show; the plan below is PV-SST's confirmatory plan.", "",
+             "deviations or run checks to show; the plan below is PV-SST's confirmatory plan.", "",
              "## Plan", "",
              markdown_table(pd.DataFrame([{"contrast": c.name, "definition": f"{c.treatment} - {c.control}"}
                                           for c in plan.contrasts])), "",

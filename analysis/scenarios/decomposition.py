@@ -66,6 +66,7 @@ import statsmodels.api as sm
 from scipy import stats
 from scipy.special import xlogy
 
+from pvsst.core.defaults import ANALYSIS_SEED
 from pvsst.core.errors import InputError
 
 METHODS = ("shapley", "drop_one")
@@ -124,7 +125,8 @@ def design_cells(table: pd.DataFrame, factors, source: str = "decision table") -
         if column.isna().any():
             raise InputError(source, factor, "a row has no level")
         present = set(column.astype(object))
-        order = list(column.cat.categories) if isinstance(column.dtype, pd.CategoricalDtype) else sorted(present, key=str)
+        order = list(column.cat.categories) if isinstance(column.dtype, pd.CategoricalDtype) else sorted(present,
+                                                                                                         key=str)
         levels[factor] = [level for level in order if level in present]
         if len(levels[factor]) < 2:
             raise InputError(source, factor, "a factor needs at least two levels")
@@ -172,7 +174,8 @@ def _contributions(fitter: _Fitter, method: str) -> tuple[np.ndarray, float]:
     r2 = lambda subset: 1.0 - fitter.deviance(subset) / null   # noqa: E731
     k = len(factors)
     if method == "drop_one":
-        return np.array([(fitter.deviance(tuple(g for g in factors if g != f)) - full) / null for f in factors]), r2(factors)
+        drops = [(fitter.deviance(tuple(g for g in factors if g != f)) - full) / null for f in factors]
+        return np.array(drops), r2(factors)
     values = np.zeros(k)
     for i, factor in enumerate(factors):
         rest = [f for f in factors if f != factor]
@@ -213,7 +216,7 @@ class Decomposition:
 
 
 def decompose(table: pd.DataFrame, factors, method: Literal["shapley", "drop_one"] = "shapley",
-              bootstrap_draws: int = 200, seed: int = 20260729, ci_level: float = 0.95,
+              bootstrap_draws: int = 200, seed: int = ANALYSIS_SEED, ci_level: float = 0.95,
               source: str = "decision table") -> Decomposition:
     """Decompose the explained variation of ``yes`` over ``factors`` (module docstring)."""
     if method not in METHODS:

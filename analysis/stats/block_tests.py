@@ -47,7 +47,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_SEED, RandomizationPlan
+from pvsst.analysis.stats.plan import RandomizationPlan
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 
 MONTE_CARLO_BATCH_SIZE = 10_000
@@ -129,7 +130,7 @@ def sign_test_p(positive: int, negative: int) -> float:
     return float(min(1.0, 2.0 * binom.cdf(min(positive, negative), n, 0.5)))
 
 
-def bootstrap_mean_ci(differences: np.ndarray, *, draws: int = BOOTSTRAP_DRAWS, seed: int = PVSST_SEED,
+def bootstrap_mean_ci(differences: np.ndarray, *, draws: int = BOOTSTRAP_DRAWS, seed: int = ANALYSIS_SEED,
                       alpha: float = 0.05) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean difference, from a fresh ``default_rng(seed)``.
 
@@ -174,7 +175,7 @@ def bootstrap_mean_ci(differences: np.ndarray, *, draws: int = BOOTSTRAP_DRAWS, 
 
 
 def bootstrap_mean_ci_batch(vectors: Sequence[np.ndarray], *, draws: int = BOOTSTRAP_DRAWS,
-                            seed: int = PVSST_SEED, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+                            seed: int = ANALYSIS_SEED, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """:func:`bootstrap_mean_ci` for many difference vectors at once; arrays of lows and highs.
 
     Vectors of equal length share the index matrix of a fresh generator, turned into a (draws x n)
@@ -225,7 +226,7 @@ def bootstrap_mean_ci_batch(vectors: Sequence[np.ndarray], *, draws: int = BOOTS
 
 
 def sign_flip_p(nonzero: np.ndarray, randomization: RandomizationPlan = RandomizationPlan(), *,
-                seed: int = PVSST_SEED) -> tuple[float, str, int]:
+                seed: int = ANALYSIS_SEED) -> tuple[float, str, int]:
     """Sign-flip randomization p of ``|mean|`` over the nonzero differences.
 
     Parameters
@@ -300,7 +301,7 @@ def randomization_method(m: int, randomization: RandomizationPlan) -> str:
 
 
 def sign_flip_p_batch(vectors: Sequence[np.ndarray], randomization: RandomizationPlan = RandomizationPlan(),
-                      *, seed: int = PVSST_SEED) -> tuple[np.ndarray, list[str], np.ndarray]:
+                      *, seed: int = ANALYSIS_SEED) -> tuple[np.ndarray, list[str], np.ndarray]:
     """:func:`sign_flip_p` for many vectors of nonzero differences, grouped by length.
 
     Every vector of one length shares the patterns of a fresh generator (Monte Carlo) or all ``2**m``
@@ -408,8 +409,8 @@ _RAW_SIGN_CHECK: list[bool] = []
 def _raw_sign_draws_match() -> bool:
     if not _RAW_SIGN_CHECK:
         shape = (50, 6)
-        reference = np.random.default_rng(PVSST_SEED).choice([-1.0, 1.0], size=shape)
-        raw = np.random.default_rng(PVSST_SEED).bit_generator.random_raw(shape[0] * shape[1] // 2)
+        reference = np.random.default_rng(ANALYSIS_SEED).choice([-1.0, 1.0], size=shape)
+        raw = np.random.default_rng(ANALYSIS_SEED).bit_generator.random_raw(shape[0] * shape[1] // 2)
         bits = _top_bits(raw).reshape(shape)
         _RAW_SIGN_CHECK.append(bool(np.array_equal(reference, bits * 2.0 - 1.0)))
     return _RAW_SIGN_CHECK[0]

@@ -29,8 +29,8 @@ import pandas as pd
 from pvsst.analysis.stats.block_tests import bootstrap_mean_ci_batch, sign_counts, sign_flip_p_batch, sign_test_p
 from pvsst.analysis.stats.paired import (RESULT_COLUMNS, BlockDifferences, PairedContrastResult, block_differences,
                              require_columns, warn_excluded)
-from pvsst.analysis.stats.plan import (BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, PVSST_STRATA, Contrast,
-                           RandomizationPlan)
+from pvsst.analysis.stats.plan import PVSST_BLOCK, PVSST_STRATA, Contrast, RandomizationPlan
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 EXCLUDED_COLUMNS = ("contrast", "metric", "reason")
 
@@ -39,7 +39,8 @@ EXCLUDED_COLUMNS = ("contrast", "metric", "reason")
 class PairedContrastAnalysis:
     """The results of :func:`paired_contrast_table`.
 
-    ``frame`` has PV-SST's published columns then the settings used (:data:`~pvsst.analysis.stats.paired.SETTING_COLUMNS`),
+    ``frame`` has PV-SST's published columns then the settings used
+    (:data:`~pvsst.analysis.stats.paired.SETTING_COLUMNS`),
     one row per result; ``excluded_blocks`` one row per (contrast, metric, block) left out, with the reason.
     """
 
@@ -84,7 +85,7 @@ def stratum_type_name(column: str) -> str:
 def paired_contrast_table(table: pd.DataFrame, contrasts: Sequence[Contrast], metrics: Sequence[str], *,
                           block: Sequence[str] = PVSST_BLOCK, strata: Sequence[str] = PVSST_STRATA,
                           condition: str = "condition", draws: int = BOOTSTRAP_DRAWS,
-                          seed: int = PVSST_SEED, alpha: float = 0.05,
+                          seed: int = ANALYSIS_SEED, alpha: float = 0.05,
                           randomization: RandomizationPlan = RandomizationPlan(),
                           source: str = "table") -> PairedContrastAnalysis:
     """Every contrast x metric x stratum of a per-trial table, batched (seconds for PV-SST's 216 rows).

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.stats.block_tests import bootstrap_mean_ci, sign_counts, sign_flip_p, sign_test_p
-from pvsst.analysis.stats.plan import BOOTSTRAP_DRAWS, PVSST_BLOCK, PVSST_SEED, Contrast, RandomizationPlan
+from pvsst.analysis.stats.plan import PVSST_BLOCK, Contrast, RandomizationPlan
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 
 PUBLISHED_COLUMNS = ("contrast", "metric", "stratum_type", "stratum", "n_blocks", "mean_difference",
@@ -198,7 +199,7 @@ class PairedContrastResult:
     randomization_method: str
     randomization_draws: int
     bootstrap_draws: int = BOOTSTRAP_DRAWS
-    bootstrap_seed: int = PVSST_SEED
+    bootstrap_seed: int = ANALYSIS_SEED
     alpha: float = 0.05
 
     @property
@@ -292,7 +293,7 @@ class PairedContrastResult:
 
 def paired_block_contrast(table: pd.DataFrame, contrast: Contrast, metric: str, *,
                           block: Sequence[str] = PVSST_BLOCK, condition: str = "condition",
-                          draws: int = BOOTSTRAP_DRAWS, seed: int = PVSST_SEED, alpha: float = 0.05,
+                          draws: int = BOOTSTRAP_DRAWS, seed: int = ANALYSIS_SEED, alpha: float = 0.05,
                           randomization: RandomizationPlan = RandomizationPlan(),
                           source: str = "table") -> PairedContrastResult:
     """All statistics of one contrast on one metric over every complete block of ``table``.

@@ -29,14 +29,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pvsst.core.bounds import MAX_BOOTSTRAP_DRAWS, MAX_RANDOMIZATION_DRAWS, MAX_SEED
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS, FAILURE_THRESHOLD
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import MANIFEST
 from pvsst.core.validation import (Identifier, NonEmptyText, Share, SpecFieldError, StrictModel,
                                  describe_validation_error, join_field, require_unique)
 
-PVSST_SEED = 20260729
-"""PV-SST's seed of every fresh generator (bootstrap and Monte Carlo sign flips)."""
-BOOTSTRAP_DRAWS = 20_000
 MONTE_CARLO_DRAWS = 1_000_000
 EXHAUSTIVE_MAX_N = 20
 PVSST_BLOCK = ("model", "topic_id", "seed")
@@ -226,11 +224,11 @@ class AnalysisPlan(StrictModel):
     contrasts: Annotated[dict[Identifier, Contrast], Field(min_length=1)]
     metrics: list[str] = []
     bootstrap_draws: Annotated[int, Field(ge=1, le=MAX_BOOTSTRAP_DRAWS)] = BOOTSTRAP_DRAWS
-    bootstrap_seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = PVSST_SEED
+    bootstrap_seed: Annotated[int, Field(ge=0, le=MAX_SEED)] = ANALYSIS_SEED
     randomization: RandomizationPlan = RandomizationPlan()
     alpha: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.05
     consistency: ConsistencyCriterion = ConsistencyCriterion()
-    parse_failure_threshold: Share = 0.05
+    parse_failure_threshold: Share = FAILURE_THRESHOLD
     multiplicity: Literal["fdr_bh", "fdr_by", "holm", "bonferroni", "none"] = "fdr_bh"
     stance_judge: NonEmptyText | None = Field(None, exclude_if=lambda value: value is None)
 

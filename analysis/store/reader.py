@@ -48,7 +48,6 @@ A study run in its smallest form (``pvsst run`` writes the same files, with more
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,8 +55,9 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import read_json
 from pvsst.core.integrity import complete_unit_dirs
-from pvsst.core.run_layout import (ANALYSIS, CELLS, DONE, HUMAN, MANIFEST, METRICS, PERSONAS, SCORING, SURVEY,
+from pvsst.core.run_layout import (ANALYSIS, CELLS, DONE, MANIFEST, METRICS, SCORING, SURVEY,
                                    SURVEY_RUN_TABLES, TRIAL_TABLES, TRIALS, UNIT_TABLES, UNITS, table_file)
 
 __all__ = ["RunTables", "completed_trial_dirs", "is_survey_run", "iter_unit_tables", "load_run", "load_trial_table",
@@ -166,13 +166,13 @@ def load_run(run_dir: str | Path, analysis: dict[str, pd.DataFrame] | None = Non
     manifest_path = run_dir / MANIFEST
     if not manifest_path.exists():
         raise InputError(str(run_dir), MANIFEST, "missing")
-    manifest = _read_json(manifest_path)
+    manifest = read_json(manifest_path, "manifest")
     trial_rows, tables = [], {name: [] for name in TRIAL_TABLES}
     for trial_dir in completed_trial_dirs(run_dir):
         metrics_path = trial_dir / METRICS
         if not metrics_path.exists():
             raise InputError(str(trial_dir), METRICS, f"missing in a completed ({DONE}) trial")
-        metrics = _read_json(metrics_path)
+        metrics = read_json(metrics_path, "metrics")
         metrics.setdefault("trial_id", trial_dir.name)
         trial_rows.append(metrics)
         for name in TRIAL_TABLES:
@@ -206,9 +206,9 @@ def read_survey_run(run_dir: str | Path, unit_tables: Sequence[str] = UNIT_TABLE
     units = complete_unit_dirs(run_dir, UNITS)
     frames = {name: _concat([_read_table(u / table_file(name)) for u in units]) for name in unit_tables}
     frames.update({name: _read_table(run_dir / table_file(name)) for name in SURVEY_RUN_TABLES})
-    return RunTables(run_dir, "survey", _read_optional_json(run_dir / MANIFEST), **frames,
-                     cells=_read_table(run_dir / CELLS), instrument=_read_optional_json(run_dir / SURVEY),
-                     scoring=_read_optional_json(run_dir / SCORING), analysis=analysis or {})
+    return RunTables(run_dir, "survey", _read_optional_json(run_dir / MANIFEST, "manifest"), **frames,
+                     cells=_read_table(run_dir / CELLS), instrument=_read_optional_json(run_dir / SURVEY, "instrument"),
+                     scoring=_read_optional_json(run_dir / SCORING, "scoring"), analysis=analysis or {})
 
 
 def read_responses(run_dir: str | Path) -> pd.DataFrame:
@@ -234,7 +234,7 @@ def read_manifest(run_dir: str | Path) -> dict:
     path = _run_dir(run_dir) / MANIFEST
     if not path.is_file():
         raise InputError(str(run_dir), MANIFEST, "missing")
-    return _read_json(path)
+    return read_json(path, "manifest")
 
 
 def iter_unit_tables(run_dir: str | Path, section: str,
@@ -299,16 +299,8 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _read_optional_json(path: Path) -> dict:
-    return _read_json(path) if path.is_file() else {}
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        where = f"line {err.lineno}" if isinstance(err, json.JSONDecodeError) else type(err).__name__
-        raise InputError(str(path), "json", f"not valid JSON ({where})") from err
+def _read_optional_json(path: Path, field: str) -> dict:
+    return read_json(path, field) if path.is_file() else {}
 
 
 def _rows_of(frame: pd.DataFrame, trial_id: str) -> pd.DataFrame:

@@ -172,7 +172,8 @@ def network_dynamics_table(data: RunTables) -> pd.DataFrame:
         # Align with the edges table: the graph recorded at round r is the one in effect after round
         # r - 1's votes, so round r carries the stance after round r - 1 (round 0: the initial stance).
         stances = pd.concat([
-            agents.assign(round=0)[["round", "agent_id", "initial_stance"]].rename(columns={"initial_stance": "stance"}),
+            agents.assign(round=0)[["round", "agent_id",
+                                    "initial_stance"]].rename(columns={"initial_stance": "stance"}),
             posts[["round", "agent_id", "stance"]].assign(round=posts["round"] + 1),
         ], ignore_index=True)
         stances["side"] = np.sign(stances["stance"])
@@ -287,9 +288,9 @@ def analyze_run(run_dir: str | Path, *, progress: Callable[[], None] | None = No
     out_dir = Path(run_dir) / ANALYSIS
     judgments = {name: table for name, (table, _) in read_judgments(out_dir).items()}
     judge = choose_judge(list(judgments), plan.settings.stance_judge,
-                         source=f"{Path(run_dir) / 'manifest.json'}: spec.analysis.stance_judge")
+                         source=f"{Path(run_dir) / MANIFEST}: spec.analysis.stance_judge")
     outcomes, per_round = collect_trial_outcomes(data, progress, judgments.get(judge), judge)
-    require_contrast_metrics(outcomes, plan.contrasts, source=str(Path(run_dir) / "manifest.json"))
+    require_contrast_metrics(outcomes, plan.contrasts, source=str(Path(run_dir) / MANIFEST))
     metrics = tuple(m for m in plan.metrics if m in outcomes.columns and outcomes[m].notna().any())
     strata = tuple(s for s in plan.strata if s in outcomes.columns)
     with warnings.catch_warnings():

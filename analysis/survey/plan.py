@@ -23,11 +23,12 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from pvsst.analysis.stats.plan import PVSST_SEED
+from pvsst.core.defaults import ANALYSIS_SEED, FAILURE_THRESHOLD, SURVEY_BOOTSTRAP_DRAWS
 from pvsst.analysis.survey.fidelity import DEFAULT_SMOOTHING
 from pvsst.core.bounds import MAX_BOOTSTRAP_DRAWS, MAX_PERSONAS, MAX_SEED
 from pvsst.core.errors import InputError
 from pvsst.core.validation import StrictModel, describe_validation_error, join_field
+from pvsst.core.run_layout import SCORING
 
 MIN_BOOTSTRAP_DRAWS = 10
 """The fewest bootstrap draws an interval is computed from (``analysis.bootstrap_draws``, ``--draws``)."""
@@ -38,8 +39,9 @@ class SurveyAnalysisPlan(StrictModel):
 
     ``smoothing`` is the additive smoothing of both distributions before a KL divergence;
     ``bootstrap_draws`` and ``bootstrap_seed`` drive every percentile interval, at level ``ci_level``;
-    groups with fewer than ``min_group_n`` units on either side are left out; a unit or model whose
-    share of failed calls exceeds ``parse_failure_threshold`` is degraded (the run exits 1).
+    groups with fewer than ``min_group_n`` resampling units (respondents or personas) on either side are
+    left out; a unit or model whose share of failed calls exceeds ``parse_failure_threshold`` is degraded
+    (the run exits 1).
 
     Examples
     --------
@@ -49,11 +51,11 @@ class SurveyAnalysisPlan(StrictModel):
     """
 
     smoothing: float = Field(default=DEFAULT_SMOOTHING, gt=0.0, le=0.1)
-    bootstrap_draws: int = Field(default=1000, ge=MIN_BOOTSTRAP_DRAWS, le=MAX_BOOTSTRAP_DRAWS)
-    bootstrap_seed: int = Field(default=PVSST_SEED, ge=0, le=MAX_SEED)
+    bootstrap_draws: int = Field(default=SURVEY_BOOTSTRAP_DRAWS, ge=MIN_BOOTSTRAP_DRAWS, le=MAX_BOOTSTRAP_DRAWS)
+    bootstrap_seed: int = Field(default=ANALYSIS_SEED, ge=0, le=MAX_SEED)
     ci_level: float = Field(default=0.95, gt=0.5, lt=1.0)
     min_group_n: int = Field(default=10, ge=1, le=MAX_PERSONAS)
-    parse_failure_threshold: float = Field(default=0.05, ge=0.0, le=1.0)
+    parse_failure_threshold: float = Field(default=FAILURE_THRESHOLD, ge=0.0, le=1.0)
 
     def with_draws(self, draws: int | None) -> SurveyAnalysisPlan:
         """The plan with ``draws`` bootstrap draws (``--draws``) instead of its own; itself for None.
@@ -73,7 +75,7 @@ class SurveyAnalysisPlan(StrictModel):
         return plan_from_settings({**self.model_dump(), "bootstrap_draws": int(draws)}, source="--draws")
 
 
-def plan_from_settings(settings: Mapping[str, Any] | None, *, source: str = "scoring.json") -> SurveyAnalysisPlan:
+def plan_from_settings(settings: Mapping[str, Any] | None, *, source: str = SCORING) -> SurveyAnalysisPlan:
     """The plan of a run's stored ``settings`` (``RUN/scoring.json``), parsed strictly; defaults where absent.
 
     A problem raises :class:`InputError` naming ``source`` and the field.

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.survey.fidelity import percentile_interval, resample_index
+from pvsst.core.defaults import ANALYSIS_SEED, SURVEY_BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 from pvsst.analysis.stats.paired import require_columns
 
@@ -141,7 +142,8 @@ def _condition_rows(responses: pd.DataFrame, condition: str, methods: tuple[str,
 
 
 def stated_enacted_consistency(responses: pd.DataFrame, codes: Mapping[str, Sequence[str]], *, stated: str,
-                               enacted: str, draws: int = 1000, seed: int = 20260729, level: float = 0.95
+                               enacted: str, draws: int = SURVEY_BOOTSTRAP_DRAWS, seed: int = ANALYSIS_SEED,
+                               level: float = 0.95
                                ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-persona and population stated-vs-enacted total-variation distances of a survey run.
 
@@ -202,23 +204,27 @@ def stated_enacted_consistency(responses: pd.DataFrame, codes: Mapping[str, Sequ
     >>> summary[summary["question"] == "q"].set_index("metric")["value"].round(6).to_dict()
     {'mean_tv_distance': 0.2, 'population_tv_distance': 0.0}
     """
-    require_columns(responses, ("provider", "condition", "elicitation", "persona_id", "question", "answer", "parse_ok"), "responses")
+    require_columns(responses, ("provider", "condition", "elicitation", "persona_id", "question", "answer", "parse_ok"),
+                    "responses")
     said = _condition_rows(responses, stated, STATED_METHODS, "stated")
     did = _condition_rows(responses, enacted, ENACTED_METHODS, "enacted")
     per_persona, summary = [], []
     for model in pd.unique(said["provider"]):
         by_persona = []
         for q_index, (question, question_codes) in enumerate(codes.items()):
-            p = persona_distributions(said[(said["provider"] == model) & (said["question"] == question)], question_codes)
+            p = persona_distributions(said[(said["provider"] == model) & (said["question"] == question)],
+                                      question_codes)
             e = persona_distributions(did[(did["provider"] == model) & (did["question"] == question)], question_codes)
             common = p.index.intersection(e.index)
             if common.empty:
                 continue
             p, e = p.loc[common].to_numpy(float), e.loc[common].to_numpy(float)
             tv = total_variation(p, e)
-            per_persona.append(pd.DataFrame({"model": model, "question": question, "persona_id": common, "tv_distance": tv}))
+            per_persona.append(pd.DataFrame({"model": model, "question": question, "persona_id": common,
+                                             "tv_distance": tv}))
             by_persona.append(pd.Series(tv, index=common, name=question))
-            index = resample_index(len(tv), draws, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(q_index,))))
+            index = resample_index(len(tv), draws, np.random.default_rng(np.random.SeedSequence(seed,
+                                                                                                spawn_key=(q_index,))))
             mean_draws = tv[index].mean(axis=1)
             population_draws = total_variation(p[index].mean(axis=1), e[index].mean(axis=1))
             summary += _rows(model, question, {"mean_tv_distance": mean_draws,

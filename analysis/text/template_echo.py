@@ -9,7 +9,8 @@ copied there when the run started), so this reads no package but the store.
 
 Examples
 --------
->>> templates = {"post": "TOPIC: $question\\nThis is the first round, nobody wrote yet.\\nReply {\\"post\\": \\"<your post>\\"}"}
+>>> templates = {"post": "TOPIC: $question\\nThis is the first round, nobody wrote yet.\\n"
+...                      "Reply {\\"post\\": \\"<your post>\\"}"}
 >>> echo_flags(["this is the first round of it", "labels help", "<your post>", "I like $question"], templates)
 [True, False, True, True]
 """
@@ -19,6 +20,8 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from pvsst.core.run_layout import MATERIALS
+
 RUN_LENGTH = 5
 _WORD = re.compile(r"[a-z0-9']+")
 _PLACEHOLDER = re.compile(r"\$(?:\{([_a-z][_a-z0-9]*)\}|([_a-z][_a-z0-9]*))", re.IGNORECASE)
@@ -27,7 +30,7 @@ _BRACKETED = re.compile(r"<[^<>\n]{1,60}>")
 
 def read_templates(run_dir: str | Path) -> dict[str, str]:
     """The template texts kept in a run store (``RUN/materials/*.txt``), by template name."""
-    folder = Path(run_dir) / "materials"
+    folder = Path(run_dir) / MATERIALS
     return {path.stem: path.read_text(encoding="utf-8") for path in sorted(folder.glob("*.txt"))}
 
 

@@ -32,6 +32,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
+from pvsst.core.defaults import IDENTIFIER_PATTERN as IDENTIFIER
+
 log = logging.getLogger("mkdocs.hooks.reference_tables")
 
 MARKER = re.compile(r"^\{\{\s*(schema|cli):\s*([^}]*?)\s*\}\}\s*$", re.MULTILINE)
@@ -120,8 +122,6 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
-
-IDENTIFIER = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 
 
 def _type_text(field: FieldInfo) -> str:

@@ -34,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import AUDITS, CACHE
+from pvsst.core.run_layout import AUDITS, CACHE, MANIFEST
 from pvsst.experiments.audit.population import audit_population
 from pvsst.experiments.run.kernel import RunJob, UnitResult, lost_units
 from pvsst.experiments.run.manifest import RunManifest
@@ -154,7 +154,7 @@ def audit_job(study: StudyInput, run_dir: Path, members: pd.DataFrame, *, spent:
                               config=execution.gateway_config(), max_attempts=spec.trial.max_attempts)
     manifest = RunManifest.load(run_dir)
     if manifest is None:
-        raise InputError(run_dir, "manifest.json", "the audit runs after the study's trials: no manifest here")
+        raise InputError(run_dir, MANIFEST, "the audit runs after the study's trials: no manifest here")
     units = audit_units(spec)
     manifest.declare(AUDITS, {u.unit_id: {"model": u.model, "topic_id": u.topic_id, "seed": u.seed,
                                           "condition": u.condition, "members": len(members)} for u in units})

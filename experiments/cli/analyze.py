@@ -43,7 +43,8 @@ def analyze_command(
             console.print(f"[yellow]warning:[/] parse-failure rate {rate:.3f} exceeds the preregistered "
                           f"threshold {threshold:.3f}")
     table = rich_table.Table(title=f"Preregistered headline: {plan.primary_metric} (overall)")
-    for column in ("contrast", "blocks", "mean diff", "95% CI", "+/-/0", "sign p", "perm p", f"adj. p ({plan.settings.multiplicity})",
+    for column in ("contrast", "blocks", "mean diff", "95% CI", "+/-/0", "sign p", "perm p",
+                   f"adj. p ({plan.settings.multiplicity})",
                    "consistent", "mixed coef"):
         table.add_column(column, justify="left" if column == "contrast" else "right")
     for row in result.headline.to_dict("records"):

@@ -14,7 +14,8 @@ This is the one way the command line defers an import: :func:`lazy_module` retur
 imports the module (and its parent packages) with :func:`importlib.import_module` the first time one
 of its attributes is read, and hands every attribute over from the module itself (so a test that
 replaces a function of the module is seen). A reader follows ``runner.run_study`` to its module by
-name, and ``tests/test_import_graph.py`` counts each named module as an import of the command module. ``tests/experiments/test_cli_imports.py`` checks
+name, and ``tests/test_import_graph.py`` counts each named module as an import of the command module.
+``tests/experiments/test_cli_imports.py`` checks
 that ``pvsst --help`` imports none of pandas, litellm and :mod:`pvsst.sim`.
 
 Examples

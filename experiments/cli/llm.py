@@ -10,6 +10,7 @@ from typing import Any, Optional
 import typer
 
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import read_json
 from pvsst.experiments.cli.gateway_options import gateway_options
 from pvsst.experiments.cli.groups import command_group
 from pvsst.experiments.cli.lazy import lazy_module
@@ -36,14 +37,7 @@ def default_cache_path() -> Path:
 
 def read_schema(path: Path) -> dict[str, Any]:
     """A JSON schema from ``path``; ``InputError`` if unreadable, not JSON or not a valid schema."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise InputError(str(path), "schema", f"cannot read the schema file: {err.strerror or err}") from err
-    try:
-        schema = json.loads(text)
-    except ValueError as err:
-        raise InputError(str(path), "schema", f"not valid JSON: {err}") from err
+    schema = read_json(path, "schema", expect=None)
     structured.check_schema(schema, source=str(path))
     return schema
 
@@ -58,7 +52,8 @@ def _check_sampling(temperature: float, max_tokens: int) -> None:
 @llm_app.command("complete")
 @gateway_options("request_timeout_s", "api_base", "structured_output")
 def complete(
-    model_name: str = typer.Option(..., "--model", help="e.g. embedded/smollm2-135m, scripted/echo, openai/gpt-4o-mini"),
+    model_name: str = typer.Option(..., "--model",
+                                   help="e.g. embedded/smollm2-135m, scripted/echo, openai/gpt-4o-mini"),
     prompt: str = typer.Option(..., "--prompt", help="The user message."),
     system: Optional[str] = typer.Option(None, "--system", help="A system message."),
     schema_file: Optional[Path] = typer.Option(None, "--schema", help="JSON schema file the reply must satisfy."),
@@ -70,13 +65,15 @@ def complete(
     replay_only: bool = typer.Option(False, "--replay-only", help="Answer only from the cache; a miss exits 4."),
     as_json: bool = typer.Option(False, "--json", help='Print one JSON object {"text", "parsed", "provenance"}.'),
     budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="Refuse to call once this USD is spent."),
-    budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens", help="Refuse to call once this many tokens are spent."),
+    budget_tokens: Optional[int] = typer.Option(None, "--budget-tokens",
+                                                help="Refuse to call once this many tokens are spent."),
     gateway: dict | None = None,
 ) -> None:
     """Make one model call through the gateway and print the reply.
 
     Exit codes: 0 the call succeeded; 1 the call ended in a recorded failure (parse_error, truncated
-    (cut at --max-tokens), empty, refusal, timeout, rate_limited, server_error, error: the reply is still printed); 2 bad input
+    (cut at --max-tokens), empty, refusal, timeout, rate_limited, server_error, error: the reply is still printed); 2
+    bad input
     (unknown provider, unreadable or invalid schema file, temperature outside 0..2, max tokens < 1);
     3 the budget cap is reached (no call is made); 4 --replay-only and the request is not cached.
     """
@@ -84,12 +81,14 @@ def complete(
     _check_sampling(temperature, max_tokens)
     schema = read_schema(schema_file) if schema_file is not None else None
     messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-    request = llm_types.LLMRequest(model_name=model_name, messages=tuple(messages), schema=schema, temperature=temperature,
+    request = llm_types.LLMRequest(model_name=model_name, messages=tuple(messages), schema=schema,
+                                   temperature=temperature,
                          max_tokens=max_tokens, seed=seed)
-    budget = budget_module.Budget(max_usd=budget_usd, max_tokens=budget_tokens) if (budget_usd, budget_tokens) != (None, None) else None
+    capped = (budget_usd, budget_tokens) != (None, None)
+    budget = budget_module.Budget(max_usd=budget_usd, max_tokens=budget_tokens) if capped else None
     cache = cache_module.ResponseCache(cache_file if cache_file is not None else default_cache_path())
     config = config_module.GatewayConfig().with_options("llm complete", **gateway)
-    with gateway_module.Gateway.from_config(config, cache, replay_only=replay_only, budget=budget) as model_gateway:
+    with gateway_module.Gateway(config, cache, replay_only=replay_only, budget=budget) as model_gateway:
         try:
             result = model_gateway.run([request])[0]
         except stops.RunStop as err:  # budget spent (exit 3) or replay-only miss (exit 4)

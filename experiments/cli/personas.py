@@ -133,7 +133,8 @@ def vectors(
     table = cards.personas_for_simulation(records.read_personas(file), card_style=card)
     provenance = {"persona_file": file.name, "persona_file_sha256": file_sha256(file), "card_style": card,
                   "probe_file": probes.name if probes is not None else "pvsst probes_v1"}
-    progress = _progress(rich_progress.TextColumn("probe prompts"), rich_progress.TextColumn("{task.completed}/{task.total}"))
+    progress = _progress(rich_progress.TextColumn("probe prompts"),
+                         rich_progress.TextColumn("{task.completed}/{task.total}"))
     with progress:
         task = progress.add_task("probe prompts", total=None)
         result = extraction.extract_vectors(table, [a.strip() for a in attributes.split(",") if a.strip()], questions,

@@ -56,7 +56,8 @@ def report_command(
             result = build.build_table_report(from_table, target, formats=report_formats, figure_formats=figure_formats,
                                         progress=advance)
         elif run_store.is_survey_run(run):
-            result = survey_report.build_survey_report(run, formats=report_formats, figure_formats=figure_formats, progress=advance)
+            result = survey_report.build_survey_report(run, formats=report_formats, figure_formats=figure_formats,
+                                                       progress=advance)
         else:
             result = build.build_run_report(run, formats=report_formats, figure_formats=figure_formats,
                                       homophily_replicates=homophily_replicates, progress=advance)

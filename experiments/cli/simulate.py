@@ -17,21 +17,37 @@ one_trial = lazy_module("pvsst.experiments.study.one_trial")
 
 @gateway_options()
 def simulate(
-    topic: Optional[str] = typer.Option(None, "--topic", help="Built-in topic id (ai_labels, identity_verification, chronological_default, political_ad_targeting)."),
-    topic_file: Optional[Path] = typer.Option(None, "--topic-file", help="YAML with topics: [{id, question, support_angle, oppose_angle}] (the first is used, or --topic picks one)."),
-    condition: str = typer.Option("likes", "--condition", help="control, likes, likes_hidden, unranked, follows, single_source, distributed_sources."),
+    topic: Optional[str] = typer.Option(None, "--topic",
+                                        help="Built-in topic id (ai_labels, identity_verification, "
+                                        "chronological_default, political_ad_targeting)."),
+    topic_file: Optional[Path] = typer.Option(None, "--topic-file",
+                                              help="YAML with topics: [{id, question, support_angle, oppose_angle}] "
+                                              "(the first is used, or --topic picks one)."),
+    condition: str = typer.Option("likes", "--condition",
+                                  help="control, likes, likes_hidden, unranked, follows, single_source, "
+                                  "distributed_sources."),
     agents: Optional[int] = typer.Option(None, "--agents", help="Honest agents (default: the protocol's)."),
     rounds: Optional[int] = typer.Option(None, "--rounds", help="Rounds (default: the protocol's)."),
     seed: int = typer.Option(101, "--seed", help="Trial seed (all randomness and request seeds derive from it)."),
-    model_name: str = typer.Option("embedded/smollm2-135m", "--model", help="Model string (embedded/..., scripted/..., or any litellm model)."),
-    network: str = typer.Option("complete", "--network", help="complete | erdos_renyi:p=0.1 | barabasi_albert:m=3 | watts_strogatz:k=4,p=0.1 | sbm:attribute=A,homophily=H,p=P | edgelist:path=FILE"),
+    model_name: str = typer.Option("embedded/smollm2-135m", "--model",
+                                   help="Model string (embedded/..., scripted/..., or any litellm model)."),
+    network: str = typer.Option("complete", "--network",
+                                help="complete | erdos_renyi:p=0.1 | barabasi_albert:m=3 | watts_strogatz:k=4,p=0.1 | "
+                                "sbm:attribute=A,homophily=H,p=P | edgelist:path=FILE"),
     feed_size: Optional[int] = typer.Option(None, "--feed-size", help="Posts per feed (default: the protocol's)."),
-    push: Optional[str] = typer.Option(None, "--push", help="support or oppose (default: PV-SST's seed map, else seed parity)."),
-    personas: Optional[Path] = typer.Option(None, "--personas", help="Persona records (CSV/Parquet), as a spec's personas.path."),
-    feed_candidates: Optional[str] = typer.Option(None, "--feed-candidates", help="population or followees (default: the protocol's)."),
+    push: Optional[str] = typer.Option(None, "--push",
+                                       help="support or oppose (default: PV-SST's seed map, else seed parity)."),
+    personas: Optional[Path] = typer.Option(None, "--personas",
+                                            help="Persona records (CSV/Parquet), as a spec's personas.path."),
+    feed_candidates: Optional[str] = typer.Option(None, "--feed-candidates",
+                                                  help="population or followees (default: the protocol's)."),
     follow_dynamics: bool = typer.Option(False, "--follow-dynamics", help="Follow on like, unfollow on downvote."),
-    seed_formula: Optional[str] = typer.Option(None, "--seed-formula", help="Request-seed formula: pvsst or hashed (large populations; default: the protocol's)."),
-    protocol: str = typer.Option("pvsst", "--protocol", help="Procedure preset: pvsst or pvsst_reference (the reference implementation's mechanics)."),
+    seed_formula: Optional[str] = typer.Option(None, "--seed-formula",
+                                               help="Request-seed formula: pvsst or hashed (large populations; "
+                                               "default: the protocol's)."),
+    protocol: str = typer.Option("pvsst", "--protocol",
+                                 help="Procedure preset: pvsst or pvsst_reference (the reference implementation's "
+                                 "mechanics)."),
     out: Path = out_option("Run directory; the trial is written to OUT/trials/<trial_id> (an existing one is resumed).",
                            Path("runs/simulate")),
     gateway: dict | None = None,

@@ -50,7 +50,8 @@ def paired_command(
     console = _console()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", paired.IncompleteBlocksWarning)
-        analysis = contrast_table.paired_contrast_table(frame, contrasts, metrics, block=block_columns, strata=strata_columns,
+        analysis = contrast_table.paired_contrast_table(frame, contrasts, metrics, block=block_columns,
+                                                        strata=strata_columns,
                                          condition=condition, draws=draws, seed=seed, source=str(table))
     for warning in caught:
         if issubclass(warning.category, paired.IncompleteBlocksWarning):

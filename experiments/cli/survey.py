@@ -30,14 +30,22 @@ survey_app = command_group("Simulate survey answers and score them against real 
 def run(
     survey: Path = typer.Argument(..., help="Survey instrument (YAML), frozen with `pvsst prereg freeze`."),
     out: Path = out_option("Run directory: new or empty (created), or a run of this instrument (resumed)."),
-    model: Optional[List[str]] = typer.Option(None, "--model", help="Model to ask (repeat for several); overrides the instrument's (recorded as a deviation)."),
-    personas: Optional[str] = typer.Option(None, "--personas", help="respondents (matched to real respondents) or census."),
+    model: Optional[List[str]] = typer.Option(None, "--model",
+                                              help="Model to ask (repeat for several); overrides the instrument's "
+                                              "(recorded as a deviation)."),
+    personas: Optional[str] = typer.Option(None, "--personas",
+                                           help="respondents (matched to real respondents) or census."),
     n: Optional[int] = typer.Option(None, "--n", help="Number of personas; overrides the instrument's."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (request seeds derive from it)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Units in parallel (processes)."),
-    replay_only: bool = typer.Option(False, "--replay-only", help="Serve every call from the run's cache; a miss stops the run (exit 4)."),
-    deviation: Optional[str] = typer.Option(None, "--deviation", help="Run a changed or unfrozen instrument; the text is recorded in the manifest."),
-    elicitation: Optional[str] = typer.Option(None, "--elicitation", help="sample, logprobs or verbalized for every condition (default: each condition's own)."),
+    replay_only: bool = typer.Option(False, "--replay-only",
+                                     help="Serve every call from the run's cache; a miss stops the run (exit 4)."),
+    deviation: Optional[str] = typer.Option(None, "--deviation",
+                                            help="Run a changed or unfrozen instrument; the text is recorded in the "
+                                            "manifest."),
+    elicitation: Optional[str] = typer.Option(None, "--elicitation",
+                                              help="sample, logprobs or verbalized for every condition (default: each "
+                                              "condition's own)."),
     retry_degraded: bool = RETRY_DEGRADED,
     gateway: dict | None = None,
 ) -> None:
@@ -96,7 +104,8 @@ def score(
 
 
 def _fidelity_view(summary, path: Path) -> "rich_table.Table":
-    view = rich_table.Table(title=f"Distributional fidelity (KL with smoothing; noise = 95% band of a perfect simulator) -> {path}")
+    view = rich_table.Table(title=f"Distributional fidelity (KL with smoothing; noise = 95% band of a perfect "
+                            f"simulator) -> {path}")
     for column in summary.columns:
         if column in ("question", "model", "condition", "elicitation"):  # names are never cut; numbers give way
             view.add_column(column, justify="left", no_wrap=True,
@@ -109,7 +118,8 @@ def _fidelity_view(summary, path: Path) -> "rich_table.Table":
 
 
 def _audit_view(questions, path: Path) -> "rich_table.Table":
-    view = rich_table.Table(title=f"Counterfactual audit (BH-adjusted p; flagged / exceeds the arity-matched null) -> {path}")
+    view = rich_table.Table(title=f"Counterfactual audit (BH-adjusted p; flagged / exceeds the arity-matched null) -> "
+                            f"{path}")
     columns = [c for c in ("model", "condition", "question", "n_sets", "flip_rate", "share_spread",
                            "null_share_spread", "omnibus_p_bh", "flagged", "arity_p_bh", "exceeds_null")
                if c in questions]

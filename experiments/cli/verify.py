@@ -9,7 +9,8 @@ from pvsst.core.integrity import verify_run
 from pvsst.experiments.cli.folder_options import run_argument
 
 
-def verify_command(run: Path = run_argument("A run folder (of `pvsst run`, `pvsst simulate` or `pvsst survey run`).")) -> None:
+def verify_command(
+        run: Path = run_argument("A run folder (of `pvsst run`, `pvsst simulate` or `pvsst survey run`).")) -> None:
     """Check every finished unit's files against the sha256 its DONE marker records, and that every unit the
     manifest records as finished is there.
 

@@ -3,7 +3,8 @@ or as Ray tasks.
 
 An executor knows nothing of what it runs (study blocks, survey units): the run kernel
 (:mod:`pvsst.experiments.run.kernel`) gives it a picklable callable (the job's worker's ``run``) and
-payloads and gets the results back as they finish. ``share_cache`` adapts the run's gateway settings to where the workers are: on Ray no
+payloads and gets the results back as they finish. ``share_cache`` adapts the run's gateway settings to where the
+workers are: on Ray no
 payload holds a path of the run: the response cache is reached through a
 :class:`~pvsst.experiments.run.ray_cache.CacheServer` actor on the driver's node, so workers on machines that
 do not share the driver's disk read and fill the same cache.

@@ -1,7 +1,8 @@
 """Open a frozen input: a study spec or survey instrument is run only as frozen, or with a recorded deviation.
 
 :func:`check_frozen` reads the input's lock once and compares the input (in canonical form) and its
-files it reads (materials, persona table, edge list) with it. An unfrozen or changed input is refused (exit 2) unless a deviation text is
+files it reads (materials, persona table, edge list) with it. An unfrozen or changed input is refused (exit 2) unless a
+deviation text is
 given; the deviation is then recorded in the manifest with both hashes and what changed.
 
 Examples
@@ -44,7 +45,8 @@ def check_frozen(canonical: dict, spec_path: Path, deviation: str | None, materi
                                       if deviation else None), lock
     if deviation is None and check.frozen_sha256 == check.current_sha256:
         raise InputError(check.changed_materials[0], "sha256", "changed since the spec was frozen (a file the "
-                         f"run reads; {len(check.changed_materials)} file(s) differ); re-freeze or pass --deviation TEXT")
+                         f"run reads; {len(check.changed_materials)} file(s) differ); re-freeze or pass --deviation "
+                         f"TEXT")
     if deviation is None:
         raise InputError(spec_path, "spec_sha256", f"hash mismatch: spec changed since it was frozen (frozen "
                          f"{check.frozen_sha256[:12]}, now {check.current_sha256[:12]}; changed: "

@@ -36,7 +36,8 @@ Examples
 >>> run = Path(tempfile.mkdtemp())
 >>> manifest = RunManifest.create(run)
 >>> job = RunJob(run_dir=run, manifest=manifest, section="units", what="demo", label="demo",
-...              unit_ids=["u1", "u2"], worker=EchoWorker(), prepare=lambda job: lambda pending, summary, each, gateway: pending,
+...              unit_ids=["u1", "u2"], worker=EchoWorker(),
+...              prepare=lambda job: lambda pending, summary, each, gateway: pending,
 ...              gateway=GatewaySettings(cache_path=None), summary=RunSummary(total=2), command=["demo"],
 ...              threshold=0.05, progress=False)
 >>> run_units(job).line()

@@ -20,7 +20,6 @@ Examples
 """
 from __future__ import annotations
 
-import json
 import platform
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from pvsst.core.atomic import write_json
 from pvsst.core.errors import InputError
 from pvsst.core.redaction import redact_data
 from pvsst.core.run_layout import MANIFEST, TRIALS
+from pvsst.core.input_files import read_json
 from pvsst.experiments.spec.lock import package_versions
 
 
@@ -58,14 +58,7 @@ class RunManifest:
         path = Path(run_dir) / MANIFEST
         if not path.is_file():
             return None
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as err:
-            where = f" (line {err.lineno})" if isinstance(err, json.JSONDecodeError) else ""
-            raise InputError(path, "manifest", f"corrupt: not the JSON pvsst writes{where}; restore it from a "
-                             "backup, or give a new --out") from None
-        if not isinstance(data, dict):
-            raise InputError(path, "manifest", f"corrupt: a JSON {type(data).__name__}, not the object pvsst writes")
+        data = read_json(path, "manifest", hint="restore it from a backup, or give a new --out")
         return cls(path, data)
 
     @classmethod
@@ -80,7 +73,8 @@ class RunManifest:
 
     @property
     def kind(self) -> str | None:
-        """``survey`` (a ``pvsst survey run``), ``study`` (``pvsst run``, ``pvsst simulate``) or ``None`` (not yet known)."""
+        """``survey`` (a ``pvsst survey run``), ``study`` (``pvsst run``, ``pvsst simulate``) or ``None``
+        (not yet known)."""
         return "survey" if "survey_id" in self.data else "study" if "spec_sha256" in self.data else None
 
     def require_kind(self, kind: str) -> None:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from pvsst.core.atomic import atomic_directory
 from pvsst.core.integrity import write_done
-from pvsst.core.run_layout import DONE, is_complete, table_file
+from pvsst.core.run_layout import table_file
 
 
 def write_table(frame: pd.DataFrame, path: Path) -> None:
@@ -37,6 +37,7 @@ def write_table_directory(root: str | Path, name: str, tables: dict[str, pd.Data
     Examples
     --------
     >>> import tempfile
+    >>> from pvsst.core.run_layout import is_complete
     >>> out = write_table_directory(tempfile.mkdtemp(), "t1", {"posts": pd.DataFrame({"x": [1]})})
     >>> sorted(p.name for p in out.iterdir()), is_complete(out)
     (['DONE', 'posts.parquet'], True)

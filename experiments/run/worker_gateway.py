@@ -71,8 +71,8 @@ def worker_gateway(settings: GatewaySettings):
     """This process's gateway for ``settings`` (made once per process: one model load, one connection)."""
     key = settings.key()
     if key not in _GATEWAYS:
-        _GATEWAYS[key] = Gateway.from_config(settings.config, settings.open_cache(), replay_only=settings.replay_only,
-                                             max_attempts=settings.max_attempts)
+        _GATEWAYS[key] = Gateway(settings.config, settings.open_cache(), replay_only=settings.replay_only,
+                                 max_attempts=settings.max_attempts)
     return _GATEWAYS[key]
 
 

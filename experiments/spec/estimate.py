@@ -1,6 +1,6 @@
 """What a study will cost before it runs: trials, model calls, tokens, dollars and wall time.
 
-Calls follow the round protocol exactly: in every round each honest agent posts once and votes once
+Calls follow the phases of a round exactly: in every round each honest agent posts once and votes once
 (one vote call covers its whole ballot; no vote calls when ``votes_per_voter`` is 0) and each adversary
 posts once, so a trial makes ``n_rounds * (2 * n_agents + n_adversaries)`` calls, with 0, 1 or
 ``n_distributed_sources`` adversaries by arm. PV-SST: 144 (control, likes), 150 (single source) and
@@ -85,7 +85,8 @@ def completion_tokens_per_call(phase: str, trial: TrialSettings) -> int:
 
     Examples
     --------
-    >>> completion_tokens_per_call("vote", TrialSettings()), completion_tokens_per_call("adversary_post", TrialSettings())
+    >>> settings = TrialSettings()
+    >>> completion_tokens_per_call("vote", settings), completion_tokens_per_call("adversary_post", settings)
     (70, 120)
     """
     return trial.vote_max_tokens if phase == "vote" else trial.max_tokens
@@ -254,7 +255,8 @@ def estimate(spec: StudySpec, *, calls_per_second: float | None = None) -> Estim
             calls = n_trials * calls_per_trial(condition, trial)
             prompt_tokens = n_trials * trial.n_rounds * prompt
             completion_tokens = n_trials * trial.n_rounds * completion
-            cost = (prompt_tokens * price.prompt_usd + completion_tokens * price.completion_usd) if price.known else None
+            cost = ((prompt_tokens * price.prompt_usd + completion_tokens * price.completion_usd) if price.known
+                    else None)
             cells.append(CellEstimate(model, condition, n_trials, calls_per_trial(condition, trial), calls,
                                       prompt_tokens, completion_tokens, cost, calls * seconds))
         if spec.audit is not None:

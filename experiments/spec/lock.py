@@ -35,9 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pvsst.core.errors import InputError
 from pvsst.experiments.spec.materials import spec_input_files, spec_materials_dir, spec_materials_hashes
-from pvsst.experiments.spec.study import canonical_sha256, canonical_spec, load_spec, spec_sha256
-from pvsst.sim.materials import materials_hashes
-from pvsst.sim.llm.types import canonical_json
+from pvsst.experiments.spec.study import canonical_sha256, load_spec
 
 LOCK_SUFFIX = ".lock.json"
 VERSIONED_PACKAGES = ("pvsst", "mesa", "litellm", "numpy", "pandas", "pydantic", "networkx", "scipy",
@@ -175,6 +173,8 @@ def compare(current: dict, lock: Lock, *, spec_name: str = "spec", materials_dir
 
     Examples
     --------
+    >>> from pvsst.experiments.spec.study import canonical_spec
+    >>> from pvsst.sim.materials import materials_hashes
     >>> spec = load_spec("experiments/specs/quickstart.yaml")
     >>> directory = spec_materials_dir(spec, Path("experiments/specs"))
     >>> compare(canonical_spec(spec), read_lock("experiments/specs/quickstart.yaml"), materials_dir=directory,

@@ -1,8 +1,9 @@
 """The study spec: one YAML file that fixes a whole preregistered experiment before any model is called.
 
 A spec names hypotheses and outcomes, the factors (models x topics x seeds x conditions), how trials
-pair into blocks, the push direction of each seed, the trial protocol (:mod:`pvsst.experiments.spec.trial`),
-the persona source, the analysis plan (:mod:`pvsst.analysis.stats.plan`, the same model the statistics read), a budget, execution settings
+pair into blocks, the push direction of each seed, the trial settings (:mod:`pvsst.experiments.spec.trial`),
+the persona source, the analysis plan (:mod:`pvsst.analysis.stats.plan`, the same model the statistics read), a budget,
+execution settings
 and the run order. Unknown keys and type coercions are errors; cross-field rules (contrast arms must be
 run, every seed needs a push direction, stages must cover every trial, ...) are checked here.
 
@@ -30,7 +31,8 @@ from pvsst.core.bounds import MAX_BOOTSTRAP_CELLS, MAX_SEED
 from pvsst.core.errors import InputError
 from pvsst.analysis.stats.plan import AnalysisPlan, Hypothesis, Outcomes
 from pvsst.experiments.spec.audit_section import AuditSpec
-from pvsst.experiments.spec.base import FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
+from pvsst.experiments.spec.base import (FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel,
+                                         first_duplicate)
 from pvsst.experiments.spec.execution import SURVEY_ONLY_DEFAULTS, Execution, drop_defaults
 from pvsst.experiments.spec.protocol_section import ProtocolSpec
 from pvsst.core.validation import describe_validation_error, require_unique
@@ -305,7 +307,8 @@ class StudySpec(StrictModel):
                 raise SpecFieldError(f"push_direction.by_seed[{seed}]", "seed is not in factors.seeds")
 
     def _check_bootstrap(self) -> None:
-        sizes = {"model": len(self.factors.models), "topic_id": len(self.factors.topics), "seed": len(self.factors.seeds)}
+        sizes = {"model": len(self.factors.models), "topic_id": len(self.factors.topics),
+                 "seed": len(self.factors.seeds)}
         blocks = 1
         for key in self.blocks.block_key:
             blocks *= sizes[key]

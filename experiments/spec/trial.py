@@ -1,6 +1,6 @@
-"""Spec sections that set up one trial: the protocol parameters, the network and the persona source.
+"""Spec sections that set up one trial: the trial settings, the network and the persona source.
 
-The protocol parameters and the network are the engine's own models (``pvsst.sim.trial.settings``,
+The trial settings and the network are the engine's own models (``pvsst.sim.trial.settings``,
 ``pvsst.sim.network``): this module adds only the checks that need other spec sections. Defaults reproduce
 PV-SST (``tests/data/pvsst_reference/pvsst_confirmatory_v1.yaml``, the PV-SST study's configuration): 12 honest agents,
 6 rounds, a feed of 5, 5 votes per voter, 3 rounds of memory, 4 distributed adversaries, temperature
@@ -41,7 +41,7 @@ def check_request_seeds(trial: TrialSettings, seeds: list[int], n_adversaries: i
     >>> check_request_seeds(TrialSettings(), [30000], 4)
     Traceback (most recent call last):
     ...
-    pvsst.core.validation.SpecFieldError: seed 30000 makes request seeds above 2**31-1 under the 'pvsst' formula; use seeds below 21474
+    pvsst.core.validation.SpecFieldError: seed 30000 makes request seeds above 2**31-1 under the 'pvsst' formula; ...
     """
     if trial.request_seed_formula != "pvsst":
         return

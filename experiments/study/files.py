@@ -87,9 +87,9 @@ class StudyFiles:
             tmp = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
             try:
                 if self.materials:
-                    (tmp / "materials").mkdir()
+                    (tmp / MATERIALS).mkdir()
                     for name, data in self.materials:
-                        (tmp / "materials" / name).write_bytes(data)
+                        (tmp / MATERIALS / name).write_bytes(data)
                 if self.edge_list is not None:
                     (tmp / self.edge_list_name).write_bytes(self.edge_list)
                 os.replace(tmp, target)
@@ -97,7 +97,7 @@ class StudyFiles:
                 shutil.rmtree(tmp, ignore_errors=True)
                 if not target.is_dir():  # another worker of this machine staged the same files first
                     raise
-        return StagedFiles(materials_dir=target / "materials" if self.materials else None,
+        return StagedFiles(materials_dir=target / MATERIALS if self.materials else None,
                            edge_list=target / self.edge_list_name if self.edge_list is not None else None)
 
     def name_the_originals(self, message: str, origins: dict[str, str]) -> str:

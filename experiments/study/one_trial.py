@@ -17,7 +17,6 @@ Examples
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import yaml
@@ -25,6 +24,7 @@ from pydantic import ValidationError
 
 from pvsst.core.atomic import write_text
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import read_json
 from pvsst.core.run_folder import claimed_run_folder
 from pvsst.core.run_layout import METRICS, SIMULATE_SPEC, TRIALS
 from pvsst.core.validation import describe_validation_error
@@ -53,7 +53,7 @@ def simulate_one_trial(spec: StudySpec, out: Path, gateway: dict | None = None) 
         path = write_text(out / SIMULATE_SPEC, text)
         summary = run_study(path, out, workers=1, deviation=f"pvsst simulate: the one trial {one}",
                             gateway=gateway, trial_ids=[one])
-    metrics = json.loads((out / TRIALS / one / METRICS).read_text()) if summary.done else {}
+    metrics = read_json(out / TRIALS / one / METRICS, "metrics") if summary.done else {}
     return summary, out / TRIALS / one, metrics
 
 

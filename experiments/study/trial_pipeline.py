@@ -57,7 +57,7 @@ def trial_metrics(result: TrialResult) -> dict:
                "protocol_overrides": ",".join(f"{k}={v}" for k, v in differs_from_preset(protocol).items()),
                "similarity_edge_cases": protocol.similarity_edge_cases}
     accounting = {**call_totals(result.llm_calls), "elapsed_seconds": round(result.elapsed_s, 3)}
-    return {**factors, **outcomes, **accounting, **markup_audit(result)}
+    return {**factors, **outcomes, **accounting, **markup_check(result)}
 
 
 def call_totals(calls: pd.DataFrame) -> dict:
@@ -79,7 +79,7 @@ def call_totals(calls: pd.DataFrame) -> dict:
     }
 
 
-def markup_audit(result: TrialResult) -> dict:
+def markup_check(result: TrialResult) -> dict:
     """How agent text entered other prompts (``render``) and how many raw posts held line breaks or
     feed-like markup (``markup_posts``, :mod:`pvsst.analysis.text.feed_markup`), with the templates' field labels."""
     protocol = result.config.protocol

@@ -36,7 +36,6 @@ Examples
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -47,6 +46,7 @@ from pvsst.core.atomic import atomic_file, write_json
 from pvsst.core.errors import InputError
 from pvsst.core.run_folder import claimed_run_folder
 from pvsst.core.run_layout import CACHE, HUMAN, MANIFEST, PERSONAS, SCORING, SURVEY, UNITS
+from pvsst.core.input_files import read_json
 from pvsst.experiments.run.call_health import degraded_line
 from pvsst.experiments.run.frozen import check_frozen, override_record
 from pvsst.experiments.run.kernel import RunJob, run_units
@@ -214,7 +214,7 @@ def read_inputs(spec: SurveySpec, run_dir: Path) -> pd.DataFrame:
     """The personas asked, as stored (a resumed run sends the same rows); a run directory of another
     instrument is refused."""
     digest = survey_sha256(spec)
-    stored = json.loads((run_dir / SURVEY).read_text(encoding="utf-8"))
+    stored = read_json(run_dir / SURVEY, "instrument")
     if stored.get("sha256") != digest:
         raise InputError(run_dir, SURVEY, "this run directory holds a run of a different instrument "
                          f"(stored {str(stored.get('sha256'))[:12]}, now {digest[:12]}); use a new --out")

@@ -27,6 +27,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.core.bounds import MAX_ATTEMPTS, MAX_PERSONAS, MAX_SEED, MAX_TOKENS
+from pvsst.core.defaults import FAILURE_THRESHOLD, IDENTIFIER_PATTERN
 from pvsst.core.errors import InputError
 from pvsst.core.validation import describe_validation_error
 from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
@@ -194,7 +195,7 @@ class PersonaSourceSpec(StrictModel):
     seed: int = Field(default=0, ge=0, le=MAX_SEED)
     geography: str = "US"
     attributes: dict[Literal[PERSONA_ATTRIBUTES], AttributeMapSpec] = Field(default_factory=dict)
-    id_prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")] | None = None
+    id_prefix: Annotated[str, Field(pattern=IDENTIFIER_PATTERN)] | None = None
 
 
 class ConditionSpec(StrictModel):
@@ -370,7 +371,7 @@ _LATER_DEFAULTS: dict[tuple[str, ...], object] = {
     ("sampling", "option_order"): "as_asked", ("models",): None, ("data", "path"): None,
     ("data", "format"): None, ("data", "value_labels"): False, ("data", "derive"): {}, ("data", "filter"): None,
     ("personas", "attributes"): {}, ("personas", "id_prefix"): None, ("data", "strata"): None,
-    ("data", "cluster"): None, ("analysis", "parse_failure_threshold"): 0.05, ("audit",): None,
+    ("data", "cluster"): None, ("analysis", "parse_failure_threshold"): FAILURE_THRESHOLD, ("audit",): None,
     ("cells",): None, ("data", "geography"): None,
     **{("execution", key): default for key, default in STUDY_ONLY_DEFAULTS.items()},
 }

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from pvsst.core.atomic import write_text
 from pvsst.core.errors import InputError
-from pvsst.core.input_files import file_sha256
+from pvsst.core.input_files import file_sha256, read_json
 from pvsst.core.run_folder import run_folder_lock
 from pvsst.core.run_layout import AUDITS, DONE, MANIFEST, TRIALS, UNITS, is_complete
 
@@ -56,7 +56,7 @@ def recorded_hashes(unit_dir: str | Path) -> dict[str, str] | None:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise InputError(path, "DONE", f"unreadable marker ({getattr(err, 'strerror', None) or err})") from None
+        raise InputError(path, DONE, f"unreadable marker ({getattr(err, 'strerror', None) or err})") from None
     if text.strip() in ("ok", ""):
         return None
     try:
@@ -64,7 +64,7 @@ def recorded_hashes(unit_dir: str | Path) -> dict[str, str] | None:
         if not isinstance(hashes, dict):
             raise TypeError
     except (ValueError, KeyError, TypeError):
-        raise InputError(path, "DONE", "corrupt marker (not the file hashes pvsst writes); delete the unit's "
+        raise InputError(path, DONE, "corrupt marker (not the file hashes pvsst writes); delete the unit's "
                          "folder and resume the run to redo it") from None
     return hashes
 
@@ -113,14 +113,9 @@ def verify_run(run_dir: str | Path) -> str:
     run_dir = Path(run_dir)
     with run_folder_lock(run_dir, shared=True):
         path = run_dir / MANIFEST
-        try:
-            manifest = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(path, "manifest", "missing: not a pvsst run folder, or its manifest was deleted") from None
-        except (OSError, UnicodeDecodeError, ValueError):
-            raise InputError(path, "manifest", "corrupt: not the JSON pvsst writes") from None
-        if not isinstance(manifest, dict):
-            raise InputError(path, "manifest", "corrupt: not the JSON object pvsst writes")
+        if not path.is_file():
+            raise InputError(path, "manifest", "missing: not a pvsst run folder, or its manifest was deleted")
+        manifest = read_json(path, "manifest", hint="the manifest is not the JSON pvsst writes")
         counts, files, unchecked = {}, 0, 0
         for section in (TRIALS, AUDITS, UNITS):
             units = complete_unit_dirs(run_dir, section)

@@ -30,10 +30,9 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from pvsst.core.defaults import IDENTIFIER_PATTERN
 from pvsst.core.errors import InputError
 
-# Identifiers used in trial ids and file names: letters, digits, dot, dash and underscore.
-IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN, max_length=80)]
 NonEmptyText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 Share = Annotated[float, Field(ge=0.0, le=1.0)]

@@ -44,7 +44,8 @@ Examples
 >>> model = EpidemicModel(people, ReportingBank.from_table(table, ["a", "b"]), EpidemicSettings(days=20), seed=1)
 >>> model.run()
 >>> days = model.region_days()
->>> len(days), bool((days[["susceptible", "exposed", "infectious", "recovered"]].sum(axis=1) == days["population"]).all())
+>>> compartments = days[["susceptible", "exposed", "infectious", "recovered"]]
+>>> len(days), bool((compartments.sum(axis=1) == days["population"]).all())
 (42, True)
 """
 from __future__ import annotations
@@ -103,7 +104,8 @@ class EpidemicModel(mesa.Model):
                 raise InputError("population", column, "missing column of the epidemic population")
         n = len(population)
         if settings.initial_infected > n:
-            raise InputError("epidemic", "initial_infected", f"{settings.initial_infected} exceeds the population ({n})")
+            raise InputError("epidemic", "initial_infected",
+                             f"{settings.initial_infected} exceeds the population ({n})")
         self.cell = pd.Index(bank.cells).get_indexer(population["cell_id"].astype(str))
         if (self.cell < 0).any():
             missing = population["cell_id"].astype(str).to_numpy()[int(np.argmax(self.cell < 0))]

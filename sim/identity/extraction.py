@@ -2,7 +2,8 @@
 
 A probe prompt is one persona's card and one probe question, ``PROBE_TEMPLATE`` as the user message
 (after an optional system message), rendered through the model's own chat template with the generation
-header, exactly as a call would send it. The model evaluates it (:class:`~pvsst.sim.llm.providers.llama_hidden.HiddenStateReader`)
+header, exactly as a call would send it. The model evaluates it
+(:class:`~pvsst.sim.llm.providers.llama_hidden.HiddenStateReader`)
 and each stored layer's output is averaged over the prompt's **token span**:
 
 - ``user``: the tokens of the user message's text (card and question), without the chat template's
@@ -155,7 +156,8 @@ def probe_plan(n_rows: int, n_questions: int, *, seed: int, n_personas: int | No
     if not 1 <= per_persona <= n_questions:
         raise InputError("probes", "questions_per_persona", f"must lie in 1..{n_questions}, got {per_persona}")
     rng = np.random.default_rng(seed)
-    rows = range(n_rows) if n_personas == n_rows else sorted(int(r) for r in rng.choice(n_rows, n_personas, replace=False))
+    rows = range(n_rows) if n_personas == n_rows else sorted(int(r) for r in rng.choice(n_rows, n_personas,
+                                                                                        replace=False))
     return [(row, int(q)) for row in rows for q in rng.permutation(n_questions)[:per_persona]]
 
 
@@ -203,7 +205,8 @@ def extract_vectors(personas: pd.DataFrame, attributes: Sequence[str], questions
     n_layer, n_embd = model_shape(llama)
     layers = list(range(n_layer)) if layers is None else sorted({int(layer) for layer in layers})
     if not layers or not 0 <= layers[0] <= layers[-1] < n_layer:
-        raise InputError("identity vectors", "layers", f"must lie in 0..{n_layer - 1} for embedded/{model}, got {layers}")
+        raise InputError("identity vectors", "layers",
+                         f"must lie in 0..{n_layer - 1} for embedded/{model}, got {layers}")
 
     cards = personas[card_column].astype(str).tolist()
     labels = {a: [None if pd.isna(v) else str(v) for v in personas[a]] for a in attributes}

@@ -102,7 +102,8 @@ class AttributeJudge:
         ensure_runnable(model)
         self.model, self.gateway = model, gateway
         self.materials = materials if materials is not None else load_attribute_judge_materials()
-        self.seed, self.temperature, self.max_tokens, self.render = int(seed), float(temperature), int(max_tokens), render
+        self.seed, self.temperature = int(seed), float(temperature)
+        self.max_tokens, self.render = int(max_tokens), render
 
     def messages(self, author: AuthorTexts) -> tuple[dict[str, str], ...]:
         m = self.materials

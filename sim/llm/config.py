@@ -83,7 +83,8 @@ class GatewayConfig(StrictModel):
         return self
 
     def structured_output_for(self, model: str) -> str:
-        """The structured-output setting of ``model`` (unset: :func:`~pvsst.sim.llm.structured_modes.default_setting`)."""
+        """The structured-output setting of ``model``
+        (unset: :func:`~pvsst.sim.llm.structured_modes.default_setting`)."""
         if isinstance(self.structured_output, dict):
             return self.structured_output.get(model, default_setting(model))
         return self.structured_output or default_setting(model)

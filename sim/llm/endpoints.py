@@ -179,7 +179,8 @@ def no_retry_of_rejected_requests(retries: int) -> Any:
     >>> policy.BadRequestErrorRetries, policy.InternalServerErrorRetries
     (0, 2)
     """
-    return import_litellm().types.router.RetryPolicy(BadRequestErrorRetries=0, AuthenticationErrorRetries=0, NotFoundErrorRetries=0,
+    return import_litellm().types.router.RetryPolicy(BadRequestErrorRetries=0, AuthenticationErrorRetries=0,
+                                                     NotFoundErrorRetries=0,
                        ContentPolicyViolationErrorRetries=0, TimeoutErrorRetries=retries, RateLimitErrorRetries=retries,
                        InternalServerErrorRetries=retries, ServiceUnavailableErrorRetries=retries,
                        DefaultRetries=retries)
@@ -220,7 +221,8 @@ def _install_hook() -> None:
                 pool.before_send(kwargs)
             return kwargs
 
-        async def async_post_call_failure_deployment_hook(self, request_data, original_exception, call_type):  # noqa: ANN001
+        async def async_post_call_failure_deployment_hook(self, request_data, original_exception,
+                                                          call_type):  # noqa: ANN001
             pool = _pool_of(request_data)
             if pool is not None:
                 pool.after_failure(request_data, original_exception)

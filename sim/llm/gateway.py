@@ -19,8 +19,7 @@ from pvsst.core.errors import InputError
 from pvsst.core.redaction import redact
 from pvsst.sim.llm.budget import Budget, BudgetExceeded
 from pvsst.sim.llm.cache import ReplayMiss, ResponseCache
-from pvsst.core.defaults import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
-from pvsst.sim.llm.config import Endpoint, GatewayConfig
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.endpoints import EndpointPool
 from pvsst.sim.llm.mode_sender import ModeRejected, ModeSender
 from pvsst.sim.llm.pacing import RatePacer
@@ -84,33 +83,22 @@ class Gateway:
 
     Parameters
     ----------
+    config
+        How the models are called (:class:`~pvsst.sim.llm.config.GatewayConfig`): concurrency, pacing,
+        per-try timeout, model servers (``api_base`` or ``endpoints``) and structured output. Its
+        ``max_concurrency`` is lowered to what the endpoints take together when they all set a limit.
     cache
         Response cache; successful replies are stored and later served without a provider call.
     replay_only
         Serve only from the cache: a miss raises :class:`~pvsst.sim.llm.cache.ReplayMiss`.
-    max_concurrency
-        Most provider calls in flight at once. This and the other settings of
-        :class:`~pvsst.sim.llm.config.GatewayConfig` (``timeout_s`` is its ``request_timeout_s``) take its
-        defaults and bounds; :meth:`from_config` builds a gateway from one.
-    requests_per_minute
-        Pace provider calls (every transport try counts); ``None`` for no pacing.
     max_attempts
         Schema attempts per request; attempt ``i`` uses seed ``request.seed + i`` (or ``request.seed``
-        again when the request's ``retry_seed`` is ``same``).
+        again when the request's ``retry_seed`` is ``same``). A request protocol's setting, not the
+        configuration's.
     max_retries
         Transport retries per attempt on timeouts, 429 and 5xx / connection errors.
-    timeout_s
-        Per-try timeout.
     budget
-        Spending cap; once reached, no new request starts and :class:`BudgetExceeded` is raised.
-    api_base
-        Endpoint for pass-through litellm models (vLLM, Ollama, a stub server).
-    endpoints
-        Many endpoints instead of ``api_base``, routed by litellm's Router (:mod:`pvsst.sim.llm.endpoints`).
-    structured_output
-        Structured-output setting per model (``{model: mode}``) or for all models (a mode): one of
-        :data:`pvsst.sim.llm.structured_modes.SETTINGS`; default ``auto`` for served models, ``json_schema``
-        for embedded and scripted ones (:func:`pvsst.sim.llm.structured_modes.default_setting`).
+        Spending cap of a run; once reached, no new request starts and :class:`BudgetExceeded` is raised.
     backoff_base_s
         Exponential backoff ``backoff_base_s * 2**(try - 1)``, or a longer Retry-After.
     sleep
@@ -127,68 +115,38 @@ class Gateway:
     >>> result.text, result.record.status, result.record.attempts, result.record.cached
     ('hi', 'ok', 1, False)
     >>> gateway.close()
+    >>> with Gateway(GatewayConfig(max_concurrency=2, request_timeout_s=30)) as gateway:
+    ...     gateway.max_concurrency, gateway.config.request_timeout_s
+    (2, 30.0)
     """
 
-    @classmethod
-    def from_config(cls, config: GatewayConfig, cache: ResponseCache | None = None, *, replay_only: bool = False,
-                    max_attempts: int = 3, budget: Budget | None = None,
-                    sleep: Callable[[float], Awaitable[Any]] | None = None) -> "Gateway":
-        """The gateway ``config`` describes, answering from ``cache``; the request protocol's
-        ``max_attempts`` and a run's ``budget`` and ``replay_only`` are the run's, not the configuration's.
-
-        Examples
-        --------
-        >>> gateway = Gateway.from_config(GatewayConfig(max_concurrency=2, request_timeout_s=30))
-        >>> gateway.max_concurrency, gateway.timeout_s
-        (2, 30.0)
-        >>> gateway.close()
-        """
-        return cls(cache=cache, replay_only=replay_only, max_attempts=max_attempts, budget=budget, sleep=sleep,
-                   max_concurrency=config.max_concurrency, requests_per_minute=config.requests_per_minute,
-                   timeout_s=config.request_timeout_s, api_base=config.api_base, endpoints=config.endpoints,
-                   structured_output=config.structured_output)
-
-    def __init__(self, *, cache: ResponseCache | None = None, replay_only: bool = False,
-                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY, requests_per_minute: int | None = None,
-                 max_attempts: int = 3, max_retries: int = 4, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 budget: Budget | None = None,
-                 api_base: str | None = None, backoff_base_s: float = 1.0,
-                 endpoints: Sequence[Endpoint] | None = None, structured_output: dict[str, str] | str | None = None,
-                 sleep: Callable[[float], Awaitable[Any]] | None = None):
+    def __init__(self, config: GatewayConfig | None = None, cache: ResponseCache | None = None, *,
+                 replay_only: bool = False, max_attempts: int = 3, max_retries: int = 4, budget: Budget | None = None,
+                 backoff_base_s: float = 1.0, sleep: Callable[[float], Awaitable[Any]] | None = None):
         for field, value, low in (("max_attempts", max_attempts, 1), ("max_retries", max_retries, 0)):
             if int(value) < low:
                 raise InputError("gateway", field, f"must be >= {low}, got {value}")
         if replay_only and cache is None:
             raise InputError("gateway", "replay_only", "replay-only mode needs a cache")
-        # The settings' bounds are the configuration model's, checked there.
-        self.config = GatewayConfig().with_options(
-            "gateway", max_concurrency=max_concurrency, requests_per_minute=requests_per_minute,
-            request_timeout_s=timeout_s, api_base=api_base, endpoints=list(endpoints) if endpoints else None,
-            structured_output=structured_output)
-        config = self.config
-        max_concurrency, requests_per_minute, timeout_s = (config.max_concurrency, config.requests_per_minute,
-                                                           config.request_timeout_s)
-        api_base, endpoints, structured_output = config.api_base, config.endpoints, config.structured_output
-        settings = structured_output if isinstance(structured_output, dict) else {}
-        self.modes = StructuredModes(settings, default=structured_output if isinstance(structured_output, str)
-                                     else None)
-        self.pool = EndpointPool(list(endpoints), self.modes) if endpoints else None
-        self._sender = ModeSender(self.modes, self.pool, api_base, float(timeout_s))
+        self.config = config = GatewayConfig() if config is None else config
+        structured_output = config.structured_output
+        self.modes = StructuredModes(structured_output if isinstance(structured_output, dict) else {},
+                                     default=structured_output if isinstance(structured_output, str) else None)
+        self.pool = EndpointPool(list(config.endpoints), self.modes) if config.endpoints else None
+        self._sender = ModeSender(self.modes, self.pool, config.api_base, float(config.request_timeout_s))
         self.cache = cache
         self.replay_only = replay_only
-        self.max_concurrency = int(max_concurrency)
+        self.max_concurrency = config.max_concurrency
         if self.pool is not None and self.pool.capacity() is not None:
             self.max_concurrency = min(self.max_concurrency, self.pool.capacity())  # no more than they take
         self.max_attempts = int(max_attempts)
         self.max_retries = int(max_retries)
-        self.timeout_s = float(timeout_s)
         self.budget = budget
-        self.api_base = api_base
         self.backoff_base_s = float(backoff_base_s)
         self._sleep = sleep or asyncio.sleep
         self.records: list[CallRecord] = []
         self.provider_tries = 0  # every try that reached a provider, in this process
-        self._pacer = RatePacer(requests_per_minute) if requests_per_minute else None
+        self._pacer = RatePacer(config.requests_per_minute) if config.requests_per_minute else None
         self._semaphore: asyncio.Semaphore | None = None
         self._semaphore_loop: asyncio.AbstractEventLoop | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -386,7 +344,8 @@ class Gateway:
                 before = sent["tries"]
                 sent["tries"] += 1
                 try:
-                    async with asyncio.timeout(self.timeout_s):  # also bounds handlers that ignore litellm's
+                    # also bounds handlers that ignore litellm's
+                    async with asyncio.timeout(self.config.request_timeout_s):
                         return await self._sender.send(request, seed, sent)
                 finally:
                     self.provider_tries += sent["tries"] - before

@@ -46,7 +46,8 @@ class ModeSender:
             return None
         return self._probes.setdefault((id(asyncio.get_running_loop()), model), asyncio.Lock())
 
-    async def _probe_endpoints(self, request: LLMRequest, seed: int | None, sent: dict[str, Any]) -> ProviderReply | None:
+    async def _probe_endpoints(self, request: LLMRequest, seed: int | None, sent: dict[str,
+                                                                                       Any]) -> ProviderReply | None:
         first: ProviderReply | None = None
         sent["tries"] -= 1  # the try that got here is the first request sent below
         for endpoint in self.pool.endpoints:

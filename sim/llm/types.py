@@ -123,7 +123,8 @@ class LLMRequest:
     def prompt_sha256(self) -> str:
         memo = self.__dict__.get("_prompt_sha256")
         if memo is None:
-            memo = self.__dict__["_prompt_sha256"] = hashlib.sha256(canonical_json(list(self.messages)).encode()).hexdigest()
+            digest = hashlib.sha256(canonical_json(list(self.messages)).encode()).hexdigest()
+            memo = self.__dict__["_prompt_sha256"] = digest
         return memo
 
 

@@ -83,9 +83,9 @@ directory may hold its own pair (both files), used by ``pvsst judge`` instead.""
 JUDGE_FILES: dict[str, str] = {f"{kind}.txt": spec.description for kind, spec in JUDGE_TEMPLATES.items()}
 
 THREAD_TEMPLATES: dict[str, TemplateFile] = {
-    "thread_post_system": TemplateFile("system message of a thread's seed-post request"),
+    "thread_post_system": TemplateFile("system message of a thread's opening-post request"),
     "thread_post": TemplateFile(
-        "user message of a thread's seed-post request: the topic, who the author is, the task",
+        "user message of a thread's opening-post request: the topic, who the author is, the task",
         required=("question", "persona"), optional=("profile", "posting_style")),
     "thread_comment_system": TemplateFile("system message of a comment request"),
     "thread_comment": TemplateFile(

@@ -26,7 +26,6 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-import pandas as pd
 
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import regular_file

@@ -66,10 +66,9 @@ def thread_invariant_problems(comments: pd.DataFrame, *, max_depth: int, max_chi
         counts = replies.groupby("parent_id").size()
         is_post = rows["parent_id"].isna()
         for pid, n in counts.items():
-            cap = max_root_replies if is_post[pid] else max_children
+            cap, cap_name = (max_root_replies, "max_root_replies") if is_post[pid] else (max_children, "max_children")
             if cap is not None and n > cap:
-                problems.append(f"{pid}: {n} replies, more than {'max_root_replies' if is_post[pid] else 'max_children'} "
-                                f"{cap}")
+                problems.append(f"{pid}: {n} replies, more than {cap_name} {cap}")
     return problems
 
 

@@ -1,4 +1,4 @@
-"""One thread as a Mesa model: the author's seed post, then one ``step()`` per round (SynthPAI's procedure).
+"""One thread as a Mesa model: the author's opening post, then one ``step()`` per round (SynthPAI's procedure).
 
 A round has named phases:
 
@@ -122,11 +122,12 @@ class ThreadModel(mesa.Model):
         self.nodes = [NodeText(round=-1)]
         self.book = ScoreBook([agent.persona_id for agent in self.engaged], self.tree)
         self.pool = [0]
-        self.voting = CommentVoting(self, streams.generator("thread_votes", key)) if self.settings.comment_votes else None
+        self.voting = CommentVoting(self, streams.generator("thread_votes",
+                                                            key)) if self.settings.comment_votes else None
 
     # -- the thread -----------------------------------------------------------------------------
     def run(self) -> None:
-        """The seed post, then every round, then the comments table."""
+        """The opening post, then every round, then the comments table."""
         self.write_post()
         for _ in range(self.settings.n_rounds):
             self.step()
@@ -145,7 +146,7 @@ class ThreadModel(mesa.Model):
 
     # -- phases ---------------------------------------------------------------------------------
     def write_post(self) -> None:
-        """The author writes the seed post (node 0)."""
+        """The author writes the opening post (node 0)."""
         request = self.author.post_request()
         self._apply(0, request, self.call([request])[0])
 

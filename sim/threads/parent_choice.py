@@ -10,7 +10,8 @@ engaged persona ``p`` gets a score for it, and it is never recomputed as the tre
 
 .. math::
 
-    s_p(v) = \\frac{2 + \\sum_{i=0}^{d-1} (5 \\cdot [\\mathrm{author}(u_i) = p] + 1 \\cdot [\\mathrm{author}(u_i) \\ne p])}{d + 1},
+    s_p(v) = \\frac{2 + \\sum_{i=0}^{d-1} (5 \\cdot [\\mathrm{author}(u_i) = p]
+             + 1 \\cdot [\\mathrm{author}(u_i) \\ne p])}{d + 1},
 
 except that a comment ``p`` wrote itself scores 0 for ``p`` (it is a leaf when it is added, and the
 original zeroes a persona's own leaf). The post scores ``2 / 1 = 2`` for everyone. So a persona is drawn

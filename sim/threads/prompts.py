@@ -1,4 +1,4 @@
-"""The messages of a thread study's calls: the seed post, a comment, a vote, from the thread templates.
+"""The messages of a thread study's calls: the opening post, a comment, a vote, from the thread templates.
 
 The wording is a template set (:data:`pvsst.sim.materials.catalog.THREAD_TEMPLATES`): pvsst's own, or a
 study's materials directory holding every thread template (:func:`load_thread_materials`), rendered byte
@@ -76,7 +76,7 @@ def _system(materials: TemplateSet, kind: str) -> dict[str, str]:
 
 
 def post_messages(materials: TemplateSet, topic: Topic, persona: Mapping[str, object]) -> tuple[dict[str, str], ...]:
-    """System + user messages asking the author for the thread's seed post on ``topic``."""
+    """System + user messages asking the author for the thread's opening post on ``topic``."""
     user = materials.render("thread_post", question=topic.question, **_persona_fields(materials, persona))
     return _system(materials, "thread_post_system"), {"role": "user", "content": user}
 

@@ -79,7 +79,7 @@ class ThreadSettings(StrictModel):
     comment_votes : engaged personas vote on the round's comments; the net votes then rank the candidates
         before the top-k cut (off by default; the original has no votes).
     votes_per_voter : comments each persona votes on per round, when ``comment_votes`` is on.
-    temperature, max_tokens : sampling of comment calls; ``post_max_tokens`` of the seed post's call;
+    temperature, max_tokens : sampling of comment calls; ``post_max_tokens`` of the opening post's call;
     vote_temperature, vote_max_tokens : of vote calls.
     render : how another persona's text enters a prompt: ``data`` (one line, quotes escaped, pvsst's
         default) or ``verbatim`` (as written, as the original does; :mod:`pvsst.sim.prompts.agent_text`).
@@ -142,7 +142,7 @@ class ThreadSettings(StrictModel):
         >>> ThreadSettings(n_threads=5).check_population(44)
         Traceback (most recent call last):
         ...
-        pvsst.core.errors.InputError: threads: engaged_profiles: 40 engaged personas per thread need at least 45 personas (5 to author the threads, 40 to engage), the persona table has 44
+        pvsst.core.errors.InputError: threads: engaged_profiles: 40 engaged personas per thread need at least ...
         """
         needed = self.n_threads + self.engaged_profiles
         if n_personas < needed:

@@ -1,6 +1,6 @@
 """The tables of one thread (docs/threads.md lists them with their columns), built column-wise.
 
-- ``comments``: one row per node, the seed post first (``depth`` 0, ``round`` -1, ``action`` ``post``),
+- ``comments``: one row per node, the opening post first (``depth`` 0, ``round`` -1, ``action`` ``post``),
   then the replies in the order they joined the thread. ``comment_id`` is ``<thread_id>:<node>``,
   ``parent_id`` is empty for the post, ``root_id`` is the post's id; ``author`` is a persona id;
   ``critic`` says whether the author was a critic that round; ``length_class`` is ``short``/``long``

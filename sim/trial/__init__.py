@@ -1,1 +1,1 @@
-"""One trial of the engine: its configuration (the single definition of every protocol parameter) and its run."""
+"""One trial of the engine: its configuration (the single definition of every trial setting) and its run."""

@@ -75,7 +75,7 @@ def prepare_trial(config: TrialSetup, personas: pd.DataFrame | None = None) -> S
 
 def run_trial(config: TrialSetup, gateway, personas: pd.DataFrame | None = None,
               on_round: Callable[[int], None] | None = None, model: SocialModel | None = None) -> TrialResult:
-    """Run every round of one trial through ``gateway``; raises if the exposure audit fails.
+    """Run every round of one trial through ``gateway``; raises if the exposure check fails.
 
     ``model`` may be one returned by :func:`prepare_trial` for the same config.
     """

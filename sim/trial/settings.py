@@ -1,4 +1,4 @@
-"""The parameters of one trial: the single definition of every protocol parameter, its default and bound.
+"""The parameters of one trial: the single definition of every trial setting, its default and bound.
 
 :class:`TrialSettings` is the protocol (defaults reproduce PV-SST: 12 agents, 6 rounds, feed 5,
 votes 5, ...). The study spec's ``trial`` section *is* this model (``pvsst.experiments.spec.trial`` only adds
@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pvsst.core.bounds import MAX_AGENTS, MAX_ATTEMPTS, MAX_CHARACTERS, MAX_DISTRIBUTED_SOURCES, MAX_FEED_SIZE, MAX_ROUNDS, MAX_TOKENS, MAX_VOTES_PER_VOTER
+from pvsst.core.bounds import (MAX_AGENTS, MAX_ATTEMPTS, MAX_CHARACTERS, MAX_DISTRIBUTED_SOURCES, MAX_FEED_SIZE,
+                               MAX_ROUNDS, MAX_TOKENS, MAX_VOTES_PER_VOTER)
 from pvsst.core.errors import InputError
-from pvsst.core.validation import SpecFieldError, StrictModel, describe_validation_error
+from pvsst.core.validation import Identifier, Share, SpecFieldError, StrictModel, describe_validation_error
 from pvsst.sim.conditions import Condition, get_condition
 from pvsst.sim.network import NetworkSpec
 from pvsst.sim.protocol import Protocol
@@ -35,8 +36,6 @@ from pvsst.sim.topics import Topic
 # PV-SST counterbalances the push direction by seed; other seeds alternate by parity.
 PVSST_PUSH_BY_SEED = {101: "support", 307: "support", 211: "oppose", 419: "oppose"}
 
-_Share = Annotated[float, Field(ge=0.0, le=1.0)]
-_Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=80)]
 
 
 def default_push_direction(seed: int) -> str:
@@ -45,7 +44,7 @@ def default_push_direction(seed: int) -> str:
 
 
 class TrialSettings(StrictModel):
-    """The protocol of one trial; every default is PV-SST's (``tests/data/pvsst_reference/pvsst_confirmatory_v1.yaml``).
+    """The settings of one trial; every default is PV-SST's (``tests/data/pvsst_reference/pvsst_confirmatory_v1.yaml``).
 
     ``request_seed_formula``: ``pvsst`` is PV-SST's ``trial_seed*100000 + round*1000 + phase*500 +
     ordinal`` (distinct seeds only while rounds < 100 and agents + adversaries <= 500); ``hashed`` takes
@@ -72,13 +71,13 @@ class TrialSettings(StrictModel):
     vote_max_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] = 70
     post_char_limit: Annotated[int, Field(ge=1, le=MAX_CHARACTERS)] = 180
     max_attempts: Annotated[int, Field(ge=1, le=MAX_ATTEMPTS)] = 3
-    initial_confidence: _Share = 0.70
-    adversary_confidence: _Share = 0.85
+    initial_confidence: Share = 0.70
+    adversary_confidence: Share = 0.85
     request_seed_formula: Literal["pvsst", "hashed"] = "pvsst"
     network: NetworkSpec = NetworkSpec()
     feed_candidates: Literal["population", "followees"] = "population"
     follow_dynamics: bool = False
-    prompt_version: _Identifier = "v1"
+    prompt_version: Identifier = "v1"
 
     @field_validator("prompt_version")
     @classmethod
@@ -98,12 +97,12 @@ class TrialSettings(StrictModel):
         return self
 
     def parameters(self) -> dict[str, Any]:
-        """The protocol fields by name (the values themselves, not copies), e.g. to build a :class:`TrialSetup`."""
+        """The trial settings by name (the values themselves, not copies), e.g. to build a :class:`TrialSetup`."""
         return {name: getattr(self, name) for name in TrialSettings.model_fields}
 
 
 class TrialSetup(TrialSettings):
-    """One trial: the protocol parameters plus its id, model string, topic, arm, seed and push direction.
+    """One trial: its trial settings plus its id, model string, topic, arm, seed and push direction.
 
     Bad values raise :class:`~pvsst.core.errors.InputError` (source ``trial``) naming the field.
     """

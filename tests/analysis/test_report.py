@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -105,14 +104,15 @@ def test_run_report_sets_the_plan_beside_results_with_deviation_and_audits(tmp_p
                  "engagement_likes_minus_control = likes - control", "H2_pdi", "## 2. Results against the plan",
                  "**SUPPORTED**", "**NOT SUPPORTED**", "## 3. Deviations from the preregistration",
                  "raised the bootstrap draws", "`analysis.bootstrap_draws: 200 -> 500`",
-                 "1 recorded (section 3): raised the bootstrap draws", "## 4. Audits",
-                 "8 of 8 planned blocks complete", "every trial passed the exposure audit",
+                 "1 recorded (section 3): raised the bootstrap draws", "## 4. Checks",
+                 "8 of 8 planned blocks complete", "every trial passed the exposure check",
                  "192 adversarial impressions delivered, 192 expected",
                  "exceeds the preregistered threshold 1.0%", "wall time 90.0 s", "## 5. Environment"):
         assert text in markdown, text
     verdicts = {line.split("|")[1].strip(): line for line in markdown.splitlines() if line.startswith("| H")}
     assert "**SUPPORTED**" in verdicts["H1_similarity (primary)"]
-    assert "| 8 " in verdicts["H1_similarity (primary)"] and "2/2 models, 2/2 topics" in verdicts["H1_similarity (primary)"]
+    assert "| 8 " in verdicts["H1_similarity (primary)"] and "2/2 models, 2/2 topics" in verdicts["H1_similarity "
+                                                                                                  "(primary)"]
     figures = sorted((run / "report" / "figures").glob("*.png"))
     names = {p.stem for p in figures}
     assert {"similarity_by_round", "stance_trajectories", "opposite_side_survival", "network_trial",
@@ -125,7 +125,8 @@ def test_run_report_sets_the_plan_beside_results_with_deviation_and_audits(tmp_p
     # the headline estimate in the report is the analysis table's number
     contrasts = pd.read_csv(run / "analysis" / "contrasts.csv")
     h1 = contrasts[(contrasts["contrast"] == "engagement_likes_minus_control")
-                   & (contrasts["metric"] == "final_honest_pairwise_similarity") & (contrasts["stratum"] == "all")].iloc[0]
+                   & (contrasts["metric"] == "final_honest_pairwise_similarity")
+                   & (contrasts["stratum"] == "all")].iloc[0]
     assert f"{h1['mean_difference']:+.4f}" in verdicts["H1_similarity (primary)"]
 
 
@@ -155,7 +156,8 @@ def test_two_block_two_arm_run_reports_not_powered(tmp_path, capsys):
 
 
 def test_report_on_a_real_scripted_run_from_the_runner(tmp_path):
-    spec_text = Path("experiments/specs/quickstart.yaml").read_text().replace("embedded/smollm2-135m", "scripted/imitate")
+    spec_text = Path("experiments/specs/quickstart.yaml").read_text().replace("embedded/smollm2-135m",
+                                                                              "scripted/imitate")
     spec = tmp_path / "qs.yaml"
     spec.write_text(spec_text)
     assert main(["prereg", "freeze", str(spec)]) == 0

@@ -35,9 +35,10 @@ def test_survey_report_from_the_cli(survey_run, capsys):
     report = survey_run / "report"
     markdown = (report / "report.md").read_text()
     for text in ("# Survey fidelity report: GSS 2018 national spending priorities", "## 1. Preregistration",
-                 "Frozen at ", "command-line overrides", "## 2. Instrument and design", "## 3. Results", "## 4. Metric definitions",
+                 "Frozen at ", "command-line overrides", "## 2. Instrument and design", "## 3. Results",
+                 "## 4. Metric definitions",
                  "Jensen-Shannon distance, base 2", "p' = (p + s) / (1 + K s)", "H(p) / ln K", "kl_noise_floor",
-                 "## 5. Audits", "## 6. Environment", "Closest model source on mean Jensen-Shannon distance"):
+                 "## 5. Checks", "## 6. Environment", "Closest model source on mean Jensen-Shannon distance"):
         assert text in markdown, text
     names = {p.stem for p in (report / "figures").glob("*.png")}
     assert names == {"survey_answer_shares", "survey_heatmap_js_distance", "survey_subgroup_gaps",

@@ -2,7 +2,8 @@
 
 Each size runs in its own process (so peak memory is that size's own), on a Barabasi-Albert follow
 graph (m=3) with followee feeds: one interpreter imports the engine once and forks a fresh child per
-size (the child's peak RSS counts from the fork, as a new process's would from its start). Prints agent-rounds per second, the time per agent-round relative to
+size (the child's peak RSS counts from the fork, as a new process's would from its start). Prints agent-rounds per
+second, the time per agent-round relative to
 the smallest size, and peak RSS. Asserts correctness only (every call ok, every agent posted every round).
 
 Default sizes keep `make test` short: 200 / 600 / 2,000 agents x 2 rounds. The full sizes
@@ -26,6 +27,7 @@ ROUNDS = 5 if FULL else 2
 
 
 def measure(n_agents: int, n_rounds: int) -> dict:
+    from pvsst.sim.llm.config import GatewayConfig
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.network import NetworkSpec
     from pvsst.sim.topics import get_topic
@@ -36,7 +38,7 @@ def measure(n_agents: int, n_rounds: int) -> dict:
                          condition="likes", seed=1, n_agents=n_agents, n_rounds=n_rounds,
                          network=NetworkSpec(kind="barabasi_albert", m=3), feed_candidates="followees",
                          request_seed_formula="hashed")
-    gateway = Gateway(max_concurrency=64)
+    gateway = Gateway(GatewayConfig(max_concurrency=64))
     started = time.perf_counter()
     result = run_trial(config, gateway)
     elapsed = time.perf_counter() - started

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from pvsst.sim.llm.cache import ResponseCache
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.providers.registry import import_litellm
 from pvsst.sim.llm.types import LLMRequest
@@ -68,7 +69,7 @@ def run_bare(litellm, concurrency: int, tag: str) -> tuple[float, float, int]:
 
 
 def run_gateway(concurrency: int, tag: str, cache: ResponseCache | None = None) -> tuple[float, float, int, Gateway]:
-    gateway = Gateway(max_concurrency=concurrency, cache=cache)
+    gateway = Gateway(GatewayConfig(max_concurrency=concurrency), cache=cache)
     wall, cpu = time.perf_counter(), time.process_time()
     results = gateway.run(requests(tag))
     elapsed = (time.perf_counter() - wall, time.process_time() - cpu)
@@ -100,7 +101,8 @@ def test_gateway_throughput_and_overhead(tmp_path, show):
             rows.append((concurrency, path, N_CALLS / wall, ideal, cpu / N_CALLS, cpu / best["bare litellm"][1]))
     # A fully cached rerun: zero provider calls.
     last = f"c64r{REPETITIONS - 1}"
-    replay = Gateway(max_concurrency=64, cache=ResponseCache(tmp_path / f"{last}.sqlite"), replay_only=True)
+    replay = Gateway(GatewayConfig(max_concurrency=64), cache=ResponseCache(tmp_path / f"{last}.sqlite"),
+                     replay_only=True)
     wall, cpu = time.perf_counter(), time.process_time()
     replayed = replay.run(requests(f"gwc{last}"))
     replay_wall, replay_cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -108,13 +110,14 @@ def test_gateway_throughput_and_overhead(tmp_path, show):
     replay.close()
 
     show(f"\n{N_CALLS} calls, stub latency {LATENCY_S * 1000:.0f} ms")
-    show(f"{'conc':>4} {'path':<14} {'calls/s':>8} {'ideal':>7} {'of ideal':>8} {'CPU ms/call':>11} {'CPU vs bare':>11}")
+    show(f"{'conc':>4} {'path':<14} {'calls/s':>8} {'ideal':>7} {'of ideal':>8} "
+         f"{'CPU ms/call':>11} {'CPU vs bare':>11}")
     for concurrency, path, rate, ideal, cpu_per_call, cpu_ratio in rows:
         show(f"{concurrency:>4} {path:<14} {rate:>8.0f} {ideal:>7.0f} {rate / ideal:>8.0%} "
               f"{cpu_per_call * 1000:>11.2f} {cpu_ratio:>11.2f}")
     scripted = [LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": f"scripted {i}"},), seed=i)
                 for i in range(8 * N_CALLS)]
-    with Gateway(max_concurrency=16) as in_process:
+    with Gateway(GatewayConfig(max_concurrency=16)) as in_process:
         in_process.run(scripted[:16])  # warm-up: first-use imports
         cpu = time.process_time()
         assert all(r.ok for r in in_process.run(scripted))

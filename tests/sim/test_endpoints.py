@@ -265,7 +265,8 @@ def test_router_hook_sets_the_mode_per_endpoint_and_learns_from_a_rejection():
     assert {(b.get("response_format") or {}).get("type") for b in lenient.bodies} == {"json_schema"}
     assert modes.mode_for(MODEL, strict.api_base) == "json_object"
     assert modes.mode_for(MODEL, lenient.api_base) == "json_schema"
-    assert {(r.endpoint, r.mode) for r in routed} <= {(strict.api_base, "json_object"), (lenient.api_base, "json_schema")}
+    assert {(r.endpoint, r.mode) for r in routed} <= {(strict.api_base, "json_object"), (lenient.api_base,
+                                                                                         "json_schema")}
     assert rejected == [400]  # one rejection (of json_schema by the strict server), not tried on the other
 
 
@@ -273,15 +274,16 @@ def test_per_endpoint_concurrency_is_a_cap_that_requests_wait_for():
     """litellm's Router refuses a request when an endpoint's max_parallel_requests are all in use (a
     429); the gateway keeps no more in flight than the endpoints take together and waits for a slot,
     so no call burns a retry on it."""
-    from pvsst.sim.llm.config import Endpoint
+    from pvsst.sim.llm.config import Endpoint, GatewayConfig
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.llm.types import LLMRequest
 
     with StubServer([ok("x", delay_s=0.2)]) as a, StubServer([ok("y", delay_s=0.2)]) as b:
-        with Gateway(endpoints=[Endpoint(api_base=a.api_base, max_concurrency=1), Endpoint(api_base=b.api_base, max_concurrency=2)],
-                     max_concurrency=8) as gateway:
+        endpoints = [Endpoint(api_base=a.api_base, max_concurrency=1), Endpoint(api_base=b.api_base, max_concurrency=2)]
+        with Gateway(GatewayConfig(endpoints=endpoints, max_concurrency=8)) as gateway:
             assert gateway.max_concurrency == 3
-            results = gateway.run([LLMRequest(model_name=MODEL, messages=({"role": "user", "content": f"q{i}"},), seed=i)
+            results = gateway.run([LLMRequest(model_name=MODEL, messages=({"role": "user", "content": f"q{i}"},),
+                                              seed=i)
                                    for i in range(12)])
     assert [r.record.status for r in results] == ["ok"] * 12
     assert [r.record.attempts for r in results] == [1] * 12
@@ -294,6 +296,7 @@ def test_a_500_carrying_the_servers_request_validation_error_is_not_retried():
     validation error (measured: `Input should be 'text' or 'json_object'`): the same every time, so
     one try, recorded as a client error; a plain 500 is still retried."""
     from gateway_stub import Step
+    from pvsst.sim.llm.config import GatewayConfig
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.llm.types import LLMRequest
 
@@ -303,13 +306,13 @@ def test_a_500_carrying_the_servers_request_validation_error_is_not_retried():
                                                                      "type": "internal_server_error"}}))
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     request = LLMRequest(model_name=MODEL, messages=({"role": "user", "content": "x"},), schema=schema, seed=1)
-    with StubServer([rejected]) as stub, Gateway(api_base=stub.api_base, backoff_base_s=0.01,
-                                                 structured_output="json_schema") as gateway:  # fixed: no probing
+    with StubServer([rejected]) as stub, Gateway(GatewayConfig(api_base=stub.api_base, structured_output="json_schema"),
+                                                 backoff_base_s=0.01) as gateway:  # fixed: no probing
         (result,) = gateway.run([request])
     assert stub.requests == 1 and result.record.attempts == 1 and result.record.status == "error"
     assert "validation error" in result.record.error and result.record.structured_output == "json_schema"
     with StubServer([http_error(500), ok('{"n": 2}')]) as stub, \
-            Gateway(api_base=stub.api_base, backoff_base_s=0.01) as gateway:
+            Gateway(GatewayConfig(api_base=stub.api_base), backoff_base_s=0.01) as gateway:
         (result,) = gateway.run([request])
     assert stub.requests == 2 and result.record.status == "ok" and result.parsed == {"n": 2}
 
@@ -321,13 +324,14 @@ def test_a_rejected_request_is_not_tried_on_the_other_endpoints(error, tried, se
     call records how often it failed over."""
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.llm.types import LLMRequest
-    from pvsst.sim.llm.config import Endpoint
+    from pvsst.sim.llm.config import Endpoint, GatewayConfig
 
     request = LLMRequest(model_name=MODEL, messages=({"role": "user", "content": "x"},), seed=1)
     with StubServer([http_error(error)]) as a, StubServer([http_error(error)]) as b, StubServer([ok("fine")]) as c:
         endpoints = [Endpoint(api_base=a.api_base, weight=1000.0), Endpoint(api_base=b.api_base, weight=1000.0),
                      Endpoint(api_base=c.api_base, weight=0.001)]  # c, the one that answers, is picked last
-        with Gateway(endpoints=endpoints, max_retries=0) as gateway:  # the gateway tries once; the Router moves
+        with Gateway(GatewayConfig(endpoints=endpoints),
+                     max_retries=0) as gateway:  # the gateway tries once; the Router moves
             (result,) = gateway.run([request])
     assert a.requests + b.requests + c.requests == tried
     assert result.record.attempts == 1

@@ -23,6 +23,7 @@ import pytest
 
 from pvsst.analysis.study.outcomes import honest_agent_ids, vote_call_failure_rate
 from ollama_stub import Hang, OllamaStub, Raw
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.types import LLMRequest
 from pvsst.sim.protocol import protocol_from_preset
@@ -82,9 +83,10 @@ def run(preset: str, answer=reply, **overrides):
                                                                       {"role": "user", "content": "up"}),
                              json_mode=protocol.json_mode, ollama_route=protocol.ollama_route,
                              reasoning_blocks=protocol.reasoning_blocks)
-        with Gateway(api_base=stub.api_base, timeout_s=120) as warm:
+        with Gateway(GatewayConfig(api_base=stub.api_base, request_timeout_s=120)) as warm:
             assert warm.run([warm_up])[0].ok
-        gateway = Gateway(api_base=stub.api_base, timeout_s=TIMEOUT_S, sleep=sleep, max_concurrency=1)
+        gateway = Gateway(GatewayConfig(api_base=stub.api_base, request_timeout_s=TIMEOUT_S, max_concurrency=1),
+                          sleep=sleep)
         try:
             assert gateway.run([warm_up])[0].ok and not waits
             gateway.drain_records()
@@ -120,7 +122,8 @@ def requests_per_call(bodies) -> dict[tuple[int, int], int]:
 def seeds_by_prompt(bodies) -> list[list[int]]:
     seeds: dict[str, list[int]] = defaultdict(list)
     for body in bodies:
-        seeds[json.dumps([body.get("system"), body.get("prompt"), body.get("messages")])].append(body["options"]["seed"])
+        seeds[json.dumps([body.get("system"), body.get("prompt"),
+                          body.get("messages")])].append(body["options"]["seed"])
     return list(seeds.values())
 
 

@@ -8,7 +8,7 @@ import unicodedata
 
 import pytest
 
-from pvsst.experiments.study.trial_pipeline import markup_audit
+from pvsst.experiments.study.trial_pipeline import markup_check
 from forging_provider import FORGED_FEED_LINE, FORGED_FIELD_LINE, FORGED_VOTE_LINE, is_forging
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.providers.registry import register_scripted_provider
@@ -29,7 +29,8 @@ def _provider():
 
 
 def _run(render: str, condition: str = "likes"):
-    config = TrialSetup(trial_id=f"forge_{render}_{condition}", model_name="scripted/forging", topic=get_topic("ai_labels"),
+    config = TrialSetup(trial_id=f"forge_{render}_{condition}", model_name="scripted/forging",
+                        topic=get_topic("ai_labels"),
                          condition=condition, seed=101, n_agents=N_AGENTS, n_rounds=N_ROUNDS, feed_size=FEED,
                          votes_per_voter=VOTES, protocol=Protocol(render=render))
     gateway = Gateway()
@@ -82,8 +83,8 @@ def test_markup_audit_counts_forging_posts_in_both_render_modes():
     data, verbatim = _run("data"), _run("verbatim")
     expected = _expected_forging_posts(data)
     assert expected == (N_AGENTS // 2) * N_ROUNDS  # even ordinals forge: a00, a02, a04 each round
-    assert markup_audit(data) == {"render": "data", "markup_posts": expected}
-    assert markup_audit(verbatim) == {"render": "verbatim", "markup_posts": expected}
+    assert markup_check(data) == {"render": "data", "markup_posts": expected}
+    assert markup_check(verbatim) == {"render": "verbatim", "markup_posts": expected}
 
 
 def test_verbatim_render_pastes_the_forged_lines_as_written():

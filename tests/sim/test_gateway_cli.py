@@ -63,7 +63,7 @@ def test_explicit_cache_file_and_second_call_cached(tmp_path, capsys):
     (["--temperature", "2.5"], "--temperature: must be between 0 and 2"),
     (["--temperature", "-0.1"], "--temperature: must be between 0 and 2"),
     (["--max-tokens", "0"], "--max-tokens: must be >= 1"),
-    (["--schema", "/nonexistent/schema.json"], "cannot read the schema file"),
+    (["--schema", "/nonexistent/schema.json"], "schema.json: schema: no such file"),
 ])
 def test_bad_input_exits_2_with_one_line(args, fragment, cache_env, capsys):
     base = ["llm", "complete", "--model", "scripted/echo", "--prompt", "x"]

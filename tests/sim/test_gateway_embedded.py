@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from pvsst.sim.llm.cache import ResponseCache
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.providers import embedded
 from pvsst.sim.llm.types import LLMRequest
@@ -38,7 +39,7 @@ def test_same_seed_same_text_and_seed_matters():
 def test_gateway_schema_replies_validate_and_replay(tmp_path):
     requests = [LLMRequest(model_name="embedded/smollm2-135m", messages=MESSAGES, schema=SCHEMA, seed=seed,
                            temperature=0.7, max_tokens=80) for seed in (1, 2)]
-    with Gateway(cache=ResponseCache(tmp_path / "c.sqlite"), max_concurrency=2) as gateway:
+    with Gateway(GatewayConfig(max_concurrency=2), cache=ResponseCache(tmp_path / "c.sqlite")) as gateway:
         fresh = gateway.run(requests)
     assert all(r.ok for r in fresh), [r.record.error for r in fresh]
     for result in fresh:

@@ -8,6 +8,7 @@ import pytest
 
 from gateway_stub import StubServer, cut, http_error, ok, raw, refusal
 from pvsst.sim.llm.budget import Budget, BudgetExceeded
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.types import LLMRequest
 
@@ -22,13 +23,15 @@ def fake_key(monkeypatch):
 
 
 def request(text: str = "hi", seed: int = 5, schema=None, **fields) -> LLMRequest:
-    return LLMRequest(model_name=MODEL, messages=({"role": "user", "content": text},), seed=seed, schema=schema, **fields)
+    return LLMRequest(model_name=MODEL, messages=({"role": "user", "content": text},), seed=seed, schema=schema,
+                      **fields)
 
 
-def run_one(script, *, schema=None, **gateway_options):
-    options = {"timeout_s": 5.0, "backoff_base_s": 0.01, "max_retries": 2, **gateway_options}
+def run_one(script, *, schema=None, request_timeout_s=5.0, **gateway_options):
+    options = {"backoff_base_s": 0.01, "max_retries": 2, **gateway_options}
     with StubServer(script) as stub:
-        with Gateway(api_base=stub.api_base, **options) as gateway:
+        config = GatewayConfig(api_base=stub.api_base, request_timeout_s=request_timeout_s)
+        with Gateway(config, **options) as gateway:
             result = gateway.run([request(schema=schema)])[0]
     return result, stub
 
@@ -88,16 +91,16 @@ def test_429_honours_retry_after():
 
 
 def test_timeout_then_success_and_timeout_forever():
-    result, stub = run_one([ok(delay_s=1.5), ok()], timeout_s=0.4)
+    result, stub = run_one([ok(delay_s=1.5), ok()], request_timeout_s=0.4)
     assert (result.record.status, result.record.attempts, stub.requests) == ("ok", 2, 2)
-    result, stub = run_one([ok(delay_s=1.5)], timeout_s=0.4, max_retries=1)
+    result, stub = run_one([ok(delay_s=1.5)], request_timeout_s=0.4, max_retries=1)
     assert (result.record.status, result.record.attempts, stub.requests) == ("timeout", 2, 2)
     assert "Timeout" in result.record.error
 
 
 def test_concurrency_limit_is_respected():
     with StubServer([ok(delay_s=0.15)]) as stub:
-        with Gateway(api_base=stub.api_base, max_concurrency=4) as gateway:
+        with Gateway(GatewayConfig(api_base=stub.api_base, max_concurrency=4)) as gateway:
             results = gateway.run([request(f"q{i}") for i in range(24)])
     assert all(r.ok for r in results)
     assert stub.max_in_flight == 4  # reached, never exceeded
@@ -106,7 +109,7 @@ def test_concurrency_limit_is_respected():
 def test_requests_per_minute_pacing():
     starts: list[float] = []
     with StubServer([ok()]) as stub:
-        with Gateway(api_base=stub.api_base, requests_per_minute=600, max_concurrency=8) as gateway:
+        with Gateway(GatewayConfig(api_base=stub.api_base, requests_per_minute=600, max_concurrency=8)) as gateway:
             acquire = gateway._pacer.acquire
 
             async def timed_acquire():
@@ -125,7 +128,7 @@ def test_requests_per_minute_pacing():
 def test_records_follow_request_order_and_ids_are_deterministic():
     requests = [request(f"q{i}", trial_id="t1", agent_id=f"a{i}", round=2, phase="post") for i in range(8)]
     with StubServer([ok(delay_s=0.05)]) as stub:
-        with Gateway(api_base=stub.api_base, max_concurrency=8) as gateway:
+        with Gateway(GatewayConfig(api_base=stub.api_base, max_concurrency=8)) as gateway:
             gateway.run(requests)
             first = gateway.drain_records()
             assert gateway.records == []
@@ -142,7 +145,7 @@ def test_usd_budget_stops_the_job_within_one_batch():
     cap, concurrency = 12 * per_call, 4
     with StubServer([ok(delay_s=0.02)]) as stub:
         budget = Budget(max_usd=cap)
-        with Gateway(api_base=stub.api_base, budget=budget, max_concurrency=concurrency) as gateway:
+        with Gateway(GatewayConfig(api_base=stub.api_base, max_concurrency=concurrency), budget=budget) as gateway:
             with pytest.raises(BudgetExceeded) as err:
                 gateway.run([request(f"q{i}") for i in range(60)])
             records = gateway.records
@@ -158,7 +161,7 @@ def test_token_budget_with_scripted_model():
     words = "one two three four five"  # echo: 5 prompt + 5 completion tokens per call
     requests = [LLMRequest(model_name="scripted/echo", messages=({"role": "user", "content": f"{words} {i}"},), seed=i)
                 for i in range(50)]
-    with Gateway(budget=budget, max_concurrency=3) as gateway:
+    with Gateway(GatewayConfig(max_concurrency=3), budget=budget) as gateway:
         with pytest.raises(BudgetExceeded, match="tokens of a 100-token cap"):
             gateway.run(requests)
         # Scripted calls complete without yielding, so the cap is met exactly at a call boundary.

@@ -16,6 +16,7 @@ from pvsst.sim.identity.extraction import default_probes, extract_vectors, span_
 from pvsst.core.input_files import file_sha256
 from pvsst.sim.identity.vectors import IdentityVectors, save_vectors
 from pvsst.sim.llm.cache import ResponseCache
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.option_probabilities import from_logprobs
 from pvsst.sim.llm.providers import embedded
@@ -114,7 +115,8 @@ def test_zero_is_zero_bit_for_bit(planted, tmp_path):
     reply = dict(temperature=0.9, max_tokens=8, seed=5, schema=None)
     text = embedded.generate(MODEL, scale, **reply)["text"]
     for scope in SCOPES:
-        assert embedded.generate(MODEL, scale, **reply, steering=_steering(planted, coef=0.0, scope=scope))["text"] == text
+        assert embedded.generate(MODEL, scale, **reply, steering=_steering(planted, coef=0.0,
+                                                                           scope=scope))["text"] == text
 
 
 @pytest.mark.slow
@@ -151,7 +153,7 @@ def test_64_concurrent_steered_calls_equal_the_same_calls_one_at_a_time(planted)
         requests.append(LLMRequest(model_name=f"embedded/{MODEL}", messages=SHORT, option_scoring=tuple(OPTIONS),
                                    schema={"type": "object"}, temperature=0.0, seed=index, steering=steering,
                                    agent_id=f"p{index}"))
-    with Gateway(max_concurrency=16) as gateway:
+    with Gateway(GatewayConfig(max_concurrency=16)) as gateway:
         together = gateway.run(requests)
         alone = [gateway.run([request])[0] for request in reversed(requests)][::-1]
     assert all(r.ok for r in together + alone)
@@ -173,7 +175,7 @@ def test_a_sampled_steered_call_through_the_gateway_is_cached_under_its_steering
     requests = [base, dataclasses.replace(base, steering=_steering(planted, coef=0.0)),
                 dataclasses.replace(base, steering=_steering(planted, "female", coef=4.0)),
                 dataclasses.replace(base, steering=_steering(planted, "male", coef=4.0))]
-    with Gateway(cache=ResponseCache(tmp_path / "c.sqlite"), max_concurrency=4) as gateway:
+    with Gateway(GatewayConfig(max_concurrency=4), cache=ResponseCache(tmp_path / "c.sqlite")) as gateway:
         fresh = gateway.run(requests)
     assert all(r.ok for r in fresh), [r.record.error for r in fresh]
     assert len({r.record.call_id for r in fresh}) == 4

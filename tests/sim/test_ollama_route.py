@@ -17,6 +17,7 @@ from collections import Counter
 import pytest
 
 from ollama_stub import OllamaStub
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.protocol import protocol_from_preset
 from pvsst.sim.topics import get_topic
@@ -48,7 +49,7 @@ def run(preset: str, condition: str = "distributed_sources"):
     config = TrialSetup(trial_id="t", model_name="ollama_chat/stub-model", topic=get_topic("ai_labels"),
                          condition=condition, seed=SEED, n_agents=6, n_rounds=2, protocol=protocol_from_preset(preset))
     with OllamaStub(reply) as stub:
-        gateway = Gateway(api_base=stub.api_base, max_retries=0, max_concurrency=4, sleep=no_wait)
+        gateway = Gateway(GatewayConfig(api_base=stub.api_base, max_concurrency=4), max_retries=0, sleep=no_wait)
         try:
             result = run_trial(config, gateway)
         finally:
@@ -93,7 +94,8 @@ def test_request_seeds_follow_the_reference_formula(reference_run):
     ordinal = {agent: i for i, agent in enumerate(result.agents["agent_id"])}  # honest a00..a05, then c3000..
     calls = result.llm_calls
     phase = calls["phase"].map({"post": 1, "vote": 2})
-    expected = [SEED * 100000 + r * 1000 + p * 500 + ordinal[a] for r, p, a in zip(calls["round"], phase, calls["agent_id"])]
+    expected = [SEED * 100000 + r * 1000 + p * 500 + ordinal[a] for r, p, a in zip(calls["round"], phase,
+                                                                                   calls["agent_id"])]
     assert calls["request_seed"].tolist() == expected
     assert len(calls) == 2 * (6 + 4) + 2 * 6  # posts by every account, votes by honest agents
     assert sorted(set(b["options"]["seed"] for b in bodies)) == sorted(expected)
@@ -160,7 +162,7 @@ def test_engine_applies_the_lenient_handling_end_to_end():
                          condition="likes", seed=SEED, n_agents=6, n_rounds=2,
                          protocol=protocol_from_preset("pvsst_reference"))
     with OllamaStub(messy_reply) as stub:
-        gateway = Gateway(api_base=stub.api_base, max_retries=0, sleep=no_wait)
+        gateway = Gateway(GatewayConfig(api_base=stub.api_base), max_retries=0, sleep=no_wait)
         try:
             result = run_trial(config, gateway)
         finally:

@@ -16,13 +16,13 @@ import yaml
 from scipy.spatial.distance import jensenshannon
 
 from pvsst.experiments.cli import main
-from pvsst.experiments.prereg.freeze import freeze
 from pvsst.experiments.survey.elicitation import reply_answer
 from pvsst.experiments.survey.spec import canonical_survey, load_survey
 from builders import GSS, small_instrument
 from cli_checks import refused
 from gateway_stub import StubServer, raw
 from survey_helpers import write
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.option_probabilities import distribution_from_top_logprobs
 from pvsst.sim.llm.providers.registry import logprobs_problem
@@ -80,7 +80,7 @@ def test_a_litellm_provider_is_asked_for_top_logprobs_and_its_tokens_become_the_
                          schema={"type": "object", "properties": {"answer": {"enum": CODES}}},
                          option_scoring=tuple(CODES), temperature=0.0)
     with StubServer([raw(json.dumps(body))]) as stub:
-        with Gateway(api_base=stub.api_base, timeout_s=60.0, max_retries=0) as gateway:
+        with Gateway(GatewayConfig(api_base=stub.api_base, request_timeout_s=60.0), max_retries=0) as gateway:
             result = gateway.run([request])[0]
     assert stub.requests == 1, result.record  # one call per persona x question
     sent = stub.bodies[0]
@@ -117,7 +117,8 @@ def test_logprobs_on_a_provider_without_them_exits_2_before_anything(tmp_path, c
 def test_controls_answer_every_method_and_are_scored_alike(tmp_path, capsys):
     spec = small_instrument(model="scripted/marginal", conditions=["direct", "direct_logprobs", "direct_verbalized"],
                             analysis={"min_group_n": 2},
-                            sampling={"temperature": 0.7, "samples_per_persona": 3, "max_tokens": 24, "max_attempts": 3})
+                            sampling={"temperature": 0.7, "samples_per_persona": 3, "max_tokens": 24,
+                                      "max_attempts": 3})
     code, out = run_spec(tmp_path, spec)
     assert code == 0, capsys.readouterr()
     frame = responses(out)

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from pvsst.experiments.run.store import write_table_directory
+from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.providers.registry import register_scripted_provider
 from pvsst.sim.threads.invariants import ThreadInvariantError, assert_thread_invariants, thread_invariant_problems
@@ -67,10 +68,12 @@ def test_the_study_is_byte_identical_across_processes(tmp_path, study_results, s
     assert threads == [f"thread-00{i}" for i in range(5)] == sorted(p.name for p in there.iterdir())
     for thread in threads:
         for table in ("comments", "actions", "agents", "comment_votes", "prompts"):
-            assert (here / thread / f"{table}.parquet").read_bytes() == (there / thread / f"{table}.parquet").read_bytes()
+            name = f"{table}.parquet"
+            assert (here / thread / name).read_bytes() == (there / thread / name).read_bytes()
         calls = [pd.read_parquet(d / thread / "llm_calls.parquet").drop(columns="latency_s") for d in (here, there)]
         pd.testing.assert_frame_equal(*calls)
-        assert (here / thread / "comments.parquet").read_bytes() != (other_seed / thread / "comments.parquet").read_bytes()
+        comments = "comments.parquet"
+        assert (here / thread / comments).read_bytes() != (other_seed / thread / comments).read_bytes()
     assert len(study["comments"]) == sum(len(pd.read_parquet(here / t / "comments.parquet")) for t in threads)
 
 
@@ -221,7 +224,7 @@ def test_a_thread_runs_on_the_embedded_model(tmp_path):
     settings = ThreadSettings(engaged_profiles=1, n_rounds=1, max_actions=1, comment_probability=1.0,
                               comment_probability_floor=1.0, max_tokens=24, post_max_tokens=48)
     plan = plan_threads(settings, census_personas(45), TOPICS, seed=2, model_name="embedded/smollm2-135m")[0]
-    with Gateway(max_concurrency=1, max_attempts=1) as gateway:  # plumbing: one attempt a call is enough
+    with Gateway(GatewayConfig(max_concurrency=1), max_attempts=1) as gateway:  # plumbing: one attempt a call is enough
         result = run_thread(plan, gateway)
     assert len(result.comments) == 2 and len(result.llm_calls) == 2
     assert result.comments.loc[1, "parent_id"] == result.comments.loc[0, "comment_id"]

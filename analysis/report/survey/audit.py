@@ -27,6 +27,7 @@ from pvsst.analysis.report.markdown import markdown_table
 from pvsst.analysis.survey.audit import AUDIT_FILES, score_audit, write_audit
 from pvsst.analysis.survey.consistency import CONSISTENCY_FILES, score_consistency, write_consistency
 from pvsst.analysis.survey.units import ScoredRun
+from pvsst.core.run_layout import ANALYSIS
 
 DEFINITIONS = (
     ("flip rate", "share of matched sets whose members' answers are not all equal: F = (1/S) sum_s "
@@ -57,7 +58,7 @@ class AuditTables:
 def read_audit_tables(run: ScoredRun) -> AuditTables:
     """The run's audit and consistency tables, scoring them first (from ``run``) where they are due and
     missing."""
-    analysis = Path(run.path) / "analysis"
+    analysis = Path(run.path) / ANALYSIS
     questions = shares = consistency = None
     if run.spec.get("audit") is not None:
         if not (analysis / AUDIT_FILES["questions"]).is_file():

@@ -1,4 +1,4 @@
-"""``pvsst report RUN`` on a survey run: fidelity tables, figures, definitions, preregistration, audits.
+"""``pvsst report RUN`` on a survey run: fidelity tables, figures, definitions, preregistration, checks, audits.
 
 Reads the run store of ``pvsst survey run`` only (``survey.json``, ``manifest.json``, ``scoring.json``,
 ``human.parquet``, ``personas.parquet``, ``units/*/``), computes ``RUN/analysis/fidelity.csv`` first
@@ -97,6 +97,11 @@ METRIC_DEFINITIONS = (
 )
 
 
+WEIGHTED = ("respondent weights enter the human shares, every bootstrap draw, the oracle donors (drawn in proportion "
+            "to weight) and the model shares of respondent-matched personas (each carries its respondent weight)")
+CLUSTERED = "whole clusters within strata"
+UNCLUSTERED = "respondents and personas as simple random samples (no design columns given)"
+
 def survey_fidelity(run: ScoredRun) -> tuple[pd.DataFrame, bool]:
     """``RUN/analysis/fidelity.csv`` as a frame, scoring the run first when it is missing: (table, computed).
     A table just scored is read back as written (six significant digits), so the report shows the same
@@ -148,7 +153,8 @@ def _models(spec: Mapping) -> list[str]:
                                                    for m in models]
 
 
-def summary_table(fidelity: pd.DataFrame, threshold: float = SurveyAnalysisPlan().parse_failure_threshold) -> pd.DataFrame:
+def summary_table(fidelity: pd.DataFrame,
+                  threshold: float = SurveyAnalysisPlan().parse_failure_threshold) -> pd.DataFrame:
     """One row per provider x condition x elicitation: status (ok or degraded), questions, and the means
     over questions of the headline metrics with their intervals (:mod:`pvsst.analysis.report.survey.tables`)."""
     return tables.summary_frame(fidelity, threshold)
@@ -170,9 +176,10 @@ def design_markdown(spec: Mapping) -> str:
              f"`{data.get('respondent_id', '?')}`, weight `{weight or 'none'}`, strata "
              f"`{data.get('strata') or 'none'}`, cluster `{data.get('cluster') or 'none'}`). "
              f"{data.get('citation', '')}".strip(),
-             f"Weights: {'respondent weights enter the human shares, every bootstrap draw, the oracle donors (drawn in proportion to weight) and the model shares of respondent-matched personas (each carries its respondent weight)' if weight else 'none: the human shares are unweighted'}. "
-             f"Intervals resample {'whole clusters within strata' if data.get('strata') or data.get('cluster') else 'respondents and personas as simple random samples (no design columns given)'}.",
-             f"Personas: {personas.get('source', '?')}, n = {personas.get('n', '?')}, seed {personas.get('seed', '?')}.",
+             f"Weights: {WEIGHTED if weight else 'none: the human shares are unweighted'}. "
+             f"Intervals resample {CLUSTERED if data.get('strata') or data.get('cluster') else UNCLUSTERED}.",
+             f"Personas: {personas.get('source', '?')}, n = {personas.get('n', '?')}, "
+             f"seed {personas.get('seed', '?')}.",
              f"Models: {', '.join(f'`{m}`' for m in _models(spec)) or '?'}; controls: "
              f"{', '.join(spec.get('controls') or []) or 'none'}.",
              f"Sampling: temperature {sampling.get('temperature', '?')}, {sampling.get('samples_per_persona', '?')} "
@@ -189,7 +196,8 @@ def prereg_markdown(manifest: Mapping) -> str:
     if not frozen and not deviations:
         return (f"**Not preregistered:** the manifest records no frozen lock (run instrument sha256 "
                 f"`{current or '?'}`). Freeze the instrument with `pvsst prereg freeze` before a confirmatory run.")
-    lines = [f"Frozen at {manifest.get('frozen_at') or 'a time this manifest does not record'} with sha256 `{frozen or '?'}`"
+    frozen_at = manifest.get("frozen_at") or "a time this manifest does not record"
+    lines = [f"Frozen at {frozen_at} with sha256 `{frozen or '?'}`"
              + (f" (lock `{manifest['lock_path']}`)" if manifest.get("lock_path") else "") + ".", ""]
     settings = manifest.get("frozen_settings") or manifest.get("prereg_settings")
     if isinstance(settings, Mapping) and settings:
@@ -198,7 +206,7 @@ def prereg_markdown(manifest: Mapping) -> str:
     return "\n".join(lines + [deviations_markdown(deviations, frozen, current)])
 
 
-def audit_markdown(run_dir: Path, manifest: Mapping, responses_note: str) -> str:
+def checks_markdown(run_dir: Path, manifest: Mapping, responses_note: str) -> str:
     units = manifest.get("units") or {}
     statuses = pd.Series([u.get("status", "?") for u in units.values()]).value_counts().to_dict()
     calls = sum(int(u.get("calls") or 0) for u in units.values())
@@ -269,7 +277,7 @@ def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: p
               *([cells_text, ""] if cells_text else []),
               "## 4. Metric definitions", "",
               markdown_table(pd.DataFrame([{"name": n, "definition": d} for n, d in METRIC_DEFINITIONS])), "",
-              "## 5. Audits", "", audit_markdown(run_dir, manifest, "scores read the complete units only (DONE)"), "",
+              "## 5. Checks", "", checks_markdown(run_dir, manifest, "scores read the complete units only (DONE)"), "",
               "## 6. Environment", "", _environment(manifest), ""]
     return "\n".join(lines)
 
@@ -312,11 +320,11 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
         cells_text = cell_markdown(cells, "State figures (tile maps, scatter, group errors): under Figures above.")
     figures, notes = draw_figures(plans, step)
     if computed:
-        notes.insert(0, f"`{run_dir / 'analysis' / 'fidelity.csv'}` was missing, so this report scored the run first")
+        notes.insert(0, f"`{run_dir / ANALYSIS / 'fidelity.csv'}` was missing, so this report scored the run first")
     markdown = survey_markdown(run_dir, spec, manifest, fidelity, figures, notes, figure_formats, cells_text,
                                audit_sections(audits))
     step("writing")
-    files = write_report(run_dir / "report", markdown, figures, formats, figure_formats,
+    files = write_report(run_dir / REPORT, markdown, figures, formats, figure_formats,
                          title=f"pvsst survey report: {spec.get('title') or run_dir.name}",
                          extra_tables={"answer_shares.csv": shares})
-    return ReportResult(run_dir / "report", files, figures, [], notes)
+    return ReportResult(run_dir / REPORT, files, figures, [], notes)

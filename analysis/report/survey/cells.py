@@ -13,7 +13,6 @@ Examples
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,8 @@ from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE
 from pvsst.analysis.survey.cells.states import NOTES_FILE, YARDSTICKS, cell_analysis, write_cell_analysis
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
 from pvsst.analysis.survey.units import ScoredRun
+from pvsst.core.run_layout import ANALYSIS
+from pvsst.core.input_files import read_json
 
 STATE_TABLES = ("state_scores.csv", "state_correlations.csv", "state_pairs.csv", "group_scores.csv")
 # Persona attributes drawn from survey respondents of the persona's demographic cell, not from the census.
@@ -54,7 +55,7 @@ class CellAnalysis:
 
 def read_cell_analysis(run: ScoredRun) -> CellAnalysis:
     """The cell-run tables, computing them first (from ``run``) when ``analysis/estimates.csv`` is missing."""
-    folder = Path(run.path) / "analysis"
+    folder = Path(run.path) / ANALYSIS
     notes = []
     if not (folder / ESTIMATES_FILE).is_file():
         write_cell_analysis(*cell_analysis(run), run.path)
@@ -62,7 +63,7 @@ def read_cell_analysis(run: ScoredRun) -> CellAnalysis:
     tables = {name: pd.read_csv(folder / name, keep_default_na=True) for name in STATE_TABLES
               if (folder / name).is_file()}
     if (folder / NOTES_FILE).is_file():
-        notes += list(json.loads((folder / NOTES_FILE).read_text(encoding="utf-8")).get("notes") or [])
+        notes += list(read_json(folder / NOTES_FILE, "cell notes").get("notes") or [])
     return CellAnalysis(pd.read_csv(folder / ESTIMATES_FILE), run.population.attributes,
                         *(tables.get(name, pd.DataFrame()) for name in STATE_TABLES), notes)
 
@@ -117,7 +118,8 @@ def cell_figures(analysis: CellAnalysis, labels: Mapping[tuple[str, str], str] |
 
 def _estimates_markdown(estimates: pd.DataFrame) -> str:
     first = estimates.groupby("question", sort=False)["option"].transform("first")
-    shown = estimates[(estimates["level"] == "national") | ((estimates["level"] == "group") & (estimates["option"] == first))]
+    group_first = (estimates["level"] == "group") & (estimates["option"] == first)
+    shown = estimates[(estimates["level"] == "national") | group_first]
     rows = [{"source": f"{r.model} | {r.condition} ({r.elicitation})", "question": r.question, "domain": r.domain,
              "option": r.option, "estimate": (number(r.estimate) + " (exact)") if r.interval == "exact"
              else estimate(r.estimate, r.ci_low, r.ci_high), "population": f"{r.population:,.0f}",
@@ -137,8 +139,8 @@ def _summary_frame(analysis: CellAnalysis) -> pd.DataFrame:
                      "mean |error|": number(options["abs_error"].mean()),
                      "mean JS distance": number(part["js_distance"].mean()),
                      "pooled SimBench": number(pooled), "median SimBench": number(part["simbench"].median()),
-                     "r across states": f"{corr['option']}: " + ("0 (constant by construction)"
-                                                                 if bool(corr["constant"]) else number(corr["correlation"]))})
+                     "r across states": f"{corr['option']}: " + (
+                         "0 (constant by construction)" if bool(corr["constant"]) else number(corr["correlation"]))})
     return pd.DataFrame(rows)
 
 
@@ -218,7 +220,8 @@ def implication_markdown(attributes) -> str:
         return ""
     return ("**Cells with survey-drawn attributes.** The census carries no " + ", ".join(f"`{a}`" for a in drawn)
             + ": each census persona draws them from CCES respondents of its demographic cell (age group, sex, race / "
-            "ethnicity, college degree, Census region; pvsst.personas.survey_attributes). So the population's counts in these cells are the census "
+            "ethnicity, college degree, Census region; pvsst.personas.survey_attributes). So the population's counts "
+            "in these cells are the census "
             "demographics times the *survey's own* within-cell distribution of these attributes: a state's party "
             "or ideology mix differs from the nation's only through its demographics, never through its own "
             "political make-up. The cell oracle and the model are scored against CCES answers of respondents "
@@ -255,7 +258,8 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
               "### The survey's own noise", "", _noise_markdown(analysis), ""]
     for question in dict.fromkeys(analysis.scores["question"].astype(str)):
         lines += [f"### Every state: `{question}`", "", markdown_table(state_table(analysis, question)), "",
-                  f"model: `{(_model_sources(analysis.scores) or ['none'])[0]}`; move: the cell oracle's share minus the survey's raw share (with national cells, the composition "
+                  f"model: `{(_model_sources(analysis.scores) or ['none'])[0]}`; move: the cell oracle's share minus "
+                  f"the survey's raw share (with national cells, the composition "
                   "effect); outside survey CI: whether the oracle leaves the survey's own 95% bootstrap interval; "
                   "states not told apart: other states whose difference from this one the survey's bootstrap "
                   "interval does not exclude 0 (pairs in `analysis/state_pairs.csv`).", ""]

@@ -10,7 +10,8 @@ and each cell's answers stand for all its members. The run store holds::
     RUN/units/*/responses.parquet   persona_id = cell_id
 
 :mod:`pvsst.analysis.survey.cells.population` turns ``cells.parquet`` into the cell table and the ``N_gc``
-counts of :mod:`pvsst.analysis.survey.cells.poststratification`; :func:`decision_bank` turns the responses into each cell's
+counts of :mod:`pvsst.analysis.survey.cells.poststratification`; :func:`decision_bank` turns the responses into each
+cell's
 answer distribution (distribution methods: the substantive options' probabilities, renormalised, the mean
 over a cell's replies) or answer counts (sampled answers: parsed substantive answers only); and
 :func:`cell_estimates` post-stratifies them for the nation, every geography and every level of every cell
@@ -39,6 +40,7 @@ from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, QuestionScale, Sco
 from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
 from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import ANALYSIS
 
 ESTIMATES_FILE = "estimates.csv"
 KEYS = ("model", "condition", "elicitation")
@@ -136,7 +138,7 @@ def _domain_population(population: CellPopulation, groups: list[str]) -> dict[st
 
 def write_table(table: pd.DataFrame, run_dir: str | Path, name: str) -> Path:
     """Write ``RUN/analysis/<name>`` atomically at full precision; return its path."""
-    target = Path(run_dir) / "analysis" / name
+    target = Path(run_dir) / ANALYSIS / name
     with atomic_file(target) as tmp:
         table.to_csv(tmp, index=False)
     return target

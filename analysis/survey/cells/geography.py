@@ -13,7 +13,8 @@ the difference of shares contains 0: differences the survey itself cannot resolv
 judged on them.
 
 :func:`survey_cell_answers` turns the respondents into the cell answer table of
-:mod:`pvsst.analysis.survey.cells.poststratification` (``cell_id, question, option, probability``, plus ``respondents``):
+:mod:`pvsst.analysis.survey.cells.poststratification` (``cell_id, question, option, probability``, plus
+``respondents``):
 each cell's (weighted) answer distribution, with cell ids of :func:`pvsst.personas.cells.cell_id_of`, so survey
 cells and population cells match.
 
@@ -30,11 +31,10 @@ import numpy as np
 import pandas as pd
 
 from pvsst.personas.cells import cell_codes, cell_id_of
+from pvsst.core.defaults import ANALYSIS_SEED, SURVEY_BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 from pvsst.core.validation import checked_weights
 
-DEFAULT_DRAWS = 1000
-DEFAULT_SEED = 20260729
 
 
 def _answered(survey: pd.DataFrame, question: str, options, geography: str | None,
@@ -95,8 +95,8 @@ def national_shares(survey: pd.DataFrame, question: str, options, weight: str | 
 
 
 def state_bootstrap(survey: pd.DataFrame, question: str, options, geography: str = "state",
-                    weight: str | None = None, draws: int = DEFAULT_DRAWS,
-                    seed: int = DEFAULT_SEED) -> tuple[list[str], np.ndarray]:
+                    weight: str | None = None, draws: int = SURVEY_BOOTSTRAP_DRAWS,
+                    seed: int = ANALYSIS_SEED) -> tuple[list[str], np.ndarray]:
     """States and (draws + 1, G, K) bootstrap shares: respondents resampled within each state, with weights.
 
     Examples

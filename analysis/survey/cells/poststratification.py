@@ -52,14 +52,13 @@ import hashlib
 import numpy as np
 import pandas as pd
 
+from pvsst.core.defaults import ANALYSIS_SEED, SURVEY_BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 from pvsst.analysis.stats.paired import require_columns
 
 ESTIMATE_COLUMNS = ("question", "level", "domain", "option", "estimate", "ci_low", "ci_high", "interval",
                     "population", "n_cells", "cell_draws", "bootstrap_draws", "bootstrap_seed", "ci_level")
 ANSWER_COLUMNS = ("cell_id", "question", "option")
-DEFAULT_DRAWS = 1000
-DEFAULT_SEED = 20260729
 
 
 def poststratify(counts: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -272,7 +271,7 @@ def _options(answers: pd.DataFrame, question: str, options: dict | None) -> list
 
 def population_estimates(answers: pd.DataFrame, counts: pd.DataFrame, cells: pd.DataFrame, *, groups=(),
                          geography: str | None = None, options: dict | None = None,
-                         bootstrap_draws: int = DEFAULT_DRAWS, bootstrap_seed: int = DEFAULT_SEED,
+                         bootstrap_draws: int = SURVEY_BOOTSTRAP_DRAWS, bootstrap_seed: int = ANALYSIS_SEED,
                          ci_level: float = 0.95) -> pd.DataFrame:
     """Post-stratified estimates of every key x question for the nation, each geography and each group.
 

@@ -40,7 +40,8 @@ from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
 from pvsst.analysis.survey.data import GROUP_PREFIX, load_data
 from pvsst.analysis.survey.cells.geography import indistinguishable_states, state_bootstrap, state_noise, state_shares
 from pvsst.analysis.survey.shares import source_label
-from pvsst.analysis.survey.cells.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle, estimate_matrix,
+from pvsst.analysis.survey.cells.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle,
+                                                      estimate_matrix,
                                                 national_marginal_shares, score_states, uniform_shares)
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.analysis.survey.units import ScoredRun
@@ -48,6 +49,7 @@ from pvsst.core.atomic import write_json
 from pvsst.core.errors import InputError
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
 from pvsst.personas.respondents import AttributeMap, canonical_values, matched_personas
+from pvsst.core.run_layout import ANALYSIS
 
 YARDSTICKS = (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM)
 STATE_SCORE_COLUMNS = ("question", "source", "state", "option", "simulated", "real", "error", "abs_error",
@@ -254,5 +256,5 @@ def write_cell_analysis(tables: dict[str, pd.DataFrame], notes: list[str], run_d
     """Write :func:`cell_analysis`'s tables to ``RUN/analysis/`` (each atomically) and the notes to
     ``cell_notes.json``; return the paths."""
     written = [write_table(table, run_dir, name) for name, table in tables.items()]
-    written.append(write_json(Path(run_dir) / "analysis" / NOTES_FILE, {"notes": list(notes)}))
+    written.append(write_json(Path(run_dir) / ANALYSIS / NOTES_FILE, {"notes": list(notes)}))
     return written

@@ -274,7 +274,8 @@ def option_logprobs(name: str, messages: list[dict[str, str]], options: list[str
 
     Examples
     --------
-    >>> out = option_logprobs("smollm2-135m", [{"role": "user", "content": "Yes or no?"}], ["yes", "no"])  # doctest: +SKIP
+    >>> messages = [{"role": "user", "content": "Yes or no?"}]
+    >>> out = option_logprobs("smollm2-135m", messages, ["yes", "no"])  # doctest: +SKIP
     >>> sorted(out["logprobs"])  # doctest: +SKIP
     ['no', 'yes']
     """
@@ -304,7 +305,8 @@ def option_logprobs(name: str, messages: list[dict[str, str]], options: list[str
             "latency_s": time.perf_counter() - started}
 
 
-def _score_options(model: Any, options: list[str], sequences: list[list[int]], shared: int) -> tuple[dict[str, float], int]:
+def _score_options(model: Any, options: list[str], sequences: list[list[int]], shared: int) -> tuple[dict[str, float],
+                                                                                                     int]:
     """Each option's summed log-probability after the ``shared`` tokens the context holds, and how many
     tokens were scored."""
     base = _last_logprobs(model)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import litellm
+import litellm  # noqa: F401 (the registry configures litellm through this module's import)
 from litellm import CustomLLM
 from litellm.types.utils import Choices, Message, ModelResponse, Usage
 

@@ -6,7 +6,7 @@ They read the field lines of pvsst's own thread and attribute-judge templates (`
   (:mod:`pvsst.sim.llm.providers.imitate`): as many words as a draw in the asked range (``in N to M
   words``), on the side of the message it answers, or the other side when the critic note (``ATTITUDE:``)
   is in the prompt, a random side when the answered message has none; with probability 1/2 it copies up
-  to two content words of that message. It never mentions its persona's attributes. A seed post is 12
+  to two content words of that message. It never mentions its persona's attributes. A opening post is 12
   words; a vote request gets random valid votes.
 - ``scripted/thread_discloser``: the same comments, each followed by one sentence per attribute of its
   ``YOUR PROFILE:`` block (:data:`DISCLOSURES`): ``I am 41 years old.``, ``I live in Ohio.``, ...

@@ -1,7 +1,7 @@
-"""The audits of a run: complete blocks, exposure counts, parse failures, model calls, cost and time,
+"""The checks of a run: complete blocks, exposure counts, parse failures, model calls, cost and time,
 degraded trials and model servers.
 
-Each audit is a small table plus one-line findings; a finding that needs a reader's attention starts
+Each check is a small table plus one-line findings; a finding that needs a reader's attention starts
 with ``WARNING``. Inputs are the run's manifest, the trial outcome table (``RUN/analysis``) and the
 provenance rows of every model call (``llm_calls``); trials' own ``metrics.json`` fill in what a run
 did not record per call.
@@ -11,8 +11,8 @@ Examples
 >>> import pandas as pd
 >>> outcomes = pd.DataFrame({"condition": ["control", "likes"], "parse_error_rate": [0.0, 0.2],
 ...                          "vote_parse_error_rate": [0.0, 0.0]})
->>> audit = parse_failure_audit(outcomes, threshold=0.05)
->>> audit.findings[0].startswith("WARNING")
+>>> check = parse_failure_check(outcomes, threshold=0.05)
+>>> check.findings[0].startswith("WARNING")
 True
 """
 from __future__ import annotations
@@ -29,8 +29,8 @@ from pvsst.analysis.stats.preregistered_checks import PARSE_RATE_COLUMNS, parse_
 
 
 @dataclass(frozen=True)
-class Audit:
-    """One audit: a title, a table, findings (``WARNING ...`` lines need attention)."""
+class RunCheck:
+    """One check of a run: a title, a table, findings (``WARNING ...`` lines need attention)."""
 
     title: str
     table: pd.DataFrame
@@ -41,7 +41,7 @@ class Audit:
         return [f for f in self.findings if f.startswith("WARNING")]
 
 
-def block_audit(manifest: Mapping, outcomes: pd.DataFrame, excluded: pd.DataFrame | None = None) -> Audit:
+def block_check(manifest: Mapping, outcomes: pd.DataFrame, excluded: pd.DataFrame | None = None) -> RunCheck:
     """Planned versus complete blocks; a block is complete when every one of its trials finished."""
     planned = manifest.get("blocks") if isinstance(manifest.get("blocks"), Mapping) else None
     done = set(outcomes["trial_id"].astype(str)) if "trial_id" in outcomes.columns else set()
@@ -65,14 +65,14 @@ def block_audit(manifest: Mapping, outcomes: pd.DataFrame, excluded: pd.DataFram
     if excluded is not None and len(excluded):
         findings.append(f"{len(excluded)} block x contrast x metric rows excluded by the analysis "
                         "(RUN/analysis/excluded_blocks.csv)")
-    return Audit("Blocks", table, findings)
+    return RunCheck("Blocks", table, findings)
 
 
-def exposure_audit(outcomes: pd.DataFrame, exposures: pd.DataFrame | None = None) -> Audit:
+def exposure_check(outcomes: pd.DataFrame, exposures: pd.DataFrame | None = None) -> RunCheck:
     """Adversarial impressions delivered versus expected (n_honest x (rounds - 1) per adversarial trial)."""
     needed = ("condition", "attacker_impressions", "expected_attacker_impressions")
     if any(c not in outcomes.columns for c in needed):
-        return Audit("Exposure", pd.DataFrame(), ["exposure counts not recorded in the trial outcomes"])
+        return RunCheck("Exposure", pd.DataFrame(), ["exposure counts not recorded in the trial outcomes"])
     frame = outcomes.assign(_pass=outcomes["attacker_impressions"].astype(float)
                             == outcomes["expected_attacker_impressions"].astype(float))
     table = frame.groupby("condition", sort=False).agg(
@@ -86,17 +86,17 @@ def exposure_audit(outcomes: pd.DataFrame, exposures: pd.DataFrame | None = None
     failing = int(table["trials_failing"].sum())
     findings = [f"{int(table['attacker_impressions'].sum())} adversarial impressions delivered, "
                 f"{int(table['expected'].sum())} expected"]
-    findings.append(f"WARNING {failing} trial(s) failed the exposure audit" if failing
-                    else "every trial passed the exposure audit")
-    return Audit("Exposure", table, findings)
+    findings.append(f"WARNING {failing} trial(s) failed the exposure check" if failing
+                    else "every trial passed the exposure check")
+    return RunCheck("Exposure", table, findings)
 
 
-def parse_failure_audit(outcomes: pd.DataFrame, threshold: float) -> Audit:
+def parse_failure_check(outcomes: pd.DataFrame, threshold: float) -> RunCheck:
     """Post and vote parse-failure rates per arm against the preregistered threshold
     (:func:`pvsst.analysis.stats.preregistered_checks.parse_failure_table`)."""
     table = parse_failure_table(outcomes, threshold)
     if table.empty:
-        return Audit("Parse failures", table, ["parse-failure rates not recorded"])
+        return RunCheck("Parse failures", table, ["parse-failure rates not recorded"])
     findings = []
     for column in PARSE_RATE_COLUMNS:
         if f"{column}_mean" not in table.columns:
@@ -113,10 +113,10 @@ def parse_failure_audit(outcomes: pd.DataFrame, threshold: float) -> Audit:
                             f"threshold {threshold:.1%}")
         if above:
             findings.append(f"{above} trial(s) above the threshold on {kind} parsing")
-    return Audit("Parse failures", table, findings)
+    return RunCheck("Parse failures", table, findings)
 
 
-def usage_audit(llm_calls: pd.DataFrame, trials: pd.DataFrame, manifest: Mapping) -> Audit:
+def usage_check(llm_calls: pd.DataFrame, trials: pd.DataFrame, manifest: Mapping) -> RunCheck:
     """Model calls, cache hits, tokens, cost and latency per model; run wall time from the manifest."""
     if len(llm_calls) and "model" in llm_calls.columns:
         calls = llm_calls.assign(_cached=llm_calls.get("cached", False).astype(bool),
@@ -152,11 +152,12 @@ def usage_audit(llm_calls: pd.DataFrame, trials: pd.DataFrame, manifest: Mapping
         sessions = len(manifest.get("runs") or [])
         findings.append(f"wall time {wall:,.1f} s over {sessions} run session(s)")
     if "elapsed_seconds" in trials.columns:
-        findings.append(f"summed trial time {float(pd.to_numeric(trials['elapsed_seconds'], errors='coerce').sum()):,.1f} s")
-    return Audit("Model calls, cache, tokens, cost and time", table, findings)
+        seconds = float(pd.to_numeric(trials["elapsed_seconds"], errors="coerce").sum())
+        findings.append(f"summed trial time {seconds:,.1f} s")
+    return RunCheck("Model calls, cache, tokens, cost and time", table, findings)
 
 
-def call_health_audit(manifest: Mapping, threshold: float) -> Audit:
+def call_health_check(manifest: Mapping, threshold: float) -> RunCheck:
     """Degraded trials (a share of failed calls above the preregistered threshold), calls served per
     model endpoint, failovers and the structured-output mode that served, from the run's manifest.
 
@@ -166,10 +167,10 @@ def call_health_audit(manifest: Mapping, threshold: float) -> Audit:
     ...                        "t2": {"status": "done", "calls": 24, "failed_calls": 0, "failed_share": 0.0}},
     ...             "model_calls": {"endpoints": {"http://a/v1": 24}, "failovers": 2,
     ...                             "structured_output": {"m @ http://a/v1": "json_object"}}}
-    >>> audit = call_health_audit(manifest, threshold=0.05)
-    >>> audit.warnings
+    >>> check = call_health_check(manifest, threshold=0.05)
+    >>> check.warnings
     ['WARNING 1 trial(s) degraded: more of their model calls failed than the preregistered 5.0%: t1 (100.0% of 24)']
-    >>> audit.table.to_dict("records")
+    >>> check.table.to_dict("records")
     [{'endpoint': 'http://a/v1', 'calls_served': 24}]
     """
     trials = manifest.get("trials") if isinstance(manifest.get("trials"), Mapping) else {}
@@ -193,7 +194,7 @@ def call_health_audit(manifest: Mapping, threshold: float) -> Audit:
                         f"{int(summary.get('failovers') or 0)} failover(s) to another endpoint")
     for pair, mode in (summary.get("structured_output") or {}).items():
         findings.append(f"structured output {mode} for {pair}")
-    return Audit("Model servers and failed calls", table, findings)
+    return RunCheck("Model servers and failed calls", table, findings)
 
 
 def run_wall_seconds(manifest: Mapping) -> float | None:
