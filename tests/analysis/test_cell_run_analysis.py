@@ -123,12 +123,12 @@ def test_census_counts_show_the_composition_effect_and_the_surveys_noise(census_
     assert 100 < int((~trump["distinguishable"]).sum()) < 1275 - 100
 
 
-def test_sampled_answers_get_bootstrap_intervals_and_distributions_are_exact(census_run):
+def test_sampled_answers_get_wilson_intervals_and_distributions_are_exact(census_run):
     estimates = _read(census_run, "estimates.csv")
     sampled = estimates[(estimates["elicitation"] == "sample") & (estimates["level"] == "national")]
-    assert (sampled["interval"] == "bootstrap").all() and (sampled["cell_draws"] == 20).all()
+    assert (sampled["interval"] == "wilson").all() and (sampled["cell_draws"] == 20).all()
     assert ((sampled["ci_low"] < sampled["estimate"]) & (sampled["estimate"] < sampled["ci_high"])).all()
-    assert (sampled["bootstrap_draws"] == 200).all()
+    assert (sampled["ci_level"] == 0.95).all() and (sampled["effective_n"] > 20).all()
     exact = estimates[estimates["elicitation"] == "logprobs"]
     assert (exact["interval"] == "exact").all() and (exact["ci_low"] == exact["estimate"]).all()
     states = estimates[(estimates["level"] == "geography")]
