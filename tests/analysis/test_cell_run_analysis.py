@@ -63,6 +63,29 @@ def test_the_cell_oracle_with_the_surveys_respondents_as_population_reproduces_i
     assert np.abs(trump["simulated"] - real["trump"].reindex(trump.index)).max() < 1e-12
 
 
+@pytest.mark.slow
+def test_with_every_respondent_as_population_skippers_included_the_oracle_is_the_raw_state_shares(tmp_path):
+    """The population is all 64,600 respondents, 19,668 of whom skipped votetrump (and others whiteadv):
+    the oracle's counts leave out, question by question, those who skipped, so through `pvsst survey score`
+    it reproduces the raw state shares (counting the skippers missed them by up to 0.04)."""
+    people = respondents()
+    run = write_cell_run(tmp_path, ["state", "sex", "race_ethnicity"], population=people)
+    survey = json.loads((run / "survey.json").read_text())
+    survey["spec"]["personas"]["source"] = "respondents"
+    (run / "survey.json").write_text(json.dumps(survey))
+    assert main(["survey", "score", str(run), "--draws", "10"]) == 0
+    scores = _read(run, "state_scores.csv")
+    oracle = scores[scores["source"] == CELL_ORACLE]
+    assert len(people) == 64_600 and people["votetrump"].isna().sum() > 19_000
+    for question, codes in (("votetrump", ["trump", "not_trump"]),
+                            ("whiteadv", ["agree", "neither", "disagree"])):
+        part = oracle[oracle["question"] == question]
+        real = state_shares(people[people[question].notna()], question, codes)
+        assert len(part) == 51 * len(codes) and part["abs_error"].max() < 1e-12
+        simulated = part.pivot(index="state", columns="option", values="simulated")
+        assert np.abs(simulated.reindex(index=real.index, columns=codes).to_numpy() - real.to_numpy()).max() < 1e-12
+
+
 def test_estimates_are_the_population_weighted_cell_answers(own_run, voters):
     estimates = _read(own_run, "estimates.csv")
     part = estimates[(estimates["question"] == "votetrump") & (estimates["option"] == "trump")]
