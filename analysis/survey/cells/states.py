@@ -52,6 +52,7 @@ from pvsst.core.atomic import write_json
 from pvsst.core.errors import InputError
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
 from pvsst.personas.respondents import AttributeMap, canonical_values, matched_personas
+from pvsst.personas.vocabulary import college_of
 
 YARDSTICKS = (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM)
 STATE_SCORE_COLUMNS = ("question", "source", "state", "option", "simulated", "real", "error", "abs_error",
@@ -109,6 +110,8 @@ def survey_respondents(spec: dict, human: pd.DataFrame) -> pd.DataFrame:
     if unknown:
         raise InputError(label, "data.geography", f"{', '.join(map(repr, unknown[:5]))} not a U.S. state code or name")
     people["state"] = codes
+    if "education" in people.columns and "college" not in people.columns:
+        people["college"] = college_of(people["education"])  # the flag a degree-only survey shares with the census
     people["respondent_id"] = canonical_values(frame[data["respondent_id"]])
     answers = human.drop(columns=[c for c in human.columns if c.startswith(GROUP_PREFIX)])
     # An attribute the mapping leaves out but a grouping axis reads from the data as the persona's own
