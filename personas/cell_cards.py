@@ -47,6 +47,9 @@ def _phrase(attribute: str, value) -> str:
         return f"race / ethnicity: {_RACE.get(value, value)}"
     if attribute == "education":
         return f"education: {_EDUCATION.get(value, value)}"
+    if attribute == "college":
+        return {"college degree": "with a college degree", "no college degree": "without a college degree"}.get(
+            value, f"college: {value}")
     if attribute in ("state", "state_name"):
         return f"living in {STATE_NAME.get(value, value)}"
     if attribute == "region":

@@ -33,6 +33,9 @@ EDUCATION_LEVELS: tuple[str, ...] = ("less_than_high_school", "high_school_gradu
                                      "some_college_no_degree", "associate_degree",
                                      "bachelors_degree", "advanced_degree")
 COLLEGE_DEGREE_LEVELS: frozenset[str] = frozenset({"bachelors_degree", "advanced_degree"})
+# The college-degree flag (bachelor's or more vs not), the education a survey with a degree flag only
+# shares with the census: the persona attribute ``college``, derived from ``education``.
+COLLEGE_FLAGS: tuple[str, ...] = ("college degree", "no college degree")
 # Three education groups of scenario designs, and the group of each level.
 EDUCATION_GROUPS: tuple[str, ...] = ("high school or less", "some college", "bachelor's or more")
 EDUCATION_GROUP_OF: dict[str, str] = {
@@ -85,3 +88,15 @@ def party_of(party_id: str) -> str:
     if party_id in PARTY_IDS[4:]:
         return "Republican"
     return "Independent" if party_id == "Independent" else "Other"
+
+
+def college_of(education) -> list[str | None]:
+    """The college-degree flag (:data:`COLLEGE_FLAGS`) of education levels; None where education is missing.
+
+    Example
+    -------
+    >>> college_of(["bachelors_degree", "some_college_no_degree", None])
+    ['college degree', 'no college degree', None]
+    """
+    return [None if e is None or e != e else COLLEGE_FLAGS[0] if e in COLLEGE_DEGREE_LEVELS else COLLEGE_FLAGS[1]
+            for e in education]

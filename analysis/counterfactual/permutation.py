@@ -16,7 +16,10 @@ of any statistic unchanged (an exact test whatever the number of groups G or opt
   even where the marginal shares barely change, which the chi-square misses.
 - **Paired test per group**: per set, ``d_s = x_{A[s,g]} - mean_{h != g} x_{A[s,h]}`` (the group's
   option score against the other members of its own set); Wilcoxon signed-rank test of ``d`` (zeros
-  dropped; ``p = 1`` when every ``d_s`` is 0), ``scipy.stats.wilcoxon``.
+  dropped; ``p = 1`` when every ``d_s`` is 0). Ranks are taken of ``(G - 1) d_s`` rounded to whole
+  multiples of 1e-9 (exact integers for integer scores), so equal gaps are ties however floating point
+  computed them, and ``p`` comes from the exact null distribution with those ties
+  (:func:`signed_rank_p`).
 
 References: AgentFairBench (arXiv 2606.16723) for the audit design (paired tests over counterfactual
 matched sets, FDR control across items).
@@ -40,6 +43,9 @@ import numpy as np
 from scipy.stats import wilcoxon
 
 from pvsst.core.defaults import ANALYSIS_SEED
+
+EXACT_SIGNED_RANK_MAX = 400
+"""Up to this many non-zero differences the signed-rank p is exact (the null distribution by recursion)."""
 
 PERMUTATIONS = 2000
 PERMUTATION_BATCH = 250
@@ -248,6 +254,69 @@ def omnibus_permutation_p(matrix: np.ndarray, n_options: int, *, permutations: i
     return (extreme + 1) / (permutations + 1)
 
 
+def signed_rank_p(d: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p of differences, exact with tied ranks (zeros dropped).
+
+    Parameters
+    ----------
+    d : numpy.ndarray
+        (n,) differences; equal values must be exactly equal (use integers or rounded values).
+
+    Returns
+    -------
+    float
+        ``p`` (1.0 when every difference is 0).
+
+    Notes
+    -----
+    Zeros are dropped (Wilcoxon's convention); the others get mid-ranks ``r_i`` of ``|d_i|``. Under the
+    null hypothesis every sign is + or - with probability 1/2 independently, so ``W+ = sum_{d_i > 0} r_i``
+    has the distribution of ``sum_i r_i B_i`` with ``B_i`` fair coin flips: computed exactly by adding one
+    rank at a time to the distribution of doubled ranks (whole numbers). ``p = min(1, 2 min(P(W+ <= w),
+    P(W+ >= w)))``. Beyond :data:`EXACT_SIGNED_RANK_MAX` non-zero differences, the normal approximation
+    with the tie-corrected variance (``scipy.stats.wilcoxon``, ``method="approx"``).
+
+    References
+    ----------
+    .. [1] F. Wilcoxon, "Individual comparisons by ranking methods", Biometrics Bulletin 1(6), 80-83,
+       1945.
+    .. [2] J. W. Pratt, "Remarks on zeros and ties in the Wilcoxon signed rank procedures", Journal of the
+       American Statistical Association 54(287), 655-667, 1959.
+
+    Examples
+    --------
+    >>> signed_rank_p(np.array([1, 1, 1, -1]))  # all tied: W+ = 2.5 k, k ~ Binomial(4, 1/2)
+    0.625
+    """
+    d = np.asarray(d, dtype=float)
+    d = d[d != 0]
+    n = len(d)
+    if n == 0:
+        return 1.0
+    if n > EXACT_SIGNED_RANK_MAX:
+        return float(wilcoxon(d, zero_method="wilcox", correction=False, method="approx").pvalue)
+    magnitude = np.abs(d)
+    order = np.argsort(magnitude, kind="stable")
+    sorted_magnitude = magnitude[order]
+    ranks = np.empty(n)
+    start = 0
+    for end in range(1, n + 1):  # mid-ranks of runs of equal magnitudes
+        if end == n or sorted_magnitude[end] != sorted_magnitude[start]:
+            ranks[order[start:end]] = (start + 1 + end) / 2
+            start = end
+    doubled = np.rint(2 * ranks).astype(np.int64)
+    total = int(doubled.sum())
+    distribution = np.zeros(total + 1)
+    distribution[0] = 1.0
+    for r in doubled:  # W+ gains rank r (doubled, >= 2) with probability 1/2
+        shifted = np.zeros_like(distribution)
+        shifted[r:] = distribution[:total + 1 - r]
+        distribution = 0.5 * (distribution + shifted)
+    w = int(doubled[d > 0].sum())
+    lower, upper = distribution[:w + 1].sum(), distribution[w:].sum()
+    return float(min(1.0, 2 * min(lower, upper)))
+
+
 def paired_group_tests(matrix: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per group: the mean score gap against the rest of its set, and the Wilcoxon signed-rank p.
 
@@ -265,13 +334,16 @@ def paired_group_tests(matrix: np.ndarray, scores: np.ndarray) -> tuple[np.ndarr
 
     Notes
     -----
-    Per set, ``d_s = x_{A[s,g]} - mean_{h != g} x_{A[s,h]}``; the test is ``scipy.stats.wilcoxon`` of
-    ``d`` with zeros dropped (``zero_method="wilcox"``).
+    Per set, ``d_s = x_{A[s,g]} - mean_{h != g} x_{A[s,h]}``; the test (:func:`signed_rank_p`) ranks
+    ``(G - 1) d_s = (G - 1) x_{A[s,g]} - sum_{h != g} x_{A[s,h]}`` rounded to 1e-9, so equal gaps are
+    exact ties, and takes ``p`` from the exact null distribution with those ties (zeros dropped).
 
     References
     ----------
     .. [1] F. Wilcoxon, "Individual comparisons by ranking methods", Biometrics Bulletin 1(6), 80-83,
        1945.
+    .. [2] J. W. Pratt, "Remarks on zeros and ties in the Wilcoxon signed rank procedures", Journal of the
+       American Statistical Association 54(287), 655-667, 1959.
 
     Examples
     --------
@@ -282,8 +354,6 @@ def paired_group_tests(matrix: np.ndarray, scores: np.ndarray) -> tuple[np.ndarr
     x = np.asarray(scores, dtype=float)[np.asarray(matrix, dtype=int)]
     g = x.shape[1]
     d = x - (x.sum(axis=1, keepdims=True) - x) / (g - 1)
-    p = np.ones(g)
-    for group in range(g):
-        if np.any(d[:, group] != 0):
-            p[group] = float(wilcoxon(d[:, group], zero_method="wilcox").pvalue)
+    scaled = np.round((g - 1) * x - (x.sum(axis=1, keepdims=True) - x), 9)  # equal gaps: equal numbers
+    p = np.array([signed_rank_p(scaled[:, group]) for group in range(g)])
     return d.mean(axis=0), p

@@ -9,7 +9,9 @@ every model (or control) x condition the members' answers go to
 the null's seed groups are also audited on their own (their share gaps are the band a disparity must
 leave). Each member contributes one answer per question: its first sample (``sample`` elicitation) or
 the modal code of its distribution (``logprobs`` / ``verbalized``; the first code in scale order on a
-tie). Option scores are the positions 0..K-1.
+tie). Option scores are the positions 0..K-1. Under a distribution method the measures are of those
+modal answers, which exaggerate a small shift that moves the top option (a planted 0.15 shift reads as
+a flip rate of 1.00); ``audit.csv``'s ``note`` says so on each such row (:data:`MODAL_NOTE`).
 
 Writes three tables to ``RUN/analysis/``:
 
@@ -53,6 +55,9 @@ from pvsst.core.errors import InputError
 
 AUDIT_FILES = {"questions": "audit.csv", "shares": "audit_shares.csv", "groups": "audit_groups.csv"}
 SOURCE_COLUMNS = ("model", "condition", "elicitation")
+MODAL_NOTE = ("modal answers: each member's answer is the top option of its distribution, so flip rate and share "
+              "gaps count changes of the top option, not shifts of probability (a small shift that moves the top "
+              "option reads as a flip rate of 1)")
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,8 @@ def score_audit(run: ScoredRun) -> SurveyAudit | None:
     questions, shares, groups = audit_tables(sources, codes, SOURCE_COLUMNS, **options)
     if questions.empty:
         raise InputError(run.file(""), UNITS, "no responses to audit")
+    modal = questions["elicitation"].isin(DISTRIBUTION_METHODS) & (questions["note"].fillna("") == "")
+    questions.loc[modal, "note"] = MODAL_NOTE
     return SurveyAudit(questions, shares, groups)
 
 

@@ -22,7 +22,10 @@ population), ``axis=level`` (one group: sizes, distribution metrics, signed gaps
 (between-group measures eta2_human, eta2_model, delta_eta2, and ``groups_kept``).
 ``kl_noise_floor`` / ``js_noise_floor`` compare the human distribution with resamples of the human
 answers as large as the model's: what a perfect simulator scores from sampling noise alone (for a
-distribution method a one-sided band from 0). ``simbench`` (whole population and
+distribution method a one-sided band from 0). In a cell run the model's units are the census cells, a
+fixed population: they are not resampled (the intervals carry the survey's sampling, its respondents
+resampled; a sampled model's own sampling error is in ``estimates.csv``) and the noise floor is the
+survey's own resamples, as many respondents as answered the question, against its observed distribution. ``simbench`` (whole population and
 every group) is the SimBench score of :func:`pvsst.analysis.survey.simbench.simbench_score`. ``mean_<metric>`` rows (question
 ``ALL_QUESTIONS``) hold means over the questions, beside ``median_simbench`` and ``pooled_simbench`` (the
 questions' total variations summed before the ratio: the data set's score). Intervals are percentile intervals extended to
@@ -110,24 +113,29 @@ def _mean_position(table: np.ndarray) -> np.ndarray:
 
 
 def _noise_floor(scale: QuestionScale, human: UnitAnswers, n_m: int, model_weighted: bool, observed: np.ndarray,
-                 settings: SurveyAnalysisPlan, seed, distribution: bool) -> list[dict]:
+                 settings: SurveyAnalysisPlan, seed, distribution: bool,
+                 resampled: np.ndarray | None = None) -> list[dict]:
     """``kl_noise_floor`` and ``js_noise_floor``: the observed human distribution against resamples of
     ``n_m`` human units, drawn as the model's units are (unweighted personas: draws proportional to
     weight, each answer counted once). For a distribution method a perfect simulator answers with each
     persona's own answer distribution, whose mean varies less than one-answer draws do (between none,
     every persona given the population distribution, and one-answer draws): its band is one-sided,
-    from 0 to the ``ci_level`` quantile of the one-answer floor."""
+    from 0 to the ``ci_level`` quantile of the one-answer floor. ``resampled``: the human side's own
+    resampled tables (draws only) to use instead (a cell run: the survey's sampling of its respondents)."""
     draws, level = settings.bootstrap_draws, settings.ci_level
-    rng = np.random.default_rng(seed)
-    n_h = len(human.counts)
-    mass = human.counts.sum(axis=1)
-    if human.weighted and not model_weighted:
-        index = rng.choice(n_h, size=(draws, n_m), p=mass / mass.sum())
-        counts = human.counts / np.where(mass > 0, mass, 1.0)[:, None]
+    if resampled is not None:
+        floor = resampled
     else:
-        index = rng.integers(0, n_h, size=(draws, n_m))
-        counts = human.counts
-    floor = bootstrap_tables(counts, np.zeros(n_h, np.int64), 1, index)[:, 0]
+        rng = np.random.default_rng(seed)
+        n_h = len(human.counts)
+        mass = human.counts.sum(axis=1)
+        if human.weighted and not model_weighted:
+            index = rng.choice(n_h, size=(draws, n_m), p=mass / mass.sum())
+            counts = human.counts / np.where(mass > 0, mass, 1.0)[:, None]
+        else:
+            index = rng.integers(0, n_h, size=(draws, n_m))
+            counts = human.counts
+        floor = bootstrap_tables(counts, np.zeros(n_h, np.int64), 1, index)[:, 0]
     floor = floor / floor.sum(axis=-1, keepdims=True)
     population = observed / observed.sum()
     rows = []
@@ -157,7 +165,7 @@ def with_simbench(metrics: dict[str, np.ndarray], human: np.ndarray, model: np.n
 def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
                    settings: SurveyAnalysisPlan = SurveyAnalysisPlan(), question_index: int = 0,
                    human_memo: dict | None = None, distribution: bool = False,
-                   keep: dict | None = None) -> list[dict]:
+                   keep: dict | None = None, population: bool = False) -> list[dict]:
     """Fidelity rows of one question (see the module docstring for groups and metrics).
 
     Human and model units are resampled independently; the human resamples depend only on the
@@ -166,6 +174,10 @@ def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
     resampled tables instead of recomputing them per provider. ``distribution``: the model's units
     are answer distributions (``logprobs`` / ``verbalized``), which sets the noise floor's form.
     ``keep`` (a dict) receives the whole-population metrics' draws (observed first).
+    ``population``: the model's units are a fixed population (the cells of a cell run, each weighted by
+    its census count), not a sample: they are never resampled, so the intervals carry the survey's
+    sampling (its respondents resampled) only, and the noise floor is the survey's own resamples (as
+    many respondents as answered) against its observed distribution.
     """
     memo = {} if human_memo is None else human_memo
 
@@ -181,7 +193,10 @@ def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
     base = np.random.SeedSequence(settings.bootstrap_seed, spawn_key=(question_index,))
     human_seed, model_seed, floor_seed = base.spawn(3)
     h_index = cached("index", lambda: human.resample(draws, np.random.default_rng(human_seed)))
-    m_index = model.resample(draws, np.random.default_rng(model_seed))
+    if population:
+        m_index = np.broadcast_to(np.arange(n_m), (draws + 1, n_m))
+    else:
+        m_index = model.resample(draws, np.random.default_rng(model_seed))
     ordinal = scale.ordinal
 
     h_all = cached("all", lambda: bootstrap_tables(human.counts, np.zeros(n_h, np.int64), 1, h_index)[:, 0])
@@ -193,7 +208,8 @@ def score_question(scale: QuestionScale, human: UnitAnswers, model: UnitAnswers,
         keep.update(total_variation=total_variation(m_all, h_all),
                     total_variation_uniform=total_variation(np.ones_like(h_all), h_all))
     rows = _rows(scale.question, "all", overall, level)
-    rows += _noise_floor(scale, human, n_m, model.weighted, h_all[0], settings, floor_seed, distribution)
+    rows += _noise_floor(scale, human, n_m, model.weighted, h_all[0], settings, floor_seed, distribution,
+                         h_all[1:] if population else None)
 
     for axis in human.groups:
         h_labels = cached(("labels", axis), lambda: _labels(human.groups[axis]))
@@ -263,7 +279,8 @@ def score_fidelity(run: ScoredRun) -> pd.DataFrame:
             model = model_units(asked, personas, scale, axes)
             draws_of: dict = {}
             scored = score_question(scale, humans[index], model, settings, index, memos[index],
-                                    distribution=method in DISTRIBUTION_METHODS, keep=draws_of)
+                                    distribution=method in DISTRIBUTION_METHODS, keep=draws_of,
+                                    population=run.population is not None)
             for metric in summary_metrics:
                 kept.setdefault(metric, []).append(draws_of.get(metric))
             n_calls = len(asked)

@@ -42,6 +42,7 @@ from pvsst.core.run_layout import CELLS
 from pvsst.personas.cell_cards import cell_cards
 from pvsst.personas.cells import cell_table
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
+from pvsst.personas.vocabulary import college_of
 
 CELLS_FILE = CELLS
 NATIONAL = "US"
@@ -69,6 +70,9 @@ def asked_cells(population: pd.DataFrame, attributes, card_version: int | None =
     attributes = list(attributes)
     slim = pd.DataFrame({"persona_id": population["persona_id"].to_numpy()}, index=population.index)
     for attribute in attributes:
+        if attribute == "college" and attribute not in population.columns and "education" in population.columns:
+            slim[attribute] = college_of(population["education"])  # derived: bachelor's or more vs not
+            continue
         if attribute not in population.columns:
             raise InputError(source, "cells.attributes", f"the population lacks cell attribute {attribute!r}")
         slim[attribute] = population[attribute]

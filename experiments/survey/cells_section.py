@@ -31,10 +31,11 @@ from pvsst.experiments.spec.base import StrictModel
 from pvsst.personas.cell_cards import load_cell_template
 
 # Categorical persona attributes a cell may be defined by (the persona vocabulary, pvsst.personas.vocabulary).
-CELL_ATTRIBUTES = ("age_band", "sex", "race_ethnicity", "education", "state", "region", "income_band",
-                   "party_id", "party", "ideology", "religiosity")
+CELL_ATTRIBUTES = ("age_band", "sex", "race_ethnicity", "education", "college", "state", "region",
+                   "income_band", "party_id", "party", "ideology", "religiosity")
 # The persona attribute a respondent-matched persona's cell attribute is derived from (the rest: itself).
-_RESPONDENT_SOURCE = {"age_band": "age", "region": "state", "income_band": "income", "party": "party_id"}
+_RESPONDENT_SOURCE = {"age_band": "age", "region": "state", "income_band": "income", "party": "party_id",
+                      "college": "education"}
 
 
 class CellsSpec(StrictModel):
@@ -63,7 +64,7 @@ def check_cells(cells: CellsSpec, persona_source: str, mapped: set[str], groupin
     >>> check_cells(CellsSpec(attributes=["sex", "partyy"]), "census", set(), [], 1)
     Traceback (most recent call last):
     ...
-    pvsst.core.validation.SpecFieldError: unknown cell attribute 'partyy' (persona attributes: age_band, sex, race_ethnicity, education, state, region, income_band, party_id, party, ideology, religiosity)
+    pvsst.core.validation.SpecFieldError: unknown cell attribute 'partyy' (persona attributes: age_band, sex, race_ethnicity, education, college, state, region, income_band, party_id, party, ideology, religiosity)
     >>> check_cells(CellsSpec(attributes=["sex", "party"]), "respondents", {"sex"}, [], 1)
     Traceback (most recent call last):
     ...

@@ -63,6 +63,29 @@ def test_the_cell_oracle_with_the_surveys_respondents_as_population_reproduces_i
     assert np.abs(trump["simulated"] - real["trump"].reindex(trump.index)).max() < 1e-12
 
 
+@pytest.mark.slow
+def test_with_every_respondent_as_population_skippers_included_the_oracle_is_the_raw_state_shares(tmp_path):
+    """The population is all 64,600 respondents, 19,668 of whom skipped votetrump (and others whiteadv):
+    the oracle's counts leave out, question by question, those who skipped, so through `pvsst survey score`
+    it reproduces the raw state shares (counting the skippers missed them by up to 0.04)."""
+    people = respondents()
+    run = write_cell_run(tmp_path, ["state", "sex", "race_ethnicity"], population=people)
+    survey = json.loads((run / "survey.json").read_text())
+    survey["spec"]["personas"]["source"] = "respondents"
+    (run / "survey.json").write_text(json.dumps(survey))
+    assert main(["survey", "score", str(run), "--draws", "10"]) == 0
+    scores = _read(run, "state_scores.csv")
+    oracle = scores[scores["source"] == CELL_ORACLE]
+    assert len(people) == 64_600 and people["votetrump"].isna().sum() > 19_000
+    for question, codes in (("votetrump", ["trump", "not_trump"]),
+                            ("whiteadv", ["agree", "neither", "disagree"])):
+        part = oracle[oracle["question"] == question]
+        real = state_shares(people[people[question].notna()], question, codes)
+        assert len(part) == 51 * len(codes) and part["abs_error"].max() < 1e-12
+        simulated = part.pivot(index="state", columns="option", values="simulated")
+        assert np.abs(simulated.reindex(index=real.index, columns=codes).to_numpy() - real.to_numpy()).max() < 1e-12
+
+
 def test_estimates_are_the_population_weighted_cell_answers(own_run, voters):
     estimates = _read(own_run, "estimates.csv")
     part = estimates[(estimates["question"] == "votetrump") & (estimates["option"] == "trump")]
@@ -98,6 +121,18 @@ def test_the_planted_model_scores_simbench_seventy_everywhere(own_run):
     assert groups["value"].iloc[0] == pytest.approx(70.0, abs=1e-3)
 
 
+def test_fidelity_in_a_cell_run_resamples_the_respondents_never_the_census_cells(own_run):
+    """The cells are a fixed population: only the survey's 44,932 respondents are a sample. Resampling the
+    470 cells as well gave the planted model's SimBench [55.7, 88.7] and a JS noise floor of 0.0137 (n = 470);
+    the respondents alone give [66.6, 73.6] and 0.0013."""
+    fidelity = _read(own_run, "fidelity.csv")
+    rows = fidelity[(fidelity["question"] == "votetrump") & (fidelity["group"] == "all")].set_index("metric")
+    assert rows.loc["n_human", "value"] == 44_932 and rows.loc["n_model", "value"] == 470
+    low, high = rows.loc["simbench", ["ci_low", "ci_high"]]
+    assert 64 < low < 70 < high < 76
+    assert 0.0005 < rows.loc["js_noise_floor", "value"] < 0.003
+
+
 def test_the_constant_yardsticks_correlate_zero_by_construction(own_run):
     correlations = _read(own_run, "state_correlations.csv")
     constant = correlations[correlations["source"].isin([NATIONAL_MARGINAL, UNIFORM])]
@@ -123,12 +158,12 @@ def test_census_counts_show_the_composition_effect_and_the_surveys_noise(census_
     assert 100 < int((~trump["distinguishable"]).sum()) < 1275 - 100
 
 
-def test_sampled_answers_get_bootstrap_intervals_and_distributions_are_exact(census_run):
+def test_sampled_answers_get_wilson_intervals_and_distributions_are_exact(census_run):
     estimates = _read(census_run, "estimates.csv")
     sampled = estimates[(estimates["elicitation"] == "sample") & (estimates["level"] == "national")]
-    assert (sampled["interval"] == "bootstrap").all() and (sampled["cell_draws"] == 20).all()
+    assert (sampled["interval"] == "wilson").all() and (sampled["cell_draws"] == 20).all()
     assert ((sampled["ci_low"] < sampled["estimate"]) & (sampled["estimate"] < sampled["ci_high"])).all()
-    assert (sampled["bootstrap_draws"] == 200).all()
+    assert (sampled["ci_level"] == 0.95).all() and (sampled["effective_n"] > 20).all()
     exact = estimates[estimates["elicitation"] == "logprobs"]
     assert (exact["interval"] == "exact").all() and (exact["ci_low"] == exact["estimate"]).all()
     states = estimates[(estimates["level"] == "geography")]

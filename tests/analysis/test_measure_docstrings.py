@@ -32,7 +32,7 @@ HELPERS = frozenset({
     "study.outcomes.honest_agent_ids", "study.outcomes.push_sign", "study.outcomes.stance_paths",
     "stats.paired.numeric_values", "stats.paired.require_arms", "stats.paired.require_columns",
     "stats.paired.warn_excluded", "survey.cells.poststratification.cell_distributions",
-    "survey.cells.poststratification.domain_counts", "survey.cells.poststratification.resample_cells",
+    "survey.cells.poststratification.domain_counts", "survey.cells.poststratification.effective_answers",
     "text.diversity.tokenize"})
 MEASURE_SECTIONS = ("Parameters", "Returns", "Notes", "References", "Examples")
 HELPER_SECTIONS = ("Parameters", "Returns", "Examples")

@@ -1,5 +1,5 @@
 """Post-stratified estimates: a hand computation in exact fractions, per-persona vs per-cell exactness,
-the bootstrap over the cells' draws, and bad input."""
+the interval from the cells' draws, and bad input."""
 from __future__ import annotations
 
 from fractions import Fraction as F
@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.survey.cells.poststratification import ESTIMATE_COLUMNS, poststratify, population_estimates, resample_cells
+from pvsst.analysis.survey.cells.poststratification import (ESTIMATE_COLUMNS, poststratify, population_estimates,
+                                                           sampled_variance)
 from pvsst.personas.cells import cell_table
 from pvsst.core.errors import InputError
 from pvsst.personas.synthesis import synthesize
@@ -91,23 +92,23 @@ def test_per_persona_and_per_cell_answers_give_the_same_estimates():
     assert np.abs(states.loc[mean.index, options].to_numpy() - mean.to_numpy()).max() < 1e-12
 
 
-def test_sampled_answers_get_bootstrap_intervals_over_each_cells_draws():
+def test_sampled_answers_get_wilson_intervals_from_the_variance_of_each_cells_draws():
     answers = _answers("count")
     answers["count"] = [18, 2, 5, 15, 4, 16]   # k = 20 draws per cell: shares 0.9, 0.25, 0.2 as above
-    table = population_estimates(answers, COUNTS, CELLS, bootstrap_draws=4000, bootstrap_seed=3)
+    table = population_estimates(answers, COUNTS, CELLS)
     row = table[(table["domain"] == "OH") & (table["option"] == "yes")].iloc[0]
-    assert abs(row["estimate"] - 0.435) < 1e-15 and row["interval"] == "bootstrap"
-    assert row["ci_low"] < 0.435 < row["ci_high"] and row["cell_draws"] == 20
-    assert (row["bootstrap_draws"], row["bootstrap_seed"], row["ci_level"]) == (4000, 3, 0.95)
-    # the bootstrap variance of a post-stratified share: sum_c (N_c/N)^2 p_c (1 - p_c) / k
-    shares = resample_cells(np.array([[18, 2], [5, 15], [4, 16]]), 20000, np.random.default_rng(1))
-    estimate = poststratify(np.array([[3, 5, 2]]), shares)[:, 0, 0]
-    expected_sd = np.sqrt(sum((n / 10) ** 2 * p * (1 - p) / 20 for n, p in ((3, 0.9), (5, 0.25), (2, 0.2))))
-    assert abs(estimate[1:].std() / expected_sd - 1) < 0.03
-    # the same seed gives the same interval, another seed another one
-    again = population_estimates(answers, COUNTS, CELLS, bootstrap_draws=4000, bootstrap_seed=3)
-    other = population_estimates(answers, COUNTS, CELLS, bootstrap_draws=4000, bootstrap_seed=4)
-    assert again.equals(table) and not other["ci_low"].equals(table["ci_low"])
+    assert abs(row["estimate"] - 0.435) < 1e-15 and row["interval"] == "wilson"
+    assert row["ci_low"] < 0.435 < row["ci_high"] and row["cell_draws"] == 20 and row["ci_level"] == 0.95
+    # the variance of a post-stratified share: sum_c (N_c/N)^2 p_c (1 - p_c) / (k - 1), unbiased for each cell
+    expected = sum((n / 10) ** 2 * p * (1 - p) / 19 for n, p in ((3, 0.9), (5, 0.25), (2, 0.2)))
+    variance = sampled_variance(np.array([[3, 5, 2]]), np.array([[18, 2], [5, 15], [4, 16]]))[0, 0]
+    assert abs(variance - expected) < 1e-15
+    assert abs(row["effective_n"] - 0.435 * 0.565 / expected) < 1e-9
+    # its Wilson interval by hand (z = 1.959964)
+    z, n = 1.959963984540054, 0.435 * 0.565 / expected
+    centre = (0.435 + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * np.sqrt(0.435 * 0.565 / n + z * z / (4 * n * n))
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((centre - half, centre + half), abs=1e-12)
 
 
 def test_keys_pass_through_and_are_estimated_separately():
@@ -132,8 +133,6 @@ def test_malformed_inputs_are_one_line_input_errors(change, message):
     assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
 
 
-def test_a_group_that_is_not_a_cell_attribute_and_zero_draws_are_refused():
+def test_a_group_that_is_not_a_cell_attribute_is_refused():
     with pytest.raises(InputError, match=r"^estimates: groups: 'education' is not a cell attribute"):
         population_estimates(_answers(), COUNTS, CELLS, groups=["education"])
-    with pytest.raises(InputError, match=r"^estimates: bootstrap_draws: must be at least 1, got 0$"):
-        population_estimates(_answers("count").assign(count=1), COUNTS, CELLS, bootstrap_draws=0)

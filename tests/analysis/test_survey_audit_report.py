@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from pvsst.analysis.report.survey.build import build_survey_report
+from pvsst.analysis.survey.audit import MODAL_NOTE
 from audit_helpers import audit_spec, read_analysis, run_and_score
 from builders import small_instrument
 
@@ -63,3 +64,12 @@ def test_audit_section_and_figure_in_the_report(tmp_path):
         gaps = null[(null["question"] == row.question) & (null["option"] == row.option)]["share_gap"]
         assert (row.null_low, row.null_high) == pytest.approx((gaps.min(), gaps.max()), abs=1e-5)
     assert len(data) == 2 * 4 and (run / "report" / "figures" / "survey_audit_disparity.png").is_file()
+
+
+@pytest.mark.slow
+def test_an_audit_of_modal_answers_under_logprobs_says_so_on_every_row(tmp_path):
+    spec = audit_spec(sets=10, questions=1, arity_null=False)
+    spec["conditions"] = ["persona_profile_logprobs"]
+    run = run_and_score(tmp_path, spec, "logprobs-audit")
+    questions = read_analysis(run, "audit.csv")
+    assert (questions["elicitation"] == "logprobs").all() and (questions["note"] == MODAL_NOTE).all()

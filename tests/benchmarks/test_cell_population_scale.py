@@ -1,7 +1,7 @@
 """Benchmark: 1,000,000 census personas answered cell by cell by the embedded model (``logprobs``).
 
 The shipped instrument ``experiments/surveys/cces2016_vote.yaml`` (three CCES 2016 questions, cells of
-sex x race / ethnicity x education x party, at most 240) is run with ``pvsst survey run`` as it is
+sex x race / ethnicity x college degree x party, at most 80) is run with ``pvsst survey run`` as it is
 frozen. Asserted: the embedded model is called exactly once per distinct cell x question, none of them
 cached; a second run on a copy of the response cache makes no model call (every call a cache hit).
 Printed: the CPU count, the wall time of the population part alone (census draw, cell table, cell

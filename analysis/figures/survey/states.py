@@ -146,8 +146,8 @@ def state_scatter_figure(options: pd.DataFrame, option: str, *, sources=None, na
     n_states = part["state"].nunique()
     drawn = [s for s in YARDSTICK_STYLES if s in sources]
     yardsticks = {"cell_oracle": "the cell oracle (open black circles: the survey's own answers per cell, "
-                                 "post-stratified with the census counts) is the best any simulator on these cells "
-                                 "can do",
+                                 "post-stratified with the census counts) is a reference, not a ceiling: the "
+                                 "national marginal can beat it",
                   "national_marginal": "the national marginal answers every state with the nation's shares",
                   "uniform": "uniform puts equal weight on every option"}
     caption = (f"Simulated against real state shares of '{option}', one point per state and source (n = "

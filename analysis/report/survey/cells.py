@@ -253,7 +253,8 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
               "no mean is shown), and the correlation of simulated with real state shares. The national "
               "marginal and uniform are the same in every state: their correlation is 0 by construction. The "
               "cell oracle (the survey's own answers per cell, post-stratified with the population's counts) "
-              "is the best any simulator on these cells can do.", "",
+              "is a reference, not a ceiling: what a simulator answering every cell like its respondents "
+              "scores; a source that ignores the cells, such as the national marginal, can score better.", "",
               "### Composition effect", "", _composition_markdown(analysis), "",
               "### The survey's own noise", "", _noise_markdown(analysis), ""]
     for question in dict.fromkeys(analysis.scores["question"].astype(str)):

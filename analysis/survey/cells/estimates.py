@@ -15,8 +15,8 @@ cell's
 answer distribution (distribution methods: the substantive options' probabilities, renormalised, the mean
 over a cell's replies) or answer counts (sampled answers: parsed substantive answers only); and
 :func:`cell_estimates` post-stratifies them for the nation, every geography and every level of every cell
-attribute (a *group*), per model x condition x elicitation x question, with bootstrap intervals over each
-cell's ``k`` draws (sampled answers) or marked ``exact`` (distributions).
+attribute (a *group*), per model x condition x elicitation x question, with Wilson intervals from the
+sampling variance of each cell's ``k`` draws (sampled answers) or marked ``exact`` (distributions).
 
 A cell whose every call failed has no answer: it is left out of that source's estimates and
 ``coverage`` (the answered share of the domain's population) says how much of the domain the
@@ -98,7 +98,7 @@ def groups_of(population: CellPopulation) -> list[str]:
 def cell_estimates(run: ScoredRun, population: CellPopulation) -> pd.DataFrame:
     """The estimates table of a cell run (``analysis/estimates.csv``; columns :data:`ESTIMATES_TABLE_COLUMNS`).
 
-    Bootstrap settings (draws, seed, level) are the run's ``analysis`` settings.
+    The interval's level is the run's ``analysis.ci_level``.
     """
     settings = run.settings
     options = {s.question: list(s.codes) for s in run.scales}
@@ -115,9 +115,7 @@ def cell_estimates(run: ScoredRun, population: CellPopulation) -> pd.DataFrame:
         counts = population.counts[population.counts["cell_id"].isin(answered)]
         table = population_estimates(answers[answers["cell_id"].isin(answered)], counts,
                                      population.cells[keep].drop(columns="count"), groups=groups,
-                                     geography="state", options=options,
-                                     bootstrap_draws=settings.bootstrap_draws,
-                                     bootstrap_seed=settings.bootstrap_seed, ci_level=settings.ci_level)
+                                     geography="state", options=options, ci_level=settings.ci_level)
         full = _domain_population(population, groups)
         table["coverage"] = table["population"].to_numpy(float) / table["domain"].map(full).to_numpy(float)
         frames.append(table)

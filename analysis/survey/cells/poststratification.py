@@ -11,16 +11,25 @@ Bafumi 2004 for its use in small-area opinion estimates). Because every member o
 identical prompt, p_c is each member's distribution and the estimate equals the mean of the members'
 distributions: cell answering is exact, not an approximation.
 
-Uncertainty:
+Uncertainty (``count`` answers: k sampled answers per cell x question). The estimand is the population
+share of the model's answer distribution, ``sum_c w_dc p_c`` with ``w_dc = N_dc / N_d``; each cell's
+``p_hat_c`` is the share of its ``k_c`` draws, so the estimate's sampling variance is
 
-- ``count`` answers (k sampled answers per cell x question): percentile bootstrap over the cells'
-  draws. Each draw resamples every cell's own k answers with replacement (the counts of such a resample
-  are Multinomial(k, p_hat_c), drawn directly) and recomputes every estimate; ``interval`` is
-  ``bootstrap``.
-- ``probability`` answers (logprobs or verbalized distributions, one per cell x question): there is no
-  sampling of answers; ``ci_low = ci_high = estimate`` and ``interval`` is ``exact``.
+    V_d = sum_c w_dc^2 p_c (1 - p_c) / k_c.
 
-The census counts carry no sampling error here (a population, not a sample).
+Cells with ``k_c >= 2`` contribute their unbiased estimate ``k_c / (k_c - 1) p_hat_c (1 - p_hat_c) / k_c``.
+Cells with one draw cannot estimate their own variance, so theirs are pooled: with ``A = sum w_dc^2`` over
+them and ``p_tilde`` the ``w_dc^2``-weighted mean of their answers, they contribute
+``A p_tilde (1 - p_tilde) / (1 - sum v_c^2)`` (``v_c = w_dc^2 / A``), which bounds
+``sum w_dc^2 p_c (1 - p_c)`` from above in expectation (concavity; equal when the cells' shares are equal),
+and ``A / 4`` when a single one-draw cell carries the domain. The interval is Wilson's score interval at
+the effective number of answers ``n_eff = p_hat (1 - p_hat) / V_d`` (Kish's ``1 / sum_c w_dc^2 / k_c``
+when ``p_hat`` is 0 or 1); ``interval`` is ``wilson``. A cell is never resampled from its own estimate: with
+``k = 1`` that gives a zero-width interval.
+
+``probability`` answers (logprobs or verbalized distributions, one per cell x question): the model's
+distribution is read, not sampled, so the estimate is the estimand itself; ``ci_low = ci_high = estimate``
+and ``interval`` is ``exact``. The census counts carry no sampling error here (a population, not a sample).
 
 Output (:func:`population_estimates`, written to ``analysis/estimates.csv``), one row per key x question x
 domain x option; columns :data:`ESTIMATE_COLUMNS` after the answers' key columns (e.g. model, condition):
@@ -28,11 +37,12 @@ domain x option; columns :data:`ESTIMATE_COLUMNS` after the answers' key columns
 question, option
 level: ``national``, ``geography`` (one row per level of the geography column) or ``group``.
 domain: ``all``, the geography level (e.g. ``OH``), or ``attribute=value`` for a group.
-estimate: the post-stratified share of the option; ci_low, ci_high: its percentile interval.
-interval: ``bootstrap`` or ``exact``.
+estimate: the post-stratified share of the option; ci_low, ci_high: its interval.
+interval: ``wilson`` or ``exact``.
 population: N_d; n_cells: cells with N_dc > 0.
 cell_draws: the fewest answers any of the domain's cells has (k; NaN for exact).
-bootstrap_draws, bootstrap_seed, ci_level: the settings used (bootstrap rows; NaN for exact).
+effective_n: the effective number of answers of the Wilson interval (NaN for exact).
+ci_level: the interval's level (NaN for exact).
 
 Examples
 --------
@@ -47,17 +57,15 @@ Examples
 """
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
-from pvsst.core.defaults import ANALYSIS_SEED, SURVEY_BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 from pvsst.analysis.stats.paired import require_columns
 
 ESTIMATE_COLUMNS = ("question", "level", "domain", "option", "estimate", "ci_low", "ci_high", "interval",
-                    "population", "n_cells", "cell_draws", "bootstrap_draws", "bootstrap_seed", "ci_level")
+                    "population", "n_cells", "cell_draws", "effective_n", "ci_level")
 ANSWER_COLUMNS = ("cell_id", "question", "option")
 
 
@@ -69,7 +77,7 @@ def poststratify(counts: np.ndarray, p: np.ndarray) -> np.ndarray:
     counts : numpy.ndarray
         (D, C) population ``N_dc`` of cell ``c`` in domain ``d``.
     p : numpy.ndarray
-        (..., C, K) answer distributions of the cells (leading axes: bootstrap draws).
+        (..., C, K) answer distributions of the cells (leading axes: replicates, if any).
 
     Returns
     -------
@@ -228,17 +236,123 @@ def cell_distributions(answers: pd.DataFrame, cell_ids, options) -> tuple[np.nda
     return masses, kind
 
 
-def resample_cells(counts: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """(draws + 1, C, K) cell shares: row 0 observed, then each cell's k answers resampled with replacement.
+def sampled_variance(domains: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(D, K) sampling variance of post-stratified shares estimated from each cell's k sampled answers.
 
     Parameters
     ----------
+    domains : numpy.ndarray
+        (D, C) population ``N_dc`` of cell ``c`` in domain ``d``.
+    counts : numpy.ndarray
+        (C, K) sampled answer counts per cell (``k_c`` = the row sum, at least 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        (D, K) estimated variance of each domain's share of each option (NaN for an empty domain).
+
+    Notes
+    -----
+    ``V_d = sum_c w_dc^2 p_c (1 - p_c) / k_c`` with ``w_dc = N_dc / N_d``. Cells with ``k_c >= 2``:
+    ``p_c (1 - p_c)`` estimated by ``k_c / (k_c - 1) p_hat_c (1 - p_hat_c)`` (unbiased). Cells with
+    ``k_c = 1``: pooled, ``A p_tilde (1 - p_tilde) / (1 - sum_c v_c^2)`` with ``A = sum w_dc^2``,
+    ``v_c = w_dc^2 / A`` and ``p_tilde = sum_c v_c p_hat_c`` (an upper bound in expectation, by
+    concavity of ``p (1 - p)``); ``A / 4`` when one such cell carries all of ``A``.
+
+    References
+    ----------
+    .. [1] W. G. Cochran, *Sampling Techniques*, 3rd ed., Wiley, 1977, section 5A.9 (variance of a
+       post-stratified mean with known stratum sizes).
+
+    Examples
+    --------
+    >>> sampled_variance(np.array([[1, 1]]), np.array([[1, 1], [2, 0]])).tolist()  # two draws each
+    [[0.0625, 0.0625]]
+    >>> sampled_variance(np.array([[1, 1]]), np.array([[1, 0], [0, 1]])).tolist()  # one draw each: pooled
+    [[0.25, 0.25]]
+    """
+    domains = np.asarray(domains, dtype=float)
+    counts = np.asarray(counts, dtype=float)
+    k = counts.sum(axis=1)
+    p = counts / k[:, None]
+    total = domains.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w2 = np.where(total > 0, (domains / np.where(total > 0, total, 1.0)) ** 2, np.nan)  # (D, C)
+    many = k >= 2
+    spread = np.zeros_like(p)
+    spread[many] = (p * (1 - p))[many] / (k[many] - 1)[:, None]          # k/(k-1) p(1-p) / k
+    variance = w2[:, many] @ spread[many]
+    one = ~many
+    if one.any():
+        a = w2[:, one].sum(axis=1)                                       # (D,)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v = w2[:, one] / np.where(a > 0, a, 1.0)[:, None]
+            p_tilde = v @ p[one]                                         # (D, K)
+            concentration = (v ** 2).sum(axis=1)
+            pooled = np.where((concentration < 1 - 1e-12)[:, None],
+                              a[:, None] * p_tilde * (1 - p_tilde) / (1 - concentration)[:, None],
+                              a[:, None] / 4.0)
+        variance = variance + np.where((a > 0)[:, None], pooled, 0.0)
+    return variance
+
+
+def wilson_interval(estimate: np.ndarray, n_eff: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson's score interval of a share at an effective number of answers.
+
+    Parameters
+    ----------
+    estimate : numpy.ndarray
+        The shares.
+    n_eff : numpy.ndarray
+        Effective numbers of answers (same shape).
+    level : float
+        The coverage.
+
+    Returns
+    -------
+    tuple
+        ``(low, high)`` arrays.
+
+    Notes
+    -----
+    With ``z`` the normal quantile: centre ``(p + z^2 / 2n) / (1 + z^2 / n)``, half width
+    ``z / (1 + z^2 / n) sqrt(p (1 - p) / n + z^2 / 4n^2)``.
+
+    References
+    ----------
+    .. [1] E. B. Wilson, "Probable inference, the law of succession, and statistical inference", Journal
+       of the American Statistical Association 22(158), 209-212, 1927.
+    .. [2] E. L. Korn and B. I. Graubard, "Confidence intervals for proportions with small expected number
+       of positive counts estimated from survey data", Survey Methodology 24(2), 193-201, 1998.
+
+    Examples
+    --------
+    >>> low, high = wilson_interval(np.array([0.5]), np.array([100.0]))
+    >>> round(float(low[0]), 4), round(float(high[0]), 4)
+    (0.4038, 0.5962)
+    """
+    p = np.asarray(estimate, dtype=float)
+    n = np.asarray(n_eff, dtype=float)
+    z = norm.ppf(0.5 + level / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = (p + z ** 2 / (2 * n)) / (1 + z ** 2 / n)
+        half = z / (1 + z ** 2 / n) * np.sqrt(np.clip(p * (1 - p), 0, None) / n + z ** 2 / (4 * n ** 2))
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def effective_answers(domains: np.ndarray, counts: np.ndarray, estimate: np.ndarray,
+                      variance: np.ndarray) -> np.ndarray:
+    """(D, K) effective numbers of answers: ``p_hat (1 - p_hat) / V``, or Kish's ``1 / sum_c w_dc^2 / k_c``
+    where ``p_hat`` is 0 or 1 (or ``V`` is 0).
+
+    Parameters
+    ----------
+    domains : numpy.ndarray
+        (D, C) population counts.
     counts : numpy.ndarray
         (C, K) sampled answer counts per cell.
-    draws : int
-        Number of resamples.
-    rng : numpy.random.Generator
-        The generator; a resampled cell's counts are ``Multinomial(k_c, p_hat_c)``, drawn directly.
+    estimate, variance : numpy.ndarray
+        (D, K) shares and their variances (:func:`sampled_variance`).
 
     Returns
     -------
@@ -246,21 +360,18 @@ def resample_cells(counts: np.ndarray, draws: int, rng: np.random.Generator) -> 
 
     Examples
     --------
-    >>> shares = resample_cells(np.array([[3, 1], [0, 4]]), 200, np.random.default_rng(0))
-    >>> shares.shape, shares[0].tolist(), bool((shares[:, 1, 1] == 1).all())
-    ((201, 2, 2), [[0.75, 0.25], [0.0, 1.0]], True)
+    >>> effective_answers(np.array([[1, 1]]), np.array([[1, 0], [1, 0]]), np.array([[1.0, 0.0]]),
+    ...                   np.array([[0.0, 0.0]])).tolist()
+    [[2.0, 2.0]]
     """
-    counts = np.asarray(counts, dtype=float)
-    k = counts.sum(axis=1)
-    observed = counts / k[:, None]
-    resampled = rng.multinomial(k.astype(np.int64), observed, size=(draws, len(k)))
-    return np.concatenate([observed[None], resampled / k[None, :, None]], axis=0)
-
-
-def _stream(seed: int, *labels) -> np.random.Generator:
-    """A generator for one (key, question): the master seed and a hash of the labels, order-free."""
-    digest = hashlib.sha256("\x1f".join(map(str, labels)).encode("utf-8")).digest()
-    return np.random.default_rng([int(seed), int.from_bytes(digest[:8], "little")])
+    domains = np.asarray(domains, dtype=float)
+    k = np.asarray(counts, dtype=float).sum(axis=1)
+    total = domains.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kish = 1.0 / ((domains / total) ** 2 / k[None, :]).sum(axis=1)
+        ratio = estimate * (1 - estimate) / variance
+    usable = (variance > 0) & (estimate > 0) & (estimate < 1)
+    return np.where(usable, ratio, kish[:, None])
 
 
 def _options(answers: pd.DataFrame, question: str, options: dict | None) -> list[str]:
@@ -271,7 +382,6 @@ def _options(answers: pd.DataFrame, question: str, options: dict | None) -> list
 
 def population_estimates(answers: pd.DataFrame, counts: pd.DataFrame, cells: pd.DataFrame, *, groups=(),
                          geography: str | None = None, options: dict | None = None,
-                         bootstrap_draws: int = SURVEY_BOOTSTRAP_DRAWS, bootstrap_seed: int = ANALYSIS_SEED,
                          ci_level: float = 0.95) -> pd.DataFrame:
     """Post-stratified estimates of every key x question for the nation, each geography and each group.
 
@@ -289,8 +399,6 @@ def population_estimates(answers: pd.DataFrame, counts: pd.DataFrame, cells: pd.
         The geography column of ``counts``.
     options : dict, optional
         ``{question: [option, ...]}`` to fix the option order (default: order of first appearance).
-    bootstrap_draws, bootstrap_seed : int
-        The percentile bootstrap of sampled answers.
     ci_level : float
         The interval's coverage.
 
@@ -301,17 +409,16 @@ def population_estimates(answers: pd.DataFrame, counts: pd.DataFrame, cells: pd.
 
     Notes
     -----
-    ``estimate_d = sum_c N_dc / N_d * p_c`` (:func:`poststratify`). Sampled answers: every bootstrap
-    draw resamples each cell's own k answers (``Multinomial(k_c, p_hat_c)``) and the interval is the
-    percentile interval of the draws' estimates; distributions: no sampling, so
-    ``ci_low = ci_high = estimate`` (``interval = exact``). The census counts are a population and carry
-    no sampling error here.
+    ``estimate_d = sum_c N_dc / N_d * p_c`` (:func:`poststratify`). Sampled answers: Wilson's interval at
+    the effective number of answers (:func:`effective_answers`) from the variance of the cells' k draws
+    (:func:`sampled_variance`); distributions: no sampling, so ``ci_low = ci_high = estimate``
+    (``interval = exact``). The census counts are a population and carry no sampling error here.
 
     References
     ----------
     .. [1] R. J. A. Little, "Post-stratification: a modeler's perspective", Journal of the American
        Statistical Association 88(423), 1001-1012, 1993.
-    .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall, 1993.
+    .. [2] W. G. Cochran, *Sampling Techniques*, 3rd ed., Wiley, 1977, section 5A.9.
 
     Examples
     --------
@@ -319,13 +426,11 @@ def population_estimates(answers: pd.DataFrame, counts: pd.DataFrame, cells: pd.
     >>> counts = pd.DataFrame({"cell_id": ["a", "b"], "state": ["OH", "OH"], "count": [3, 1]})
     >>> answers = pd.DataFrame({"cell_id": ["a", "a", "b"], "question": "q", "option": ["yes", "no", "no"],
     ...                         "count": [15, 5, 20]})
-    >>> row = population_estimates(answers, counts, cells, bootstrap_draws=500).iloc[0]
+    >>> row = population_estimates(answers, counts, cells).iloc[0]
     >>> float(row["estimate"]), row["interval"], bool(row["ci_low"] < 0.5625 < row["ci_high"])
-    (0.5625, 'bootstrap', True)
+    (0.5625, 'wilson', True)
     """
     require_columns(answers, ANSWER_COLUMNS, "answers")
-    if bootstrap_draws < 1:
-        raise InputError("estimates", "bootstrap_draws", f"must be at least 1, got {bootstrap_draws}")
     keys = [c for c in answers.columns if c not in ANSWER_COLUMNS + ("count", "probability")]
     cell_ids = list(cells["cell_id"].astype(str))
     labels, matrix = domain_counts(counts, cells, cell_ids, groups, geography)
@@ -343,13 +448,12 @@ def population_estimates(answers: pd.DataFrame, counts: pd.DataFrame, cells: pd.
                 p = masses / masses.sum(axis=1, keepdims=True)
                 estimate = poststratify(sub, p)
                 low = high = estimate
+                n_eff = np.full(estimate.shape, np.nan)
                 draws_used = np.full(len(labels), np.nan)
             else:
-                rng = _stream(bootstrap_seed, *key, question)
-                replicates = poststratify(sub, resample_cells(masses, bootstrap_draws, rng))
-                estimate = replicates[0]
-                tail = 100 * (1 - ci_level) / 2
-                low, high = np.percentile(replicates[1:], [tail, 100 - tail], axis=0)
+                estimate = poststratify(sub, masses / masses.sum(axis=1, keepdims=True))
+                n_eff = effective_answers(sub, masses, estimate, sampled_variance(sub, masses))
+                low, high = wilson_interval(estimate, n_eff, ci_level)
                 k = masses.sum(axis=1)
                 draws_used = np.array([k[row > 0].min() if (row > 0).any() else np.nan for row in sub])
             frame = pd.DataFrame({
@@ -358,12 +462,11 @@ def population_estimates(answers: pd.DataFrame, counts: pd.DataFrame, cells: pd.
                 "domain": np.repeat(labels["domain"].to_numpy(), len(opts)),
                 "option": np.tile(opts, len(labels)),
                 "estimate": estimate.ravel(), "ci_low": np.asarray(low).ravel(), "ci_high": np.asarray(high).ravel(),
-                "interval": "exact" if kind == "probability" else "bootstrap",
+                "interval": "exact" if kind == "probability" else "wilson",
                 "population": np.repeat(sub.sum(axis=1), len(opts)),
                 "n_cells": np.repeat((sub > 0).sum(axis=1), len(opts)),
                 "cell_draws": np.repeat(draws_used, len(opts)),
-                "bootstrap_draws": np.nan if kind == "probability" else bootstrap_draws,
-                "bootstrap_seed": np.nan if kind == "probability" else bootstrap_seed,
+                "effective_n": n_eff.ravel(),
                 "ci_level": np.nan if kind == "probability" else ci_level,
             })
             for name, value in reversed(list(zip(keys, key))):

@@ -4,8 +4,10 @@ Sources compared with the survey's raw (weighted) state shares ``h_g`` (:func:`p
 
 - a simulator: its post-stratified state estimates (:func:`pvsst.analysis.survey.cells.poststratification.population_estimates`);
 - ``cell_oracle`` (:func:`cell_oracle`): the survey's own answer distribution in each cell, post-stratified
-  with the population's (census) counts. It is the best any cell-level simulator can do with these cells:
-  a simulator that answered every cell exactly like its respondents scores this. When the cells do not
+  with the population's (census) counts. It is a reference, not a ceiling: a simulator that answered every
+  cell exactly like its respondents scores this, and a source that ignores the cells can score better (on
+  50,000 census personas with national cells the constant national marginal misses the votetrump state
+  shares by 0.061 on average against the oracle's 0.077). When the cells do not
   include the state, its distance from ``h_g`` is the *composition effect*: how far the state's share
   moves when the national within-cell answers are reweighted to the state's census composition.
   Population cells without a respondent have no oracle answer; the oracle renormalises over the covered
@@ -50,6 +52,7 @@ from pvsst.analysis.survey.cells.poststratification import domain_counts, postst
 from pvsst.analysis.survey.simbench import simbench_score, total_variation
 from pvsst.analysis.survey.cells.geography import national_shares, survey_cell_answers
 from pvsst.core.errors import InputError
+from pvsst.personas.cells import cell_codes, cell_id_of
 
 CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM = "cell_oracle", "national_marginal", "uniform"
 
@@ -150,6 +153,50 @@ def cell_oracle(survey: pd.DataFrame, attributes, question: str, options, counts
     states = pd.Index(labels["domain"][geo].to_numpy(), name="state")
     return (pd.DataFrame(shares, index=states, columns=[str(o) for o in options]),
             pd.Series(coverage, index=states, name="coverage"))
+
+
+def answered_counts(counts: pd.DataFrame, respondents: pd.DataFrame, attributes, question: str) -> pd.DataFrame:
+    """A population of the survey's own respondents, less those who skipped ``question``: each cell x state
+    count times the share of that cell x state's respondents who answered.
+
+    When the population *is* the respondents, every count becomes the number who answered, so the cell
+    oracle post-stratifies over the same people the survey's raw shares count (item nonresponse is
+    per question). A cell x state without a respondent keeps its count.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        ``cell_id``, ``state`` and ``count`` (the population's).
+    respondents : pandas.DataFrame
+        The respondents with the cell attributes, ``state`` and the question's answers (missing: skipped).
+    attributes : sequence of str
+        The cell attributes.
+    question : str
+        The question's column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``counts`` with ``count`` scaled.
+
+    Examples
+    --------
+    >>> people = pd.DataFrame({"sex": ["f", "f", "m"], "state": ["OH"] * 3, "q": ["a", None, "b"]})
+    >>> from pvsst.personas.cells import cell_table
+    >>> cells = cell_table(people.assign(persona_id=["x", "y", "z"]), ["sex"])
+    >>> answered_counts(cells.counts, people, ["sex"], "q")["count"].tolist()
+    [1.0, 1.0]
+    """
+    known = respondents.dropna(subset=list(attributes))
+    index, cells = cell_codes(known, attributes, "survey")
+    names = list(cells.columns)
+    ids = np.asarray([cell_id_of(dict(zip(names, values))) for values in cells.itertuples(index=False, name=None)])
+    frame = pd.DataFrame({"cell_id": ids[index], "state": known["state"].astype(str).to_numpy(),
+                          "answered": known[question].notna().to_numpy(dtype=float)})
+    rate = frame.groupby(["cell_id", "state"])["answered"].mean()
+    key = pd.MultiIndex.from_arrays([counts["cell_id"].astype(str), counts["state"].astype(str)])
+    share = rate.reindex(key).fillna(1.0).to_numpy()
+    return counts.assign(count=counts["count"].to_numpy(dtype=float) * share)
 
 
 def national_marginal_shares(survey: pd.DataFrame, question: str, options, states,

@@ -8,7 +8,10 @@ where the cells leave out the state, its distance from the survey is the *compos
 ``national_marginal`` (the survey's national shares in every state; it does not vary across states, so
 its correlation across states is 0 by construction, ``constant = True``) and ``uniform``. The survey's
 own sampling noise per state (respondents resampled within each state) and the state pairs it cannot
-tell apart come with them. Groups (the cell attributes other than the geography) are scored the same
+tell apart come with them. When the population is the survey's own respondents (``personas.source:
+respondents``), the oracle's counts leave out, question by question, the respondents who skipped it
+(:func:`pvsst.analysis.survey.cells.state_scores.answered_counts`), so with cells that include the state
+it reproduces the raw state shares. Groups (the cell attributes other than the geography) are scored the same
 way against the survey's group shares.
 
 The respondents are read from the instrument's data (``data`` loading recipe) and put into the persona
@@ -40,8 +43,8 @@ from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
 from pvsst.analysis.survey.data import GROUP_PREFIX, load_data
 from pvsst.analysis.survey.cells.geography import indistinguishable_states, state_bootstrap, state_noise, state_shares
 from pvsst.analysis.survey.shares import source_label
-from pvsst.analysis.survey.cells.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle,
-                                                      estimate_matrix,
+from pvsst.analysis.survey.cells.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, answered_counts,
+                                                      cell_oracle, estimate_matrix,
                                                 national_marginal_shares, score_states, uniform_shares)
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.analysis.survey.units import ScoredRun
@@ -50,6 +53,7 @@ from pvsst.core.errors import InputError
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
 from pvsst.personas.respondents import AttributeMap, canonical_values, matched_personas
 from pvsst.core.run_layout import ANALYSIS
+from pvsst.personas.vocabulary import college_of
 
 YARDSTICKS = (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM)
 STATE_SCORE_COLUMNS = ("question", "source", "state", "option", "simulated", "real", "error", "abs_error",
@@ -107,6 +111,8 @@ def survey_respondents(spec: dict, human: pd.DataFrame) -> pd.DataFrame:
     if unknown:
         raise InputError(label, "data.geography", f"{', '.join(map(repr, unknown[:5]))} not a U.S. state code or name")
     people["state"] = codes
+    if "education" in people.columns and "college" not in people.columns:
+        people["college"] = college_of(people["education"])  # the flag a degree-only survey shares with the census
     people["respondent_id"] = canonical_values(frame[data["respondent_id"]])
     answers = human.drop(columns=[c for c in human.columns if c.startswith(GROUP_PREFIX)])
     # An attribute the mapping leaves out but a grouping axis reads from the data as the persona's own
@@ -169,8 +175,11 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
             if len(known) < len(answered):
                 notes.append(f"{question}: cell oracle from {len(known):,} of {len(answered):,} respondents (the "
                              "others lack a cell attribute)")
+            counts = population.counts
+            if ((spec.get("personas") or {}).get("source")) == "respondents":
+                counts = answered_counts(counts, respondents, population.attributes, question)
             try:
-                oracle, coverage = cell_oracle(known, population.attributes, question, codes, population.counts,
+                oracle, coverage = cell_oracle(known, population.attributes, question, codes, counts,
                                                population.cells.drop(columns="count"), weight="weight")
                 tables[CELL_ORACLE] = oracle.reindex(states)
                 coverage = coverage.reindex(states)
