@@ -2,18 +2,21 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
 from cli_checks import refused
+from pvsst.analysis.store.reader import read_survey_run
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import file_sha256
 from pvsst.experiments.prereg.freeze import verify
 from pvsst.experiments.spec.lock import lock_path, read_lock
 from pvsst.experiments.survey.injection import condition_steerings, vectors_field
 from pvsst.experiments.survey.personas import human_table, persona_table
+from pvsst.experiments.survey.runner import run_survey
 from pvsst.experiments.survey.spec import load_survey, with_overrides
 from pvsst.experiments.survey.units import SurveyUnit, unit_requests
 from pvsst.sim.identity.vectors import IdentityVectors, load_vectors, save_vectors
@@ -124,3 +127,25 @@ def test_freezing_an_instrument_whose_vectors_lack_an_attribute_exits_2(tmp_path
     lock_path(instrument).unlink()
     err = refused(capsys, ["prereg", "freeze", str(instrument)])
     assert "no vectors for attribute 'ideology'" in err and not lock_path(instrument).exists()
+
+
+@pytest.mark.slow
+@pytest.mark.embedded
+def test_injection_reaches_the_embedded_models_calls_and_coef_zero_is_the_profile_exactly(tmp_path):
+    data = yaml.safe_load(open(WVS).read())
+    section = {**data["conditions"][4]["identity_injection"], "vectors": str(Path(VECTORS).resolve())}
+    data.update(questions=[q for q in data["questions"] if q["id"] == "trust"], controls=[],
+                personas={**data["personas"], "n": 2}, conditions=[
+                    {"id": "profile", "persona_card": "profile", "elicitation": "logprobs"},
+                    {"id": "psii0", "persona_card": "profile", "elicitation": "logprobs",
+                     "identity_injection": {**section, "coef": 0.0, "noise_sigma": 0.0}},
+                    {"id": "psii6", "persona_card": "profile", "elicitation": "logprobs",
+                     "identity_injection": {**section, "coef": 6.0, "noise_sigma": 0.0}}])
+    instrument = tmp_path / "tiny.yaml"
+    instrument.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert run_survey(instrument, tmp_path / "run", deviation="test", progress=False).status == 0
+    tables = read_survey_run(tmp_path / "run", ("responses", "llm_calls"))
+    by = {c: part.set_index("persona_id")["probabilities"] for c, part in tables.responses.groupby("condition")}
+    assert by["psii0"].to_dict() == by["profile"].to_dict()  # coef 0, sigma 0: bit for bit
+    assert all(by["psii6"][p] != by["profile"][p] for p in by["profile"].index)
+    assert len(tables.llm_calls) == 6 and not tables.llm_calls["cached"].any()
