@@ -1,4 +1,4 @@
-"""PSII's comparison of conditions: KL, entropy deviation, JS distance and SimBench per condition, beside the noise floor.
+"""PSII's comparison of conditions: KL, entropy deviation, JS and SimBench per condition, beside the noise floor.
 
 One row per model x condition x elicitation x question, and a row per model x condition over all
 questions (question :data:`~pvsst.analysis.survey.scoring.ALL_QUESTIONS`), read from the fidelity table
@@ -21,8 +21,9 @@ Examples
 ...         for metric, value in ((prefix + "kl_human_model", kl), (prefix + "entropy_deviation", 0.2),
 ...                               ("kl_noise_floor", 0.02))]
 >>> table = condition_table(pd.DataFrame(rows))
->>> table[["condition", "question", "kl", "kl_noise_floor"]].values.tolist()
-[['direct', 'q', 1.4, 0.02], ['direct', '(mean over questions)', 1.4, 0.02], ['psii', 'q', 0.6, 0.02], ['psii', '(mean over questions)', 0.6, 0.02]]
+>>> table[["condition", "question", "kl", "kl_noise_floor"]].values.tolist()  # doctest: +NORMALIZE_WHITESPACE
+[['direct', 'q', 1.4, 0.02], ['direct', '(mean over questions)', 1.4, 0.02],
+ ['psii', 'q', 0.6, 0.02], ['psii', '(mean over questions)', 0.6, 0.02]]
 """
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ class SurveyUnitTask:
     unit: SurveyUnit
     personas: pd.DataFrame  # the unit's rows of the run's persona table
     gateway: GatewaySettings
-    steerings: dict[str, Steering] | None = None  # identity injection: each persona's (pvsst.experiments.survey.injection)
+    steerings: dict[str, Steering] | None = None  # each persona's identity injection, under a steered condition
 
 
 # -- units ---------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import yaml
 
-from cli_checks import refused
 from pvsst.analysis.store.reader import read_survey_run
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import file_sha256
@@ -20,6 +19,7 @@ from pvsst.experiments.survey.runner import run_survey
 from pvsst.experiments.survey.spec import load_survey, with_overrides
 from pvsst.experiments.survey.units import SurveyUnit, unit_requests
 from pvsst.sim.identity.vectors import IdentityVectors, load_vectors, save_vectors
+from cli_checks import refused
 
 WVS = "experiments/surveys/wvs2011_values.yaml"
 VECTORS = "experiments/surveys/wvs2011_values_smollm2.npz"
@@ -114,7 +114,8 @@ def test_injection_needs_a_local_model(tmp_path, capsys):
 def test_a_bad_injection_section_is_refused_before_any_call(small, change, message):
     spec, personas = small
     section = spec.conditions[-1].identity_injection.model_copy(update=change)
-    bad = spec.model_copy(update={"conditions": [spec.conditions[-1].model_copy(update={"identity_injection": section})]})
+    condition = spec.conditions[-1].model_copy(update={"identity_injection": section})
+    bad = spec.model_copy(update={"conditions": [condition]})
     with pytest.raises(InputError, match=message):
         condition_steerings(bad, personas, "experiments/surveys")
 

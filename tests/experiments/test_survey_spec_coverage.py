@@ -69,7 +69,8 @@ Q0 = "questions[0]"
 AUDIT = {"audit": {"vary": {"sex": ["female", "male"]}, "matched_sets": 3, "permutations": 99}}
 # Identity injection: one persona, one question, logprobs on the embedded model (one call per run), vectors of
 # sex and every education level written by SurveyRuns (@DIR@/vectors_a.npz; vectors_b.npz: other values).
-INJECTED = {"model": "embedded/smollm2-135m", "controls": ["uniform"], "personas.n": 1, "questions": BASE["questions"][:1],
+INJECTED = {"model": "embedded/smollm2-135m", "controls": ["uniform"], "personas.n": 1,
+            "questions": BASE["questions"][:1],
             "conditions": [{"id": "psii", "persona_card": "label", "elicitation": "logprobs", "identity_injection": {
                 "vectors": "@DIR@/vectors_a.npz", "attributes": ["sex"], "layers": [10, 11], "coef": 1.0}}]}
 INJECTION = "conditions[0].identity_injection"

@@ -39,8 +39,8 @@ from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, mar
 from pvsst.analysis.report.survey.cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
 from pvsst.analysis.report.survey.audit import audit_figure_plans, audit_sections, read_audit_tables
 from pvsst.analysis.store.reader import is_survey_run
-from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.analysis.survey.conditions import condition_markdown, condition_table
+from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.analysis.survey.scoring import ALL_QUESTIONS, score_fidelity, write_fidelity
 from pvsst.analysis.survey.units import ScoredRun, read_scored_run
 from pvsst.analysis.survey.shares import answer_shares
