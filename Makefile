@@ -6,7 +6,7 @@ PVSST  := $(VENV)/bin/pvsst
 RUN    ?= runs/quickstart
 SPEC   ?= experiments/specs/quickstart.yaml
 
-.PHONY: demo test bench docs install install-dev clean
+.PHONY: demo test bench docs install install-dev clean wvs-vectors
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,21 @@ bench: install-dev
 # The documentation site, built strictly (a warning fails it) into site/; open site/index.html.
 docs: install-dev
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
+# The identity vectors of the shipped WVS instrument (experiments/surveys/wvs2011_values.yaml): sex and
+# education of 120 WVS 2011 respondent personas drawn with another seed than the instrument's, pvsst's
+# probe questions, layers 8-16 of the embedded SmolLM2-135M (~2 min on one core). Re-freeze the instrument after.
+WVS_VECTORS := experiments/surveys/wvs2011_values_smollm2.npz
+wvs-vectors: install
+	@mkdir -p build
+	$(PY) -c "from pvsst.experiments.survey.spec import load_survey; \
+	from pvsst.experiments.survey.personas import human_table, persona_table; \
+	s = load_survey('experiments/surveys/wvs2011_values.yaml'); \
+	s = s.model_copy(update={'personas': s.personas.model_copy(update={'n': 600, 'seed': 1})}); \
+	persona_table(s, human_table(s)).to_parquet('build/wvs2011_vector_personas.parquet')"
+	$(PVSST) personas vectors build/wvs2011_vector_personas.parquet --attributes sex,education --layers 8-16 \
+	    --n-personas 120 --questions-per-persona 2 --seed 1 --out $(WVS_VECTORS)
+	$(PVSST) prereg freeze experiments/surveys/wvs2011_values.yaml --force
 
 clean:
 	rm -rf runs site .pytest_cache

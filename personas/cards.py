@@ -4,8 +4,9 @@ Templates live in ``personas/templates/STYLE_vN.txt`` (``string.Template`` synta
 declares the fields it uses (:data:`STYLE_FIELDS`); :func:`check_template` fails when a template uses
 a field that is not declared (missing) or leaves a declared field out (unused), so a template and
 its context cannot drift apart silently. Styles: ``profile`` (third person, the PSII persona-prompt
-style), ``backstory`` (first person) and ``label`` (PV-SST's short label; the posting style is a
-separate column). A style name without a version uses the latest version.
+style), ``backstory`` (first person), ``label`` (PV-SST's short label; the posting style is a
+separate column) and ``demographic`` (PSII's demographic-prompt baseline: "You are a woman. You are
+aged 45. ..."). A style name without a version uses the latest version.
 
 Attributes a persona lacks (e.g. state or religiosity of a GSS respondent) render as neutral
 phrases ("the United States", "an unrecorded income") or are left out.
@@ -38,8 +39,9 @@ STYLE_FIELDS: dict[str, frozenset[str]] = {
     "profile": frozenset(_COMMON + ("age_phrase_cap", "subject", "subject_cap", "ideology_third", "religion_third")),
     "backstory": frozenset(_COMMON + ("age_phrase", "ideology_first", "religion_first")),
     "label": frozenset(("education_descriptor", "sex_noun", "place_short", "age")),
+    "demographic": frozenset(("sex_noun", "age", "education_phrase", "place")),
 }
-_TEMPLATE_FILE = {"profile": "profile", "backstory": "backstory", "label": "pvsst_label"}
+_TEMPLATE_FILE = {"profile": "profile", "backstory": "backstory", "label": "pvsst_label", "demographic": "demographic"}
 
 _RACE = {"hispanic": "Hispanic", "white": "white", "black": "Black", "asian": "Asian",
          "other": "multiracial or other-race"}

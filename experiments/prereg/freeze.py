@@ -29,6 +29,7 @@ from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_sha256
 from pvsst.core.yaml_file import read_yaml_mapping
 from pvsst.experiments.study.files import check_study_files
 from pvsst.experiments.survey.checks import check_instrument, data_record
+from pvsst.experiments.survey.injection import condition_steerings, injection_files, injection_hashes
 from pvsst.experiments.survey.spec import canonical_survey, load_survey, survey_sha256
 
 
@@ -58,7 +59,7 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
     """
     document = load_document(spec_path)
     digest = document.sha256
-    materials_dir, materials, files = document_materials(document, spec_path, document.model)
+    materials_dir, materials, files = _materials(document, spec_path)
     data = check_inputs(document, spec_path)
     path = lock_path(spec_path)
     if path.exists():
@@ -91,14 +92,24 @@ def freeze(spec_path: str | Path, *, force: bool = False) -> Lock:
     return lock
 
 
+def _materials(document: Document, spec_path: str | Path) -> tuple[Path | None, dict[str, str], dict[str, Path]]:
+    """What the lock fingerprints besides the document: a study's materials and input files
+    (:func:`~pvsst.experiments.spec.lock.document_materials`), an instrument's identity vectors."""
+    if document.kind == "survey":
+        files = injection_files(document.model, Path(spec_path).parent)
+        return None, injection_hashes(files), files
+    return document_materials(document, spec_path, document.model)
+
+
 def check_inputs(document: Document, spec_path: str | Path) -> dict[str, str]:
     """Check what a run of ``document`` reads besides the spec, as the run would, before any call: an
-    instrument's data, columns, expressions, models and personas
+    instrument's data, columns, expressions, models, personas and identity vectors
     (:func:`pvsst.experiments.survey.checks.check_instrument`); a study's materials, edge list and persona
     file (:func:`pvsst.experiments.study.files.check_study_files`). Return the instrument's data
     fingerprint (``{}`` for a study). Any problem is an ``InputError``."""
     if document.kind == "survey":
-        check_instrument(document.model)
+        _, personas = check_instrument(document.model)
+        condition_steerings(document.model, personas, Path(spec_path).parent)  # vectors, model, attributes, layers
         return data_record(document.model)
     check_study_files(document.model, Path(spec_path).parent)
     return {}
@@ -112,7 +123,7 @@ def verify(spec_path: str | Path) -> Verification:
     if lock is None:
         raise InputError(str(lock_path(spec_path)), "lock",
                          f"no lock file: run `pvsst prereg freeze {spec_path}` first")
-    materials_dir, hashes, files = document_materials(document, spec_path, document.model)
+    materials_dir, hashes, files = _materials(document, spec_path)
     result = compare(document.canonical, lock, spec_name=Path(spec_path).name, materials_dir=materials_dir,
                      materials=hashes, files=files)
     if document.kind == "survey" and lock.data:

@@ -57,6 +57,7 @@ from pvsst.experiments.run.summary import DEGRADED, RunSummary
 from pvsst.experiments.run.worker_gateway import GatewaySettings
 from pvsst.experiments.survey.checks import check_data, check_runnable, data_record, data_sha256
 from pvsst.experiments.survey.cell_population import CELLS_FILE
+from pvsst.experiments.survey.injection import condition_steerings, injection_files, injection_hashes
 from pvsst.experiments.survey.personas import asked_tables, human_table
 from pvsst.experiments.survey.spec import SurveySpec, canonical_survey, load_survey, survey_sha256, with_overrides
 from pvsst.experiments.survey.units import SurveyUnit, SurveyUnitTask, SurveyUnitWorker, plan_units
@@ -113,9 +114,10 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
                 write_inputs(spec, run_dir, *inputs)
             asked = read_inputs(spec, run_dir)
         units = plan_units(spec, asked["persona_id"].astype(str).tolist())
+        steerings = condition_steerings(spec, asked, spec_path.parent)
         return run_units(survey_job(spec, run_dir, manifest, units, asked, workers=workers, replay_only=replay_only,
                                     command=command, deviation=deviation, progress=progress,
-                                    retry_degraded=retry_degraded))
+                                    retry_degraded=retry_degraded, steerings=steerings))
 
 
 def survey_manifest(run_dir: Path, spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, lock,
@@ -157,8 +159,10 @@ def _option_words(options: dict) -> list:
 
 def survey_job(spec: SurveySpec, run_dir: Path, manifest: RunManifest, units: list[SurveyUnit],
                asked: pd.DataFrame, *, workers: int | None, replay_only: bool, command: list, deviation: str | None,
-               progress: bool, retry_degraded: bool = False) -> RunJob:
-    """The run kernel's job for the survey's units (one payload per unit)."""
+               progress: bool, retry_degraded: bool = False,
+               steerings: dict[str, dict] | None = None) -> RunJob:
+    """The run kernel's job for the survey's units (one payload per unit); ``steerings``: each steered
+    condition's personas' steerings (:func:`pvsst.experiments.survey.injection.condition_steerings`)."""
     n_workers = workers or spec.execution.workers
     canonical = canonical_survey(spec)
     by_id = asked.assign(_key=asked["persona_id"].astype(str)).set_index("_key", drop=True)
@@ -167,7 +171,7 @@ def survey_job(spec: SurveySpec, run_dir: Path, manifest: RunManifest, units: li
 
     def payloads(pending, summary, each, settings):
         return (SurveyUnitTask(canonical, by_unit[u], by_id.loc[list(by_unit[u].persona_ids)].reset_index(drop=True),
-                               settings) for u in pending)
+                               settings, _unit_steerings(steerings, by_unit[u])) for u in pending)
 
     def finish(summary: SurveyRunSummary) -> None:
         models = _degraded_models(units, manifest.units(UNITS), threshold)
@@ -225,7 +229,9 @@ def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviat
                 options: dict, gateway: dict) -> tuple[list[dict], object, dict]:
     """The deviation records of this run (lock check, data check, then command-line overrides), the
     lock (or ``None``) and the frozen and current data fingerprints."""
-    _, record, lock = check_frozen(canonical_survey(file_spec), spec_path, deviation)  # the file, against its lock
+    files = injection_files(file_spec, spec_path.parent)  # the identity vectors, locked like study materials
+    _, record, lock = check_frozen(canonical_survey(file_spec), spec_path, deviation, materials=injection_hashes(files),
+                                   files=files)  # the file, against its lock
     data = {"frozen": lock.data if lock else {}, "current": data_record(spec)}
     changed = check_data(data["frozen"], data["current"], deviation)
     if record is not None and changed is not None:
@@ -234,6 +240,12 @@ def _deviations(spec_path: Path, file_spec: SurveySpec, spec: SurveySpec, deviat
     override = override_record({**options, **gateway}, canonical_survey(file_spec), canonical_survey(spec),
                                survey_sha256(file_spec), survey_sha256(spec))
     return records + ([override] if override else []), lock, data
+
+
+def _unit_steerings(steerings: dict[str, dict] | None, unit: SurveyUnit) -> dict | None:
+    """The steerings of a unit's personas under its condition (``None`` for an unsteered condition)."""
+    by_persona = (steerings or {}).get(unit.condition) if not unit.provider.startswith("scripted/") else None
+    return None if by_persona is None else {p: by_persona[p] for p in unit.persona_ids}
 
 
 def _same(a: dict, b: dict) -> bool:

@@ -34,13 +34,14 @@ from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
 from pvsst.experiments.spec.audit_section import AuditSpec
 from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from pvsst.core.yaml_file import read_yaml_mapping
+from pvsst.experiments.spec.identity_injection import IdentityInjectionSpec
 from pvsst.experiments.survey.cells_section import CellsSpec, check_cells
 from pvsst.sim.llm.types import canonical_json
 
 Code = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)]
 RawValue = int | float | str
 CONTROLS = ("oracle", "marginal", "uniform")
-CARD_STYLES = ("profile", "backstory", "label")
+CARD_STYLES = ("profile", "backstory", "label", "demographic")
 
 # Named conditioning styles (the baselines of the seed literature); a condition may also be spelled out.
 CONDITION_PRESETS: dict[str, dict] = {
@@ -49,6 +50,8 @@ CONDITION_PRESETS: dict[str, dict] = {
     "persona_backstory": {"id": "persona_backstory", "persona_card": "backstory"},
     "persona_label": {"id": "persona_label", "persona_card": "label"},
     "high_temperature": {"id": "high_temperature", "temperature": 1.5},
+    "direct_t2": {"id": "direct_t2", "temperature": 2.0},
+    "demographic": {"id": "demographic", "persona_card": "demographic"},
     "diversity": {"id": "diversity", "diversity_request": True},
     "direct_logprobs": {"id": "direct_logprobs", "elicitation": "logprobs"},
     "persona_profile_logprobs": {"id": "persona_profile_logprobs", "persona_card": "profile",
@@ -205,13 +208,16 @@ class ConditionSpec(StrictModel):
     ``logprobs`` (one call per persona x question: the normalised probability of each option's tokens
     as the answer; embedded model, scripted controls, or a litellm provider with top log-probabilities)
     or ``verbalized`` (one call: the model states a probability per option as JSON, renormalised).
+    ``identity_injection`` steers the embedded model's hidden states with each persona's identity
+    vectors (:mod:`pvsst.experiments.spec.identity_injection`).
     """
 
     id: Identifier
-    persona_card: Literal["profile", "backstory", "label"] | None = None
+    persona_card: Literal["profile", "backstory", "label", "demographic"] | None = None
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     diversity_request: bool = False
     elicitation: Literal["sample", "logprobs", "verbalized"] = "sample"
+    identity_injection: IdentityInjectionSpec | None = None
 
 
 class SamplingSpec(StrictModel):
@@ -293,6 +299,11 @@ class SurveySpec(StrictModel):
                                  f"many base personas; personas.n is {self.personas.n}")
         self.execution.check_survey()
         self.execution.check_models(self.asked_models, where="models")
+        steered = [i for i, c in enumerate(self.conditions) if c.identity_injection is not None]
+        unsteerable = [m for m in self.asked_models if not m.startswith("embedded/")]
+        if steered and unsteerable:
+            raise SpecFieldError(f"conditions[{steered[0]}].identity_injection", f"identity injection needs a local "
+                                 f"llama.cpp model (embedded/...); {unsteerable[0]} cannot be steered")
         return self
 
     @property
@@ -392,6 +403,8 @@ def canonical_survey(spec: SurveySpec) -> dict:
     for condition in data["conditions"]:  # likewise a condition's elicitation while it is "sample"
         if condition.get("elicitation") == "sample":
             del condition["elicitation"]
+        if condition.get("identity_injection", 0) is None:
+            del condition["identity_injection"]
     return data
 
 

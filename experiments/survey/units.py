@@ -35,6 +35,7 @@ from pvsst.experiments.survey.spec import ConditionSpec, SurveySpec, survey_from
 from pvsst.sim.llm.cache import ReplayMiss
 from pvsst.sim.llm.option_probabilities import distribution_schema
 from pvsst.sim.llm.prompt_table import prompt_table
+from pvsst.sim.llm.steering import Steering
 from pvsst.sim.llm.types import CALL_RECORD_FIELDS, LLMRequest
 
 REFERENCE_CONDITION = "reference"
@@ -59,6 +60,7 @@ class SurveyUnitTask:
     unit: SurveyUnit
     personas: pd.DataFrame  # the unit's rows of the run's persona table
     gateway: GatewaySettings
+    steerings: dict[str, Steering] | None = None  # each persona's identity injection, under a steered condition
 
 
 # -- units ---------------------------------------------------------------------------------------
@@ -96,10 +98,10 @@ def plan_units(spec: SurveySpec, persona_ids: list[str]) -> list[SurveyUnit]:
             for provider, condition in provider_conditions(spec) for index, chunk in enumerate(chunks)]
 
 
-def unit_requests(spec: SurveySpec, unit: SurveyUnit,
-                  personas: pd.DataFrame) -> list[tuple[LLMRequest, tuple[str, ...]]]:
+def unit_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame,
+                  steerings: dict[str, Steering] | None = None) -> list[tuple[LLMRequest, tuple[str, ...]]]:
     """Every request of a unit (persona x question x sample, in that order) with the option codes in
-    the order its prompt lists them.
+    the order its prompt lists them; with ``steerings`` each persona's requests carry its steering.
 
     ``sample``: ``samples_per_persona`` (a cell run: ``cells.k``) requests per persona x question. ``logprobs``: one request that
     scores the reply codes (``option_scoring``) at temperature 0 (a served model's answer path; the
@@ -125,6 +127,7 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
         card = column[f"card_{condition.persona_card}"].iloc[at] if condition.persona_card else None
         # an audit's matched sets share their base persona's request seeds (pvsst.experiments.audit.population)
         seed_key = str(column["request_key"].iloc[at]) if "request_key" in column else persona_id
+        steering = steerings[persona_id] if steerings is not None else None
         for question in spec.questions:
             reference = None
             if scripted:
@@ -143,7 +146,8 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit,
                 requests.append((LLMRequest(
                     model_name=unit.provider, messages=(system, user), **shape,
                     seed=survey_request_seed(spec.seed, unit.condition, seed_key, question.id, sample),
-                    trial_id=unit.unit_id, round=sample, agent_id=persona_id, phase=question.id), order))
+                    trial_id=unit.unit_id, round=sample, agent_id=persona_id, phase=question.id,
+                    steering=steering), order))
     return requests
 
 
@@ -154,7 +158,7 @@ def run_unit(task: SurveyUnitTask) -> UnitResult:
     spec = survey_from_canonical(task.spec)
     unit = task.unit
     personas = task.personas
-    requests, orders = zip(*unit_requests(spec, unit, personas))
+    requests, orders = zip(*unit_requests(spec, unit, personas, task.steerings))
     gateway = worker_gateway(task.gateway)
     try:
         results = gateway.run(requests)

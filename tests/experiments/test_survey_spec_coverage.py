@@ -18,11 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
 from pvsst.experiments.cli import main
+from pvsst.personas.vocabulary import EDUCATION_LEVELS, SEXES
+from pvsst.sim.identity.vectors import IdentityVectors, load_vectors, save_vectors
 from pvsst.experiments.survey.spec import SurveySpec
 from spec_coverage import (DELETE, GATEWAY_CHANGES, TIMING_KEYS, RequestRecorder, _digest, _without, leaf_paths,
                            table_digest, with_patch, write_spec)
@@ -64,6 +67,13 @@ CENSUS = {"personas.source": "census"}
 CELLS = {"cells": {"attributes": ["party", "sex"]}}  # the base's grouping axes read from the cells
 Q0 = "questions[0]"
 AUDIT = {"audit": {"vary": {"sex": ["female", "male"]}, "matched_sets": 3, "permutations": 99}}
+# Identity injection: one persona, one question, logprobs on the embedded model (one call per run), vectors of
+# sex and every education level written by SurveyRuns (@DIR@/vectors_a.npz; vectors_b.npz: other values).
+INJECTED = {"model": "embedded/smollm2-135m", "controls": ["uniform"], "personas.n": 1,
+            "questions": BASE["questions"][:1],
+            "conditions": [{"id": "psii", "persona_card": "label", "elicitation": "logprobs", "identity_injection": {
+                "vectors": "@DIR@/vectors_a.npz", "attributes": ["sex"], "layers": [10, 11], "coef": 1.0}}]}
+INJECTION = "conditions[0].identity_injection"
 
 
 @dataclass(frozen=True)
@@ -157,6 +167,14 @@ ALTERNATIVES: dict[str, Alt] = {
     "execution.max_concurrency": Alt({"execution.max_concurrency": 1}, "requests"),
     **{path: Alt(change, "requests", context) for path, (change, context) in GATEWAY_CHANGES.items()},
     "seed": Alt({"seed": 8}, "requests"),
+    "conditions[].identity_injection.vectors": Alt({f"{INJECTION}.vectors": "@DIR@/vectors_b.npz"}, "requests",
+                                                   INJECTED),
+    "conditions[].identity_injection.attributes": Alt({f"{INJECTION}.attributes": ["sex", "education"]}, "requests",
+                                                      INJECTED),
+    "conditions[].identity_injection.layers": Alt({f"{INJECTION}.layers": [12]}, "requests", INJECTED),
+    "conditions[].identity_injection.coef": Alt({f"{INJECTION}.coef": 3.0}, "requests", INJECTED),
+    "conditions[].identity_injection.noise_sigma": Alt({f"{INJECTION}.noise_sigma": 0.5}, "requests", INJECTED),
+    "conditions[].identity_injection.scope": Alt({f"{INJECTION}.scope": "prompt"}, "requests", INJECTED),
     "audit.vary": Alt({"audit.vary": {"sex": ["female", "male"], "race_ethnicity": ["black", "white"]}}, "store",
                       AUDIT),
     "audit.matched_sets": Alt({"audit.matched_sets": 4}, "store", AUDIT),
@@ -194,6 +212,16 @@ def survey_store_fingerprint(run: Path) -> dict[str, str]:
     return parts
 
 
+def _write_vectors(path: Path, seed: int) -> None:
+    """Random identity vectors of sex and every education level, as if measured on the embedded model."""
+    shipped = load_vectors(GSS.parent / "wvs2011_values_smollm2.npz")
+    entries = [["sex", v] for v in SEXES] + [["education", v] for v in EDUCATION_LEVELS]
+    header = {**shipped.header, "entries": entries,
+              "attributes": {a: {v: {"personas": 1, "prompts": 1} for b, v in entries if b == a} for a, _ in entries}}
+    shape = (len(entries), len(header["layers"]), header["n_embd"])
+    save_vectors(IdentityVectors(header, np.random.default_rng(seed).normal(0, 1, shape).astype(np.float32)), path)
+
+
 class SurveyRuns:
     def __init__(self, directory: Path, recorder: RequestRecorder):
         self.directory, self.recorder, self.memo = directory, recorder, {}
@@ -204,6 +232,8 @@ class SurveyRuns:
         gss.iloc[:1500].to_csv(directory / "gss_a.csv", index=False)
         gss.iloc[500:].to_csv(directory / "gss_b.csv", index=False)
         gss.iloc[500:].to_parquet(directory / "gss_b.parquet", index=False)
+        _write_vectors(directory / "vectors_a.npz", seed=0)
+        _write_vectors(directory / "vectors_b.npz", seed=1)
         labelled = gss.iloc[:1500].astype({"id": "int32"})
         labelled.to_stata(directory / "gss_a.dta", write_index=False,
                           value_labels={"id": {int(i): f"R{int(i)}" for i in labelled["id"]}})

@@ -39,6 +39,7 @@ from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, mar
 from pvsst.analysis.report.survey.cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
 from pvsst.analysis.report.survey.audit import audit_figure_plans, audit_sections, read_audit_tables
 from pvsst.analysis.store.reader import is_survey_run
+from pvsst.analysis.survey.conditions import condition_markdown, condition_table
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.analysis.survey.scoring import ALL_QUESTIONS, score_fidelity, write_fidelity
 from pvsst.analysis.survey.units import ScoredRun, read_scored_run
@@ -270,6 +271,10 @@ def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: p
               "gap = the group's mean answer position (0-1) minus the population's; model sources only.", "",
               "### Between-group variance (eta^2)", "", markdown_table(tables.eta_frame(fidelity)), "",
               "### SimBench", "", simbench_markdown(fidelity, threshold), "",
+              "### Conditions: KL, entropy deviation, JS and SimBench beside the noise floor", "",
+              condition_markdown(condition_table(fidelity)), "",
+              "Means over questions, [95% bootstrap interval]; kl = KL(human || model) with the plan's smoothing, "
+              "kl_noise_floor = what a perfect simulator scores from sampling noise alone.", "",
               "### Dropped groups and axes", "",
               markdown_table(dropped) if len(dropped) else "None: every group has at least min_group_n members.", "",
               audit_markdown_text,
