@@ -1,0 +1,165 @@
+"""Thread studies as a product: the ``schedule: threads`` spec, frozen and run by ``pvsst run`` through the
+run kernel (deterministic; SIGKILL then rerun equals an uninterrupted run; Ray), and its refusals."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pvsst.experiments.cli import main
+from pvsst.experiments.prereg.freeze import freeze
+from pvsst.experiments.threads.runner import run_thread_study
+from pvsst.personas.synthesis import synthesize
+from pvsst.sim.llm.cache import ResponseCache
+from pvsst.sim.threads.invariants import thread_invariant_problems
+
+SHIPPED = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "threads_scripted.yaml"
+EVENT_TABLES = ("comments", "actions", "agents", "comment_votes", "prompts")
+SMALL = {"  n_threads: 5": "  n_threads: 2", "  engaged_profiles: 40": "  engaged_profiles: 10", "  n: 60": "  n: 16"}
+
+
+def spec_copy(folder: Path, edits: dict[str, str] | None = None, *, frozen: bool = True) -> Path:
+    """The shipped spec copied into ``folder`` (text ``edits`` applied), frozen unless told not to."""
+    text = SHIPPED.read_text()
+    for old, new in (edits or {}).items():
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    spec = folder / "threads.yaml"
+    folder.mkdir(parents=True, exist_ok=True)
+    spec.write_text(text)
+    if frozen:
+        freeze(spec)
+    return spec
+
+
+def thread_dirs(run: Path) -> dict[str, Path]:
+    return {p.name: p for p in sorted((run / "threads").iterdir()) if (p / "DONE").is_file()}
+
+
+def assert_same_threads(a: Path, b: Path) -> None:
+    """Same threads, byte-identical event tables, the same calls (``cached`` differs on a replay)."""
+    ta, tb = thread_dirs(a), thread_dirs(b)
+    assert sorted(ta) == sorted(tb) and ta
+    for thread_id in ta:
+        for table in EVENT_TABLES:
+            assert (ta[thread_id] / f"{table}.parquet").read_bytes() == (tb[thread_id] / f"{table}.parquet").read_bytes(), \
+                (thread_id, table)
+        same = ["call_id", "request_seed", "prompt_sha256", "status"]
+        pd.testing.assert_frame_equal(pd.read_parquet(ta[thread_id] / "llm_calls.parquet")[same],
+                                      pd.read_parquet(tb[thread_id] / "llm_calls.parquet")[same])
+
+
+def test_a_thread_spec_runs_twice_to_the_same_bytes_within_its_caps(tmp_path):
+    spec = spec_copy(tmp_path / "spec", SMALL)
+    for out in ("a", "b"):
+        summary = run_thread_study(spec, tmp_path / out, progress=False)
+        assert summary.line().startswith("2 threads: 2 done, 0 failed, 0 skipped"), summary.line()
+    assert_same_threads(tmp_path / "a", tmp_path / "b")
+    comments = pd.concat([pd.read_parquet(d / "comments.parquet") for d in thread_dirs(tmp_path / "a").values()])
+    agents = pd.read_parquet(tmp_path / "a" / "threads" / "thread-000" / "agents.parquet")
+    assert agents["role"].value_counts().to_dict() == {"engaged": 10, "author": 1}
+    assert len(comments) > 10 and comments["depth"].max() >= 2
+    assert thread_invariant_problems(comments, max_depth=5, max_children=3) == []
+    # a rerun into the finished folder runs nothing
+    again = run_thread_study(spec, tmp_path / "a", progress=False)
+    assert again.line().startswith("2 threads: 0 done, 0 failed, 2 skipped"), again.line()
+
+
+def _run_cmd(spec: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "pvsst.experiments.cli", "run", str(spec), "--out", str(out)]
+
+
+@pytest.mark.slow
+def test_the_shipped_spec_killed_mid_run_resumes_to_an_uninterrupted_runs_bytes(tmp_path):
+    spec = spec_copy(tmp_path / "spec")
+    reference = tmp_path / "reference"
+    summary = run_thread_study(spec, reference, progress=False)
+    assert summary.line().startswith("5 threads: 5 done, 0 failed, 0 skipped"), summary.line()
+
+    crashed = tmp_path / "crashed"
+    proc = subprocess.Popen(_run_cmd(spec, crashed), start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    try:  # kill once one thread is stored and the next has made calls
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (crashed / "threads").is_dir() and len(thread_dirs(crashed)) >= 1:
+                time.sleep(0.3)
+                break
+            time.sleep(0.02)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    killed_at = len(thread_dirs(crashed))
+    assert 1 <= killed_at < 5, killed_at
+    finished = subprocess.run(_run_cmd(spec, crashed), capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr
+    assert f"{killed_at} skipped" in finished.stdout, finished.stdout
+    assert_same_threads(reference, crashed)
+    cache = ResponseCache(crashed / "cache.sqlite")
+    try:
+        assert cache.repeated_keys() == 0 and len(cache) > 0  # no finished call made twice
+    finally:
+        cache.close()
+
+
+@pytest.mark.slow
+def test_the_ray_executor_stores_what_the_local_one_does(tmp_path):
+    ray = pytest.importorskip("ray")
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    except Exception as err:  # noqa: BLE001 - no Ray on this machine: nothing to compare
+        pytest.skip(f"ray.init failed: {err}")
+    try:
+        spec = spec_copy(tmp_path / "spec", SMALL)
+        run_thread_study(spec, tmp_path / "local", progress=False)
+        summary = run_thread_study(spec, tmp_path / "ray", executor="ray", workers=2, progress=False)
+        assert summary.line().startswith("2 threads: 2 done"), summary.line()
+        assert_same_threads(tmp_path / "local", tmp_path / "ray")
+    finally:
+        ray.shutdown()
+
+
+BAD_SETTINGS = [
+    ({"  n_rounds: 2": "  n_rounds: 2\n  max_depth: 0"}, "threads.max_depth: Input should be greater than or equal to 1"),
+    ({"  n_rounds: 2": "  n_rounds: 2\n  p_critic: -0.2"}, "threads.p_critic: Input should be greater than or equal to 0"),
+    ({"  n_rounds: 2": "  n_rounds: 2\n  p_short: 1.5"}, "threads.p_short: Input should be less than or equal to 1"),
+    ({"  n: 60": "  n: 30"}, "personas.n: 5 thread author(s) and 40 engaged personas per thread need at least 45"),
+    ({"  n_rounds: 2": "  n_rounds: 2\n  max_children: 0"}, "threads.max_children: Input should be greater"),
+]
+
+
+@pytest.mark.parametrize(("edits", "fragment"), BAD_SETTINGS)
+def test_malformed_thread_settings_exit_2_with_one_line_and_write_nothing(edits, fragment, tmp_path, capsys):
+    spec = spec_copy(tmp_path, edits, frozen=False)
+    assert main(["prereg", "freeze", str(spec)]) == 2
+    assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--deviation", "pilot"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2 and all(fragment in line and line.startswith("pvsst: error: ") for line in lines), lines
+    assert not (tmp_path / "out").exists() and not (tmp_path / "threads.yaml.lock.json").exists()
+
+
+def test_a_persona_file_too_small_for_the_threads_is_refused_before_the_run_folder(tmp_path, capsys):
+    synthesize(12, seed=3).personas.to_csv(tmp_path / "few.csv", index=False)
+    spec = spec_copy(tmp_path, {"  source: census\n  n: 60\n  seed: 7": "  source: file\n  path: few.csv"}, frozen=False)
+    assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--deviation", "pilot"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "engaged_profiles: 40 engaged personas per thread need at least 45 personas" in err and "\n" not in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_unfrozen_thread_spec_and_estimate_are_refused_with_one_line(tmp_path, capsys):
+    spec = spec_copy(tmp_path, frozen=False)
+    assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 2
+    assert main(["estimate", str(spec)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2, lines
+    assert "lock: spec is not frozen" in lines[0]
+    assert "schedule: pvsst estimate covers feed studies, not threads" in lines[1]
+    assert not (tmp_path / "out").exists()
