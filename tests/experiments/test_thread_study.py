@@ -163,3 +163,56 @@ def test_unfrozen_thread_spec_and_estimate_are_refused_with_one_line(tmp_path, c
     assert "lock: spec is not frozen" in lines[0]
     assert "schedule: pvsst estimate covers feed studies, not threads" in lines[1]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def discloser_run(tmp_path_factory) -> Path:
+    """A small thread run whose comments state their authors' attributes (the planted control)."""
+    folder = tmp_path_factory.mktemp("discloser")
+    spec = spec_copy(folder / "spec", {**SMALL, "model: scripted/thread_commenter": "model: scripted/thread_discloser"})
+    run_thread_study(spec, folder / "run", progress=False)
+    return folder / "run"
+
+
+def test_show_prints_a_thread_as_an_indented_tree(discloser_run, capsys):
+    assert main(["show", str(discloser_run), "thread-001"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    comments = pd.read_parquet(discloser_run / "threads" / "thread-001" / "comments.parquet")
+    assert lines[0] == f"thread-001: {len(comments) - 1} comments, depth {comments['depth'].max()}"
+    assert lines[1].startswith(f"@{comments['author'].iloc[0]} [post] ")
+    assert {len(line) - len(line.lstrip(" ")) for line in lines[2:]} == {2 * d for d in set(comments["depth"]) - {0}}
+    assert main(["show", str(discloser_run), "thread-099"]) == 2
+    assert "no finished thread here (threads: thread-000, thread-001)" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_judge_analyze_report_on_a_thread_run_with_the_planted_discloser(discloser_run, capsys):
+    assert main(["judge", "attributes", str(discloser_run), "--model", "scripted/attribute_reader"]) == 0
+    out = capsys.readouterr().out
+    assert "1 judges: 1 done, 0 failed, 0 skipped" in out, out
+    assert main(["analyze", str(discloser_run), "--homophily-replicates", "20"]) == 0
+    table = pd.read_csv(discloser_run / "analysis" / "attribute_inference.csv")
+    assert set(table["attribute"]) == {"age", "sex", "location", "education", "income"}
+    assert (table["top1"] >= 0.95).all(), table[["attribute", "top1"]]  # an author who states it is read back
+    assert (table["top1"] > table["random_top1_high"]).all()  # above what chance reaches
+    shape = pd.read_csv(discloser_run / "analysis" / "thread_shape.csv")
+    assert shape["thread_id"].tolist() == ["thread-000", "thread-001"] and (shape["max_depth"] <= 5).all()
+    homophily = pd.read_csv(discloser_run / "analysis" / "reply_homophily.csv")
+    assert "same_group_share:party" in set(homophily["measure"]) and (homophily["replicates"] == 20).all()
+    assert main(["report", str(discloser_run), "--figures", "png", "--format", "md",
+                 "--homophily-replicates", "20"]) == 0
+    report = (discloser_run / "report" / "report.md").read_text()
+    for heading in ("## Thread shape", "## Reply homophily", "## Lexical convergence", "## Attribute inference"):
+        assert heading in report
+    assert "scripted/attribute_reader" in report
+    figures = sorted(p.name for p in (discloser_run / "report" / "figures").iterdir())
+    assert figures[0] == "thread_depth_histogram.png" and figures[1].startswith("thread_tree_thread-00")
+    # judging again makes no call
+    assert main(["judge", "attributes", str(discloser_run), "--model", "scripted/attribute_reader"]) == 0
+    assert "0 done, 0 failed, 1 skipped" in capsys.readouterr().out
+
+
+def test_judge_attributes_refuses_a_folder_that_is_not_a_thread_run(tmp_path, capsys):
+    assert main(["judge", "attributes", str(tmp_path), "--model", "scripted/attribute_reader"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not a thread run" in err and "\n" not in err, err
