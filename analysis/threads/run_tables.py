@@ -59,7 +59,8 @@ def read_thread(run_dir: str | Path, thread_id: str) -> dict[str, pd.DataFrame]:
     done = {p.name: p for p in complete_unit_dirs(run_dir, THREADS)}
     if thread_id not in done:
         known = ", ".join(list(done)[:6]) or "none"
-        raise InputError(str(Path(run_dir) / THREADS / thread_id), "THREAD", f"no finished thread here (threads: {known})")
+        raise InputError(str(Path(run_dir) / THREADS / thread_id), "THREAD",
+                         f"no finished thread here (threads: {known})")
     folder = done[thread_id]
     return {p.name.removesuffix(".parquet"): pd.read_parquet(p) for p in sorted(folder.glob("*.parquet"))}
 

@@ -16,7 +16,8 @@ byte those of an uninterrupted run.
 
 Examples
 --------
->>> summary = run_thread_study("experiments/specs/threads_scripted.yaml", "/tmp/threads-run", progress=False)  # doctest: +SKIP
+>>> spec = "experiments/specs/threads_scripted.yaml"
+>>> summary = run_thread_study(spec, "/tmp/threads-run", progress=False)  # doctest: +SKIP
 >>> summary.line()  # doctest: +SKIP
 '5 threads: 5 done, 0 failed, 0 skipped; ...'
 """

@@ -48,8 +48,8 @@ def assert_same_threads(a: Path, b: Path) -> None:
     assert sorted(ta) == sorted(tb) and ta
     for thread_id in ta:
         for table in EVENT_TABLES:
-            assert (ta[thread_id] / f"{table}.parquet").read_bytes() == (tb[thread_id] / f"{table}.parquet").read_bytes(), \
-                (thread_id, table)
+            file = f"{table}.parquet"
+            assert (ta[thread_id] / file).read_bytes() == (tb[thread_id] / file).read_bytes(), (thread_id, table)
         same = ["call_id", "request_seed", "prompt_sha256", "status"]
         pd.testing.assert_frame_equal(pd.read_parquet(ta[thread_id] / "llm_calls.parquet")[same],
                                       pd.read_parquet(tb[thread_id] / "llm_calls.parquet")[same])
@@ -126,9 +126,10 @@ def test_the_ray_executor_stores_what_the_local_one_does(tmp_path):
         ray.shutdown()
 
 
+ROUNDS = "  n_rounds: 2"
 BAD_SETTINGS = [
-    ({"  n_rounds: 2": "  n_rounds: 2\n  max_depth: 0"}, "threads.max_depth: Input should be greater than or equal to 1"),
-    ({"  n_rounds: 2": "  n_rounds: 2\n  p_critic: -0.2"}, "threads.p_critic: Input should be greater than or equal to 0"),
+    ({ROUNDS: ROUNDS + "\n  max_depth: 0"}, "threads.max_depth: Input should be greater than or equal to 1"),
+    ({ROUNDS: ROUNDS + "\n  p_critic: -0.2"}, "threads.p_critic: Input should be greater than or equal to 0"),
     ({"  n_rounds: 2": "  n_rounds: 2\n  p_short: 1.5"}, "threads.p_short: Input should be less than or equal to 1"),
     ({"  n: 60": "  n: 30"}, "personas.n: 5 thread author(s) and 40 engaged personas per thread need at least 45"),
     ({"  n_rounds: 2": "  n_rounds: 2\n  max_children: 0"}, "threads.max_children: Input should be greater"),
@@ -147,7 +148,8 @@ def test_malformed_thread_settings_exit_2_with_one_line_and_write_nothing(edits,
 
 def test_a_persona_file_too_small_for_the_threads_is_refused_before_the_run_folder(tmp_path, capsys):
     synthesize(12, seed=3).personas.to_csv(tmp_path / "few.csv", index=False)
-    spec = spec_copy(tmp_path, {"  source: census\n  n: 60\n  seed: 7": "  source: file\n  path: few.csv"}, frozen=False)
+    census = "  source: census\n  n: 60\n  seed: 7"
+    spec = spec_copy(tmp_path, {census: "  source: file\n  path: few.csv"}, frozen=False)
     assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--deviation", "pilot"]) == 2
     err = capsys.readouterr().err.strip()
     assert "engaged_profiles: 40 engaged personas per thread need at least 45 personas" in err and "\n" not in err, err
