@@ -218,3 +218,19 @@ def test_judge_attributes_refuses_a_folder_that_is_not_a_thread_run(tmp_path, ca
     assert main(["judge", "attributes", str(tmp_path), "--model", "scripted/attribute_reader"]) == 2
     err = capsys.readouterr().err.strip()
     assert "not a thread run" in err and "\n" not in err, err
+
+
+@pytest.mark.slow
+@pytest.mark.embedded
+def test_a_thread_spec_runs_end_to_end_on_the_embedded_model(tmp_path, capsys):
+    pytest.importorskip("llama_cpp")
+    settings = ("\n  max_actions: 1\n  comment_probability: 1.0\n  comment_probability_floor: 1.0\n  max_tokens: 24\n"
+                "  post_max_tokens: 48\nmax_attempts: 1\nparse_failure_threshold: 1.0")
+    spec = spec_copy(tmp_path / "spec", {
+        "  n_threads: 5": "  n_threads: 1", "  engaged_profiles: 40": "  engaged_profiles: 2",
+        "  n_rounds: 2": "  n_rounds: 1" + settings, "  n: 60": "  n: 4",
+        "model: scripted/thread_commenter": "model: embedded/smollm2-135m"})
+    assert main(["run", str(spec), "--out", str(tmp_path / "run")]) == 0
+    assert "1 threads: 1 done, 0 failed, 0 skipped; 3 calls" in capsys.readouterr().out
+    assert main(["show", str(tmp_path / "run"), "thread-000"]) == 0
+    assert capsys.readouterr().out.startswith("thread-000: 2 comments, depth ")
