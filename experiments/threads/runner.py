@@ -45,7 +45,7 @@ from pvsst.experiments.spec.thread_study import (ThreadStudySpec, canonical_thre
 from pvsst.experiments.study.files import StudyFiles, _read
 from pvsst.experiments.study.job import check_options
 from pvsst.experiments.threads.personas import thread_personas
-from pvsst.experiments.threads.worker import ThreadTask, ThreadWorker
+from pvsst.experiments.threads.worker import ThreadTask, ThreadWorker, study_plans
 from pvsst.personas.records import read_personas, write_personas
 from pvsst.sim.materials import default_materials_dir
 from pvsst.sim.materials.catalog import THREAD_FILES
@@ -99,9 +99,9 @@ def open_thread_study(spec_path: str | Path, deviation: str | None, overrides: d
                             execution)
 
 
-def thread_manifest(run_dir: Path, study: ThreadStudyInput) -> RunManifest:
-    """The run's manifest with the thread study recorded; a run of another spec is refused unless a
-    deviation is given, a run of another kind always."""
+def thread_manifest(run_dir: Path, study: ThreadStudyInput, personas: pd.DataFrame) -> RunManifest:
+    """The run's manifest with the thread study recorded (each thread's topic and author, planned from
+    ``personas``); a run of another spec is refused unless a deviation is given, a run of another kind always."""
     manifest = RunManifest.load(run_dir)
     if manifest is not None:
         manifest.require_kind("threads")
@@ -113,7 +113,9 @@ def thread_manifest(run_dir: Path, study: ThreadStudyInput) -> RunManifest:
     manifest.record(schedule="threads", spec_id=spec.id, spec_path=str(study.path), spec_sha256=study.digest,
                     spec=study.canonical, frozen_sha256=study.frozen_sha256, frozen_at=study.frozen_at)
     manifest.add_deviations(study.deviations)
-    manifest.declare(THREADS, {thread_id: {"model": spec.model} for thread_id in study.thread_ids})
+    manifest.declare(THREADS, {plan.thread_id: {"model": spec.model, "topic_id": plan.topic.id,
+                                                "author": str(plan.author["persona_id"])}
+                               for plan in study_plans(spec, personas)})
     return manifest
 
 
@@ -157,7 +159,7 @@ def thread_job(study: ThreadStudyInput, run_dir: Path, *, executor: str | None, 
         personas = thread_personas(spec, study.path.parent)
     gateway = GatewaySettings(cache_path=str((run_dir / CACHE).resolve()), replay_only=replay_only,
                               config=execution.gateway_config(), max_attempts=spec.max_attempts)
-    manifest = thread_manifest(run_dir, study)
+    manifest = thread_manifest(run_dir, study, personas if personas is not None else read_personas(run_dir / PERSONAS))
     prepare = functools.partial(prepare_threads, study, run_dir, personas=personas, budget_usd=cap_usd)
     return RunJob(run_dir=run_dir, manifest=manifest, section=THREADS, what=f"thread study {spec.id}",
                   label=spec.id, unit_ids=study.thread_ids, worker=ThreadWorker(), prepare=prepare, gateway=gateway,
