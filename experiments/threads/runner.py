@@ -31,6 +31,7 @@ from typing import ClassVar
 import pandas as pd
 
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import regular_file
 from pvsst.core.run_folder import claimed_run_folder
 from pvsst.core.run_layout import CACHE, MANIFEST, PERSONAS, THREADS
 from pvsst.experiments.run.frozen import check_frozen, override_record
@@ -42,7 +43,7 @@ from pvsst.experiments.run.worker_gateway import GatewaySettings
 from pvsst.experiments.spec.execution import Execution
 from pvsst.experiments.spec.thread_study import (ThreadStudySpec, canonical_thread_spec, load_thread_spec,
                                                  thread_files_hashes, thread_input_files, thread_materials_dir)
-from pvsst.experiments.study.files import StudyFiles, _read
+from pvsst.experiments.study.files import StudyFiles
 from pvsst.experiments.study.job import check_options
 from pvsst.experiments.threads.personas import thread_personas
 from pvsst.experiments.threads.worker import ThreadTask, ThreadWorker, study_plans
@@ -124,7 +125,8 @@ def thread_files(spec: ThreadStudySpec, spec_dir: Path) -> StudyFiles:
     directory = thread_materials_dir(spec, spec_dir)
     if directory is None or not any((directory / name).is_file() for name in THREAD_FILES):
         return StudyFiles()
-    return StudyFiles(materials=tuple((name, _read(directory / name, "materials")) for name in sorted(THREAD_FILES)))
+    return StudyFiles(materials=tuple((name, regular_file(directory / name, "materials").read_bytes())
+                                      for name in sorted(THREAD_FILES)))
 
 
 def prepare_threads(study: ThreadStudyInput, run_dir: Path, job: RunJob, *, personas: pd.DataFrame | None,

@@ -22,6 +22,8 @@ from pvsst.sim.threads.invariants import thread_invariant_problems
 SHIPPED = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "threads_scripted.yaml"
 EVENT_TABLES = ("comments", "actions", "agents", "comment_votes", "prompts")
 SMALL = {"  n_threads: 5": "  n_threads: 2", "  engaged_profiles: 40": "  engaged_profiles: 10", "  n: 60": "  n: 16"}
+BUILT_IN = {"  n_threads: 5": "  n_threads: 2", "  engaged_profiles: 40": "  engaged_profiles: 10",
+            "  source: census\n  n: 60\n  seed: 7": "  source: default"}  # PV-SST's 24 personas: no synthesis
 
 
 def spec_copy(folder: Path, edits: dict[str, str] | None = None, *, frozen: bool = True) -> Path:
@@ -55,8 +57,8 @@ def assert_same_threads(a: Path, b: Path) -> None:
                                       pd.read_parquet(tb[thread_id] / "llm_calls.parquet")[same])
 
 
-def test_a_thread_spec_runs_twice_to_the_same_bytes_within_its_caps(tmp_path):
-    spec = spec_copy(tmp_path / "spec", SMALL)
+def test_a_thread_spec_runs_twice_to_the_same_bytes_within_its_caps(tmp_path, capsys):
+    spec = spec_copy(tmp_path / "spec", BUILT_IN)
     for out in ("a", "b"):
         summary = run_thread_study(spec, tmp_path / out, progress=False)
         assert summary.line().startswith("2 threads: 2 done, 0 failed, 0 skipped"), summary.line()
@@ -66,9 +68,11 @@ def test_a_thread_spec_runs_twice_to_the_same_bytes_within_its_caps(tmp_path):
     assert agents["role"].value_counts().to_dict() == {"engaged": 10, "author": 1}
     assert len(comments) > 10 and comments["depth"].max() >= 2
     assert thread_invariant_problems(comments, max_depth=5, max_children=3) == []
-    # a rerun into the finished folder runs nothing
+    # a rerun into the finished folder runs nothing; pvsst verify checks every thread's files
     again = run_thread_study(spec, tmp_path / "a", progress=False)
     assert again.line().startswith("2 threads: 0 done, 0 failed, 2 skipped"), again.line()
+    assert main(["verify", str(tmp_path / "a")]) == 0
+    assert "intact: 0 trials, 0 audit units, 0 survey units, 2 threads (12 files" in capsys.readouterr().out
 
 
 def _run_cmd(spec: Path, out: Path) -> list[str]:
