@@ -14,6 +14,7 @@ import pytest
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.prereg.freeze import freeze
+from pvsst.experiments.threads.attribute_job import judge_attributes
 from pvsst.experiments.threads.runner import run_thread_study
 from pvsst.personas.synthesis import synthesize
 from pvsst.sim.llm.cache import ResponseCache
@@ -111,6 +112,11 @@ def test_the_shipped_spec_killed_mid_run_resumes_to_an_uninterrupted_runs_bytes(
         assert cache.repeated_keys() == 0 and len(cache) > 0  # no finished call made twice
     finally:
         cache.close()
+    # the planted null control: the commenter never states an attribute, so the reader guesses at chance
+    table = judge_attributes(crashed, "scripted/attribute_reader", progress=False).table
+    assert len(table) == 5 and table["n_authors"].min() >= 50
+    inside = (table["top1"] >= table["random_top1_low"]) & (table["top1"] <= table["random_top1_high"])
+    assert inside.all(), table[["attribute", "top1", "random_top1_low", "random_top1_high"]]
 
 
 @pytest.mark.slow
