@@ -22,13 +22,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.analysis.store.reader import iter_unit_tables
+from pvsst.analysis.store.reader import THREAD_RUN_TABLES, iter_unit_tables
 from pvsst.core.errors import InputError
 from pvsst.core.integrity import complete_unit_dirs
 from pvsst.core.run_layout import ATTRIBUTES, MANIFEST, THREADS, table_file
 
-THREAD_RUN_TABLES = ("comments", "actions", "agents", "comment_votes", "llm_calls")
-"""The tables of every thread that are read across threads (a thread also holds ``prompts``)."""
 GUESSES = "guesses"
 """The table of an attribute judge's folder: one row per author x attribute x guess."""
 

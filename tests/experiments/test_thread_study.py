@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import pvsst
 from pvsst.experiments.cli import main
 from pvsst.experiments.prereg.freeze import freeze
 from pvsst.experiments.threads.attribute_job import judge_attributes
@@ -69,6 +70,8 @@ def test_a_thread_spec_runs_twice_to_the_same_bytes_within_its_caps(tmp_path, ca
     assert agents["role"].value_counts().to_dict() == {"engaged": 10, "author": 1}
     assert len(comments) > 10 and comments["depth"].max() >= 2
     assert thread_invariant_problems(comments, max_depth=5, max_children=3) == []
+    tables = pvsst.open_run(tmp_path / "a")  # the notebook API reads a thread run too
+    assert tables.kind == "threads" and len(tables.comments) == len(comments) and len(tables.personas) == 24
     # a rerun into the finished folder runs nothing; pvsst verify checks every thread's files
     again = run_thread_study(spec, tmp_path / "a", progress=False)
     assert again.line().startswith("2 threads: 0 done, 0 failed, 2 skipped"), again.line()
