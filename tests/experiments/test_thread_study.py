@@ -14,11 +14,13 @@ import pytest
 
 import pvsst
 from pvsst.experiments.cli import main
-from pvsst.experiments.prereg.freeze import freeze
+from pvsst.experiments.prereg.freeze import freeze, verify
 from pvsst.experiments.threads.attribute_job import judge_attributes
 from pvsst.experiments.threads.runner import run_thread_study
 from pvsst.personas.synthesis import synthesize
 from pvsst.sim.llm.cache import ResponseCache
+from pvsst.sim.materials import default_materials_dir
+from pvsst.sim.materials.catalog import THREAD_FILES
 from pvsst.sim.threads.invariants import thread_invariant_problems
 
 SHIPPED = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "threads_scripted.yaml"
@@ -247,3 +249,24 @@ def test_a_thread_spec_runs_end_to_end_on_the_embedded_model(tmp_path, capsys):
     assert "1 threads: 1 done, 0 failed, 0 skipped; 3 calls" in capsys.readouterr().out
     assert main(["show", str(tmp_path / "run"), "thread-000"]) == 0
     assert capsys.readouterr().out.startswith("thread-000: 2 comments, depth ")
+
+
+def test_the_shipped_thread_spec_matches_its_lock_which_covers_its_templates():
+    result = verify(SHIPPED)
+    assert result.ok, "\n".join(result.changed_fields)
+    assert result.lock.spec_id == "threads_scripted" and result.lock.spec["schedule"] == "threads"
+    assert set(THREAD_FILES) <= set(result.lock.materials)
+
+
+def test_editing_a_thread_template_after_freezing_is_refused(tmp_path, capsys):
+    materials = tmp_path / "wording"
+    materials.mkdir()
+    for name in THREAD_FILES:
+        (materials / name).write_bytes((default_materials_dir() / name).read_bytes())
+    spec = spec_copy(tmp_path, {"seed: 20260501": "seed: 20260501\nmaterials: wording"})
+    post = materials / "thread_post.txt"
+    post.write_text(post.read_text() + "\nBe brief.\n")
+    assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "thread_post.txt: sha256: changed since the spec was frozen" in err and "\n" not in err, err
+    assert not (tmp_path / "out").exists()
