@@ -81,7 +81,29 @@ def thread_markdown(manifest: dict, analysis: ThreadAnalysis, figures, figure_fo
 def build_thread_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_FORMATS,
                         figure_formats: Sequence[str] = FIGURE_FORMATS, replicates: int = 200,
                         progress: Callable[[str], None] | None = None) -> ReportResult:
-    """Write ``RUN/report/`` for a thread run (see the module docstring)."""
+    """Write ``RUN/report/`` for a thread run (see the module docstring).
+
+    Parameters
+    ----------
+    run_dir : a thread run's folder.
+    formats, figure_formats : report formats (``md``, ``html``) and figure formats (``png``, ``pdf``).
+    replicates : rewiring replicates of each reply-homophily null.
+    progress : called with a label after each step.
+
+    Returns
+    -------
+    ReportResult
+        The report folder, the files written and the figures.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> try:
+    ...     build_thread_report(tempfile.mkdtemp())
+    ... except InputError as err:
+    ...     print(err.problem)
+    not a thread run (run `pvsst run` on a `schedule: threads` spec)
+    """
     run_dir = Path(run_dir)
     check_replaceable(run_dir / REPORT)
     step = progress or (lambda label: None)

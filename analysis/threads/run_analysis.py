@@ -65,7 +65,23 @@ class ThreadAnalysis:
 
 
 def analyze_thread_run(run_dir: str | Path, *, replicates: int = NULL_REPLICATES, seed: int = 0) -> ThreadAnalysis:
-    """Compute and write the thread analysis of ``run_dir`` (see the module docstring)."""
+    """Compute and write the thread analysis of ``run_dir`` (see the module docstring).
+
+    Parameters
+    ----------
+    run_dir : a thread run's folder.
+    replicates : rewiring replicates of each reply-homophily null.
+    seed : the seed of the nulls (homophily rewiring, random path sets).
+
+    Returns
+    -------
+    ThreadAnalysis
+        The tables, as written to ``RUN/analysis/``.
+
+    Examples
+    --------
+    See the module docstring (a folder without a finished thread is refused).
+    """
     run_dir = Path(run_dir)
     tables = read_thread_run(run_dir)
     comments = tables["comments"]

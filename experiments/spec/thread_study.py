@@ -108,7 +108,7 @@ class ThreadStudySpec(StrictModel):
         return value
 
     @model_validator(mode="after")
-    def _population(self) -> ThreadStudySpec:
+    def _consistent(self) -> ThreadStudySpec:
         self.execution.check_study()
         needed = self.threads.n_threads + self.threads.engaged_profiles
         if self.personas.source == "census" and self.personas.n is not None and self.personas.n < needed:
@@ -132,7 +132,28 @@ class ThreadStudySpec(StrictModel):
 
 
 def load_thread_spec(path: str | Path, data: dict | None = None) -> ThreadStudySpec:
-    """Read and validate a thread study spec; any problem is an ``InputError`` naming the field."""
+    """Read and validate a thread study spec; any problem is an ``InputError`` naming the field.
+
+    Parameters
+    ----------
+    path : the spec file (YAML, ``schedule: threads``).
+    data : its mapping, when already read (``path`` then only names it in messages).
+
+    Returns
+    -------
+    ThreadStudySpec
+
+    Examples
+    --------
+    >>> load_thread_spec("experiments/specs/threads_scripted.yaml").model
+    'scripted/thread_commenter'
+    >>> load_thread_spec("x.yaml", {"schedule": "threads", "id": "x", "title": "x", "seed": 1,
+    ...                             "model": "scripted/thread_commenter", "topics": ["ai_labels"],
+    ...                             "threads": {"max_depth": 0}})
+    Traceback (most recent call last):
+    ...
+    pvsst.core.errors.InputError: x.yaml: threads.max_depth: Input should be greater than or equal to 1 (got 0)
+    """
     data = read_yaml_mapping(path) if data is None else data
     try:
         return ThreadStudySpec.model_validate(data)

@@ -92,7 +92,32 @@ class AttributeResult:
 def judge_attributes(run_dir: str | Path, model: str, *, seed: int = 0, max_comments: int | None = None,
                      gateway: dict | None = None, progress: bool = True) -> AttributeResult:
     """Guess the attributes of every author of the thread run ``run_dir`` with ``model`` (see the module
-    docstring); a folder that is not a finished thread run is an ``InputError``."""
+    docstring); a folder that is not a finished thread run is an ``InputError``.
+
+    Parameters
+    ----------
+    run_dir : a thread run's folder.
+    model : the judge's model string.
+    seed : the request seed of every call.
+    max_comments : read at most this many comments of each author (``None``: all).
+    gateway : gateway settings overriding the run spec's ``execution`` section.
+    progress : show the progress bar.
+
+    Returns
+    -------
+    AttributeResult
+        The kernel's summary and the scored table (:func:`~pvsst.analysis.threads.attribute_inference.
+        attribute_inference_table`) of every judge that read the run.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> try:
+    ...     judge_attributes(tempfile.mkdtemp(), "scripted/attribute_reader")
+    ... except InputError as err:
+    ...     print(err.field)
+    manifest.json
+    """
     run_dir = Path(run_dir)
     if not is_thread_run(run_dir):
         raise InputError(str(run_dir), MANIFEST, "not a thread run (pvsst judge attributes reads the folder of "

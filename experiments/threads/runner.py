@@ -177,7 +177,35 @@ def run_thread_study(spec_path: str | Path, run_dir: str | Path, *, executor: st
                      workers: int | None = None, replay_only: bool = False, deviation: str | None = None,
                      budget_usd: float | None = None, ray_address: str | None = None, progress: bool = True,
                      gateway: dict | None = None, retry_degraded: bool = False) -> ThreadRunSummary:
-    """Run (or resume) every thread of a frozen thread spec into ``run_dir``; see the module docstring."""
+    """Run (or resume) every thread of a frozen thread spec into ``run_dir``; see the module docstring.
+
+    Parameters
+    ----------
+    spec_path : the thread spec, frozen with ``pvsst prereg freeze`` (or given a ``deviation``).
+    run_dir : new, empty, or a run of this spec (resumed).
+    executor, workers, ray_address : how the threads run (default: the spec's ``execution``).
+    replay_only : serve every call from the run's cache; a miss stops the run.
+    deviation : run a changed or unfrozen spec; the text is recorded in the manifest.
+    budget_usd : a spending cap for this run (default: the spec's ``budget.max_usd``).
+    progress : show the progress bar.
+    gateway : gateway settings overriding the spec's ``execution`` section (recorded as a deviation).
+    retry_degraded : run again the threads an earlier session left degraded.
+
+    Returns
+    -------
+    ThreadRunSummary
+        The tally of the run; its ``exit_code`` is the command's.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> try:
+    ...     run_thread_study("experiments/specs/threads_scripted.yaml", tempfile.mkdtemp(), deviation=None,
+    ...                      budget_usd=-1.0)
+    ... except InputError as err:
+    ...     print(err.source, err.field)
+    --budget max_usd
+    """
     study = open_thread_study(spec_path, deviation, gateway)
     check_options(workers, budget_usd)
     # too small a persona table is refused before the run folder is touched
