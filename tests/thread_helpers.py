@@ -39,3 +39,24 @@ def run_study(settings: ThreadSettings, personas: pd.DataFrame, *, seed: int = 5
 def study_tables(results: list[ThreadResult]) -> dict[str, pd.DataFrame]:
     """Each thread table concatenated over the study's threads."""
     return {name: pd.concat([r.tables()[name] for r in results], ignore_index=True) for name in THREAD_TABLES}
+
+
+class QuotingCommenter:
+    """``scripted/quoting_commenter`` (registered by the thread spec coverage test): every post and comment
+    holds a quoted phrase and a line break, so the two ways of rendering another persona's text differ;
+    a vote request gets a valid instance of its schema."""
+
+    name = "quoting_commenter"
+
+    def reply(self, request):
+        import json
+
+        import numpy as np
+
+        from pvsst.sim.llm.providers.scripted import schema_instance
+        from pvsst.sim.llm.types import ProviderReply
+
+        if request.schema:
+            value = schema_instance(request.schema, np.random.default_rng(request.seed or 0), ["ok"])
+            return ProviderReply(text=json.dumps(value), prompt_tokens=1, completion_tokens=1)
+        return ProviderReply(text='They said "labels help"\nand I agree', prompt_tokens=1, completion_tokens=7)

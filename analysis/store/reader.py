@@ -57,8 +57,8 @@ import pandas as pd
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import read_json
 from pvsst.core.integrity import complete_unit_dirs
-from pvsst.core.run_layout import (ANALYSIS, CELLS, DONE, MANIFEST, METRICS, SCORING, SURVEY,
-                                   SURVEY_RUN_TABLES, TRIAL_TABLES, TRIALS, UNIT_TABLES, UNITS, table_file)
+from pvsst.core.run_layout import (ANALYSIS, CELLS, DONE, HUMAN, MANIFEST, METRICS, PERSONAS, SCORING, SURVEY,
+                                   SURVEY_RUN_TABLES, THREADS, TRIAL_TABLES, TRIALS, UNIT_TABLES, UNITS, table_file)
 
 __all__ = ["RunTables", "completed_trial_dirs", "is_survey_run", "iter_unit_tables", "load_run", "load_trial_table",
            "open_run", "read_manifest", "read_prompts", "read_responses", "read_survey_run", "read_trial_tables"]
@@ -72,12 +72,13 @@ SHOWN_TRIAL_TABLES = ("posts", "votes", "exposures", "llm_calls", "prompts", "ag
 class RunTables:
     """What one run directory holds, as frames: the one class every reader of a run store gets.
 
-    ``kind`` is ``"study"`` or ``"survey"``. A study run fills ``trials`` (one row per trial, from its
+    ``kind`` is ``"study"``, ``"survey"`` or ``"threads"``. A study run fills ``trials`` (one row per trial, from its
     ``metrics.json``) and ``agents``, ``posts``, ``votes``, ``exposures``, ``edges``, ``llm_calls``; a
     survey run fills ``responses``, ``llm_calls``, ``prompts`` (over its units, those read), ``human``,
     ``personas``, ``cells`` (a cell run), ``instrument`` (``survey.json``: the effective instrument and its
     sha256) and ``scoring`` (``scoring.json``: what the survey scoring reads). Frames a run kind does not
-    have are empty. ``analysis`` maps each table under ``RUN/analysis/`` (CSV or Parquet) to its frame, by
+    have are empty. A thread run (``schedule: threads``) fills ``comments``, ``actions``, ``agents``,
+    ``comment_votes`` and ``llm_calls`` over its finished threads, and ``personas``. ``analysis`` maps each table under ``RUN/analysis/`` (CSV or Parquet) to its frame, by
     file stem (``contrasts``, ``fidelity``, ...), where the reader was asked for them.
     """
 
@@ -96,6 +97,9 @@ class RunTables:
     human: pd.DataFrame = field(default_factory=pd.DataFrame)
     personas: pd.DataFrame = field(default_factory=pd.DataFrame)
     cells: pd.DataFrame = field(default_factory=pd.DataFrame)
+    comments: pd.DataFrame = field(default_factory=pd.DataFrame)
+    actions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    comment_votes: pd.DataFrame = field(default_factory=pd.DataFrame)
     instrument: dict = field(default_factory=dict)
     scoring: dict = field(default_factory=dict)
     analysis: dict[str, pd.DataFrame] = field(default_factory=dict)
@@ -107,7 +111,7 @@ class RunTables:
 
     def table_names(self) -> list[str]:
         """The tables this run has rows in."""
-        names = ("trials", *TRIAL_TABLES, *UNIT_TABLES, *SURVEY_RUN_TABLES, "cells")
+        names = ("trials", *TRIAL_TABLES, *UNIT_TABLES, *SURVEY_RUN_TABLES, "cells", *THREAD_RUN_TABLES)
         return [name for name in dict.fromkeys(names) if not getattr(self, name).empty]
 
     def trial(self, trial_id: str) -> dict[str, pd.DataFrame]:
@@ -143,6 +147,8 @@ def open_run(path: str | Path) -> RunTables:
     """
     path = _run_dir(path)
     analysis = _analysis_outputs(path / ANALYSIS)
+    if _read_optional_json(path / MANIFEST).get("schedule") == THREADS:
+        return _read_thread_run(path, analysis)
     if not is_survey_run(path):
         return load_run(path, analysis)
     if not (path / MANIFEST).is_file():
@@ -186,6 +192,21 @@ def load_run(run_dir: str | Path, analysis: dict[str, pd.DataFrame] | None = Non
     frames = {name: (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame())
               for name, parts in tables.items()}
     return RunTables(run_dir, "study", manifest, trials, analysis=analysis or {}, **frames)
+
+
+THREAD_RUN_TABLES = ("comments", "actions", "agents", "comment_votes", "llm_calls")
+"""The tables of a thread run's threads that :func:`open_run` reads across threads."""
+
+
+def _read_thread_run(run_dir: Path, analysis: dict[str, pd.DataFrame]) -> RunTables:
+    """A thread run as :class:`RunTables` (kind ``threads``): its finished threads' tables and personas."""
+    parts: dict[str, list[pd.DataFrame]] = {name: [] for name in THREAD_RUN_TABLES}
+    for _, tables in iter_unit_tables(run_dir, THREADS, THREAD_RUN_TABLES):
+        for name, frame in tables.items():
+            parts[name].append(frame)
+    frames = {name: _concat(frames) for name, frames in parts.items()}
+    personas = _read_table(run_dir / PERSONAS) if (run_dir / PERSONAS).is_file() else pd.DataFrame()
+    return RunTables(run_dir, "threads", _read_json(run_dir / MANIFEST), personas=personas, analysis=analysis, **frames)
 
 
 def is_survey_run(run_dir: str | Path) -> bool:

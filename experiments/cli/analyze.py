@@ -17,6 +17,8 @@ rich_progress = lazy_module("rich.progress")
 rich_table = lazy_module("rich.table")
 run_analysis = lazy_module("pvsst.analysis.study.run_analysis")
 store = lazy_module("pvsst.analysis.store.reader")
+thread_tables = lazy_module("pvsst.analysis.threads.run_tables")
+thread_analysis = lazy_module("pvsst.analysis.threads.run_analysis")
 
 
 @holds_run_folder
@@ -25,8 +27,12 @@ def analyze_command(
     homophily_replicates: int = typer.Option(200, "--homophily-replicates", min=2,
                                              help="Null replicates per homophily comparison."),
 ) -> None:
-    """Analyse a run as its frozen spec's plan says (PV-SST's plan when the spec has none)."""
+    """Analyse a run as its frozen spec's plan says (PV-SST's plan when the spec has none); a thread run:
+    thread shape, reply homophily, lexical convergence and attribute inference."""
     console = _console()
+    if thread_tables.is_thread_run(run):
+        _analyze_threads(console, run, homophily_replicates)
+        return
     with rich_progress.Progress(console=console, transient=True) as progress:
         task = progress.add_task("trials", total=len(store.completed_trial_dirs(run)))
         result = run_analysis.analyze_run(run, progress=lambda: progress.advance(task),
@@ -57,6 +63,19 @@ def analyze_command(
     console.print(table)
     written = sorted(p.name for p in result.out_dir.iterdir() if not p.name.startswith("."))
     console.print(f"wrote {', '.join(written)} to {result.out_dir}")
+
+
+def _analyze_threads(console, run: Path, replicates: int) -> None:
+    result = thread_analysis.analyze_thread_run(run, replicates=replicates)
+    shape = result.shape
+    console.print(f"{len(shape)} threads, {int(shape['n_comments'].sum())} comments; max depth "
+                  f"{int(shape['max_depth'].max())}, direct replies to the post "
+                  f"{float(shape['direct_reply_share'].mean()):.3f} of comments (mean over threads)", markup=False)
+    for row in result.homophily.to_dict("records"):
+        console.print(f"reply homophily {row['measure']}: {row['observed']:+.4f} (null {row['null_mean']:+.4f}, "
+                      f"p {row['p_value']:.3f})", markup=False)
+    written = sorted(p.name for p in result.out_dir.iterdir() if not p.name.startswith("."))
+    console.print(f"wrote {', '.join(written)} to {result.out_dir}", markup=False)
 
 
 def _console():

@@ -13,6 +13,8 @@ rich_console = lazy_module("rich.console")
 rich_table = lazy_module("rich.table")
 estimate = lazy_module("pvsst.experiments.spec.estimate")
 spec_study = lazy_module("pvsst.experiments.spec.study")
+thread_study = lazy_module("pvsst.experiments.spec.thread_study")
+errors = lazy_module("pvsst.core.errors")
 
 
 def _duration(seconds: float) -> str:
@@ -35,6 +37,10 @@ def estimate_command(
         help="Throughput of the whole run; default: per model kind (embedded, scripted, served)."),
 ) -> None:
     """Print trials, model calls, prompt / completion tokens, cost and wall time; calls no model."""
+    if thread_study.is_thread_spec(spec):
+        raise errors.InputError(str(spec), "schedule", "pvsst estimate covers feed studies, not threads: a thread's "
+                                "calls depend on its seeded draws; run the spec with a scripted model (model: "
+                                "scripted/thread_commenter, --deviation) and read the calls from its summary")
     study = spec_study.load_spec(spec)
     result = estimate.estimate(study, calls_per_second=calls_per_second)
     table = rich_table.Table(title=f"{study.id}: {result.trials:,} trials, {result.calls:,} model calls",

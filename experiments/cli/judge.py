@@ -8,6 +8,7 @@ asked again, successful calls come from the cache).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -21,6 +22,9 @@ from pvsst.experiments.cli.summary import print_summary
 rich_console = lazy_module("rich.console")
 store = lazy_module("pvsst.analysis.store.reader")
 judge_job = lazy_module("pvsst.experiments.judge.job")
+attribute_job = lazy_module("pvsst.experiments.threads.attribute_job")
+
+ATTRIBUTES_WORD = "attributes"
 
 
 @gateway_options()
@@ -31,11 +35,21 @@ def judge_command(
     materials: Path = typer.Option(None, "--materials", help="A directory holding judge_system.txt and "
                                    "judge.txt (default: pvsst's judge templates)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Request seed of every judge call."),
+    thread_run: Optional[Path] = typer.Argument(None, metavar="[THREAD_RUN]", help="After the word `attributes`: "
+                                                "a thread run whose authors' attributes --model guesses."),
+    model: Optional[str] = typer.Option(None, "--model", help="`pvsst judge attributes RUN`: the model that guesses."),
+    max_comments: Optional[int] = typer.Option(None, "--max-comments", min=1, help="`pvsst judge attributes`: "
+                                               "read at most this many comments of each author."),
     gateway: dict | None = None,
 ) -> None:
-    """Judge the stance of every post of RUN and write RUN/analysis/judgments/.
+    """Judge the stance of every post of RUN and write RUN/analysis/judgments/; or, as `pvsst judge
+    attributes RUN --model M`, guess every author's attributes from their comments in a thread run
+    (RUN/attributes/; `pvsst analyze` scores them).
 
     The gateway options override the run spec's execution section for the judge's calls."""
+    if thread_run is not None or str(run) == ATTRIBUTES_WORD:
+        _judge_attributes(run, thread_run, model, seed, max_comments, gateway)
+        return
     if judge is None:
         if not (run / MANIFEST).is_file():
             store.load_run(run)  # the one-line error for a missing run
@@ -58,6 +72,23 @@ def judge_command(
         console.print(f"error: {result.failed_calls} of {p['calls']} judge calls failed "
                       f"({', '.join(f'{k}: {v}' for k, v in p['failed_statuses'].items())}); rerun "
                       "`pvsst judge` to try them again", markup=False)
+    print_summary(result.summary)
+
+
+def _judge_attributes(word: Path, run: Path | None, model: str | None, seed: int, max_comments: int | None,
+                      gateway: dict | None) -> None:
+    if str(word) != ATTRIBUTES_WORD or run is None:
+        raise InputError("pvsst judge", "RUN", f"give one run folder, or `attributes RUN --model M` (got {word} {run})")
+    if model is None:
+        raise InputError("pvsst judge attributes", "--model", "give the model that guesses the attributes")
+    result = attribute_job.judge_attributes(run, model, seed=seed, max_comments=max_comments, gateway=gateway,
+                                            progress=False)
+    console = rich_console.Console(highlight=False, soft_wrap=True)
+    for row in result.table.to_dict("records"):
+        console.print(f"{row['judge']} {row['attribute']}: {int(row['n_authors'])} authors, top-1 {row['top1']:.3f} "
+                      f"[{row['top1_low']:.3f}, {row['top1_high']:.3f}], top-3 {row['top3']:.3f}; majority "
+                      f"{row['majority_top1']:.3f}, random {row['random_top1']:.3f} [{row['random_top1_low']:.3f}, "
+                      f"{row['random_top1_high']:.3f}]", markup=False)
     print_summary(result.summary)
 
 

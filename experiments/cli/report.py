@@ -23,6 +23,8 @@ figure_style = lazy_module("pvsst.analysis.figures.style")
 build = lazy_module("pvsst.analysis.report.build")
 survey_report = lazy_module("pvsst.analysis.report.survey.build")
 run_store = lazy_module("pvsst.analysis.store.reader")
+thread_report = lazy_module("pvsst.analysis.report.threads")
+thread_tables = lazy_module("pvsst.analysis.threads.run_tables")
 
 
 def report_command(
@@ -55,6 +57,9 @@ def report_command(
             target = out or Path(f"{from_table.stem}_report")
             result = build.build_table_report(from_table, target, formats=report_formats, figure_formats=figure_formats,
                                         progress=advance)
+        elif thread_tables.is_thread_run(run):
+            result = thread_report.build_thread_report(run, formats=report_formats, figure_formats=figure_formats,
+                                                       replicates=homophily_replicates, progress=advance)
         elif run_store.is_survey_run(run):
             result = survey_report.build_survey_report(run, formats=report_formats, figure_formats=figure_formats,
                                                        progress=advance)

@@ -12,6 +12,8 @@ from pvsst.experiments.cli.lazy import lazy_module
 from pvsst.experiments.cli.summary import print_summary
 
 runner = lazy_module("pvsst.experiments.study.runner")
+thread_runner = lazy_module("pvsst.experiments.threads.runner")
+spec_kind = lazy_module("pvsst.experiments.spec.thread_study")
 
 
 @gateway_options()
@@ -31,7 +33,7 @@ def run(
     retry_degraded: bool = RETRY_DEGRADED,
     gateway: dict | None = None,
 ) -> None:
-    """Run every trial of a frozen spec; skips trials already DONE (resume).
+    """Run every trial of a frozen spec (every thread of a `schedule: threads` spec); skips those already DONE (resume).
 
     The gateway options override the spec's execution section for this run (recorded in the manifest
     as a deviation); a resumed run is given them again. OUT must be new, empty or a run of this spec; a
@@ -43,9 +45,9 @@ def run(
     failed (no space, permissions); 2 bad input (unfrozen or changed spec, invalid spec); 3 budget
     reached; 4 replay-only cache miss; 130 / 143 stopped by Ctrl-C / SIGTERM (rerun to resume).
     """
-    summary = runner.run_study(spec, out, executor=executor, workers=workers, replay_only=replay_only,
-                               deviation=deviation, budget_usd=budget, ray_address=ray_address, gateway=gateway,
-                               retry_degraded=retry_degraded)
+    run_spec = thread_runner.run_thread_study if spec_kind.is_thread_spec(spec) else runner.run_study
+    summary = run_spec(spec, out, executor=executor, workers=workers, replay_only=replay_only, deviation=deviation,
+                       budget_usd=budget, ray_address=ray_address, gateway=gateway, retry_degraded=retry_degraded)
     print_summary(summary)
 
 

@@ -27,7 +27,10 @@ from pvsst.experiments.spec.lock import (Document, Lock, Verification, changed_m
                                          lock_path, package_versions, read_lock)
 from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_sha256
 from pvsst.core.yaml_file import read_yaml_mapping
+from pvsst.experiments.spec.thread_study import (canonical_thread_spec, is_thread_document, load_thread_spec,
+                                                 thread_spec_sha256)
 from pvsst.experiments.study.files import check_study_files
+from pvsst.experiments.threads.personas import thread_personas
 from pvsst.experiments.survey.checks import check_instrument, data_record
 from pvsst.experiments.survey.injection import condition_steerings, injection_files, injection_hashes
 from pvsst.experiments.survey.spec import canonical_survey, load_survey, survey_sha256
@@ -43,7 +46,11 @@ def load_document(spec_path: str | Path) -> Document:
     >>> load_document("experiments/specs/quickstart.yaml").spec_id
     'quickstart'
     """
-    if "questions" in read_yaml_mapping(spec_path):
+    data = read_yaml_mapping(spec_path)
+    if is_thread_document(data):
+        threads = load_thread_spec(spec_path, data)
+        return Document("threads", threads.id, canonical_thread_spec(threads), thread_spec_sha256(threads), threads)
+    if "questions" in data:
         survey = load_survey(spec_path)
         return Document("survey", survey.id, canonical_survey(survey), survey_sha256(survey), survey)
     spec = load_spec(spec_path)
@@ -111,6 +118,9 @@ def check_inputs(document: Document, spec_path: str | Path) -> dict[str, str]:
         _, personas = check_instrument(document.model)
         condition_steerings(document.model, personas, Path(spec_path).parent)  # vectors, model, attributes, layers
         return data_record(document.model)
+    if document.kind == "threads":
+        thread_personas(document.model, Path(spec_path).parent)
+        return {}
     check_study_files(document.model, Path(spec_path).parent)
     return {}
 

@@ -73,9 +73,13 @@ class RunManifest:
 
     @property
     def kind(self) -> str | None:
-        """``survey`` (a ``pvsst survey run``), ``study`` (``pvsst run``, ``pvsst simulate``) or ``None``
-        (not yet known)."""
-        return "survey" if "survey_id" in self.data else "study" if "spec_sha256" in self.data else None
+        """``survey`` (a ``pvsst survey run``), ``threads`` (``pvsst run`` of a thread spec), ``study``
+        (``pvsst run``, ``pvsst simulate``) or ``None`` (not yet known)."""
+        if "survey_id" in self.data:
+            return "survey"
+        if self.data.get("schedule") == "threads":
+            return "threads"
+        return "study" if "spec_sha256" in self.data else None
 
     def require_kind(self, kind: str) -> None:
         """Refuse (``InputError``) a manifest of another kind of run than ``kind``."""

@@ -35,7 +35,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pvsst.core.errors import InputError
 from pvsst.experiments.spec.materials import spec_input_files, spec_materials_dir, spec_materials_hashes
-from pvsst.experiments.spec.study import canonical_sha256, load_spec
+from pvsst.experiments.spec.study import canonical_sha256, canonical_spec, load_spec, spec_sha256
+from pvsst.experiments.spec.thread_study import thread_files_hashes, thread_input_files, thread_materials_dir
+from pvsst.sim.materials import default_materials_dir, materials_hashes
+from pvsst.sim.llm.types import canonical_json
 
 LOCK_SUFFIX = ".lock.json"
 VERSIONED_PACKAGES = ("pvsst", "mesa", "litellm", "numpy", "pandas", "pydantic", "networkx", "scipy",
@@ -158,7 +161,7 @@ def read_lock(spec_path: str | Path) -> Lock | None:
 class Document:
     """A validated spec or instrument as the lock sees it: its id, canonical form and sha256."""
 
-    kind: Literal["study", "survey"]
+    kind: Literal["study", "survey", "threads"]
     spec_id: str
     canonical: dict[str, Any]
     sha256: str
@@ -202,6 +205,10 @@ def document_materials(document: Document, spec_path: str | Path,
     spec (:func:`~pvsst.experiments.spec.materials.spec_materials_hashes`; a missing file is an
     ``InputError`` naming it) and the input files by field; ``(None, {}, {})`` for a survey instrument,
     whose data is locked by its own record."""
+    if document.kind == "threads":
+        spec_dir = Path(spec_path).parent
+        return (thread_materials_dir(document.model, spec_dir) or default_materials_dir().resolve(),
+                thread_files_hashes(document.model, spec_dir), thread_input_files(document.model, spec_dir))
     if document.kind != "study":
         return None, {}, {}
     spec = spec if spec is not None else load_spec(spec_path)

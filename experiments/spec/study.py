@@ -60,7 +60,7 @@ def model_slug(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
 
 
-def _model_name_problem(model: str) -> str | None:
+def model_name_problem(model: str) -> str | None:
     """Why ``model`` is not a usable model string, or ``None`` (asks the provider registry)."""
     try:
         validate_model_name(model)
@@ -117,7 +117,7 @@ class Factors(StrictModel):
     @classmethod
     def _known_models(cls, value: list[str]) -> list[str]:
         for index, model in enumerate(value):
-            problem = _model_name_problem(model)
+            problem = model_name_problem(model)
             if problem:
                 raise SpecFieldError(f"[{index}]", problem)
         duplicate = first_duplicate([model_slug(model) for model in value])
@@ -261,7 +261,7 @@ class StudySpec(StrictModel):
         self._check_hypotheses()
         judge = self.analysis.stance_judge
         if judge is not None and judge != "lexicon":
-            problem = _model_name_problem(judge)
+            problem = model_name_problem(judge)
             if problem:
                 raise SpecFieldError("analysis.stance_judge", f"{problem} (a judge is `lexicon` or a model string)")
         self._check_push_direction()

@@ -37,7 +37,7 @@ from pvsst.core.atomic import write_text
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import file_sha256, read_json
 from pvsst.core.run_folder import run_folder_lock
-from pvsst.core.run_layout import AUDITS, DONE, MANIFEST, TRIALS, UNITS, is_complete
+from pvsst.core.run_layout import AUDITS, DONE, MANIFEST, THREADS, TRIALS, UNITS, is_complete
 
 _VERIFIED: dict[str, tuple] = {}  # unit folder -> the (name, size, mtime) of its files when last verified
 
@@ -117,7 +117,7 @@ def verify_run(run_dir: str | Path) -> str:
             raise InputError(path, "manifest", "missing: not a pvsst run folder, or its manifest was deleted")
         manifest = read_json(path, "manifest", hint="the manifest is not the JSON pvsst writes")
         counts, files, unchecked = {}, 0, 0
-        for section in (TRIALS, AUDITS, UNITS):
+        for section in (TRIALS, AUDITS, UNITS, THREADS):
             units = complete_unit_dirs(run_dir, section)
             for unit in units:
                 checked = verify_unit(unit)
@@ -130,8 +130,9 @@ def verify_run(run_dir: str | Path) -> str:
                     raise InputError(run_dir / section / unit_id, DONE, "missing: the manifest records this unit "
                                      "finished, but its folder is gone or unfinished; resume the run to redo it")
     note = f"; {unchecked} unit(s) written before DONE held hashes, not checked" if unchecked else ""
+    threads = f", {counts[THREADS]} threads" if counts[THREADS] else ""
     return (f"{run_dir}: intact: {counts[TRIALS]} trials, {counts[AUDITS]} audit units, {counts[UNITS]} survey "
-            f"units ({files} files match their sha256){note}")
+            f"units{threads} ({files} files match their sha256){note}")
 
 
 _REMEDY = "restore it, or delete the unit's folder and resume the run to redo it"

@@ -14,6 +14,8 @@
     RUN/scoring.json         what the survey scoring reads
     RUN/human.parquet        a survey run's real answers, coded
     RUN/units/<unit_id>/     a survey unit: UNIT_TABLES as Parquet, DONE
+    RUN/threads/<thread_id>/ a thread study's thread: THREAD_TABLES as Parquet, DONE
+    RUN/attributes/<judge>/  ``pvsst judge attributes``: one judge's attribute guesses (guesses.parquet), DONE
     RUN/judgments/<judge>/<trial_id>/  ``pvsst judge``: one judge's judged posts of a trial, DONE
     RUN/analysis/            the outputs of ``pvsst analyze`` and ``pvsst survey score`` (and
                              ``analysis/judgments/``, each judge's judged posts of the whole run)
@@ -51,6 +53,8 @@ UNITS = "units"
 ANALYSIS = "analysis"
 REPORT = "report"
 JUDGMENTS = "judgments"
+THREADS = "threads"
+ATTRIBUTES = "attributes"
 DONE = "DONE"
 LOCK = ".pvsst.lock"
 
@@ -58,9 +62,10 @@ CELLS = "cells.parquet"
 SIMULATE_SPEC = "simulate.yaml"
 CACHE_FILES = frozenset({CACHE, f"{CACHE}-wal", f"{CACHE}-shm"})
 RUN_ENTRIES = frozenset({MANIFEST, *CACHE_FILES, MATERIALS, PERSONAS, TRIALS, AUDITS,
-                         SURVEY, SCORING, HUMAN, CELLS, UNITS, ANALYSIS, REPORT, SIMULATE_SPEC, JUDGMENTS})
+                         SURVEY, SCORING, HUMAN, CELLS, UNITS, ANALYSIS, REPORT, SIMULATE_SPEC, JUDGMENTS,
+                         THREADS, ATTRIBUTES})
 """Every name pvsst writes at the top of a run folder (a folder holding only these is a run's)."""
-RUN_RECORDS = frozenset({PERSONAS, TRIALS, AUDITS, SURVEY, HUMAN, UNITS})
+RUN_RECORDS = frozenset({PERSONAS, TRIALS, AUDITS, SURVEY, HUMAN, UNITS, THREADS})
 """The names among :data:`RUN_ENTRIES` that only a run writes (its units and its inputs): a folder holding
 one of them but no manifest lost its manifest."""
 
