@@ -40,7 +40,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from pvsst.analysis.figures.decomposition import decomposition_figure
@@ -167,7 +166,8 @@ def decision_factors(table: pd.DataFrame, personas: pd.DataFrame, spec: dict) ->
     Examples
     --------
     >>> table = pd.DataFrame({"sex": ["f", "m"], "news": ["a", "b"], "model": "m", "condition": "c"})
-    >>> decision_factors(table, pd.DataFrame({"persona_id": ["1", "2"], "sex": ["f", "m"]}), {})
+    >>> decision_factors(table, pd.DataFrame({"persona_id": ["1", "2"], "sex": ["f", "m"]}),
+    ...                  {"scenarios": {"factors": [{"id": "news"}]}})
     ['sex', 'news']
     """
     scenario = [f["id"] for f in (spec.get("scenarios") or {}).get("factors", [])]
@@ -182,9 +182,12 @@ class ScenarioReport:
     by_question: dict[str, Decomposition]
 
     def shares(self) -> pd.DataFrame:
-        """Every question's share table, with a ``question`` column first."""
-        return pd.concat([d.shares.assign(question=q) for q, d in self.by_question.items()], ignore_index=True)[
-            ["question", *next(iter(self.by_question.values())).shares.columns]]
+        """Every question's share table, with a ``question`` column first and, last, the ``method`` and
+        ``interval`` it was computed with."""
+        frames = [d.shares.assign(question=q, method=d.method, interval=d.interval)
+                  for q, d in self.by_question.items()]
+        return pd.concat(frames, ignore_index=True)[
+            ["question", *next(iter(self.by_question.values())).shares.columns, "method", "interval"]]
 
     def effects(self) -> pd.DataFrame:
         """Every question's average marginal effects, with a ``question`` column first."""
@@ -211,19 +214,18 @@ def scenario_report(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict)
     """
     if not spec.get("scenarios") or SCENARIO_COLUMN not in responses.columns:
         return None
-    settings = spec.get("analysis") or {}
+    settings = spec["analysis"]
     out = {}
     for question in [q["id"] for q in spec.get("questions") or []]:
         table = decision_table(responses, personas, spec, question)
         factors = decision_factors(table, personas, spec)
         if not factors:
             continue
-        if "weight" in table.columns:
-            table["weight"] = table["weight"].where(table["weight"] > 0, np.nan)
-            table = table.dropna(subset=["weight"])
-        out[question] = decompose(table, factors, method=METHOD, bootstrap_draws=int(settings.get("bootstrap_draws", 200)),
-                                  seed=int(settings.get("bootstrap_seed", 20260729)),
-                                  ci_level=float(settings.get("ci_level", 0.95)), source=f"question {question}")
+        if not spec.get("cells"):  # only a cell's weight (its population) is a design weight
+            table = table.drop(columns="weight", errors="ignore")
+        out[question] = decompose(table, factors, method=METHOD, bootstrap_draws=int(settings["bootstrap_draws"]),
+                                  seed=int(settings["bootstrap_seed"]), ci_level=float(settings["ci_level"]),
+                                  source=f"question {question}")
     return ScenarioReport(out) if out else None
 
 

@@ -156,5 +156,6 @@ def test_an_explicit_combination_list_asks_only_those_scenarios(tmp_path):
                                          {"case_level": "none", "framing": "prosocial"}]
     summary = run_survey(write(tmp_path, spec), out, progress=False)
     scenarios = pd.read_parquet(out / SCENARIOS)
-    assert scenarios["scenario"].tolist() == ["case_level=over_100;framing=no_news", "case_level=none;framing=prosocial"]
+    assert scenarios["scenario"].tolist() == ["case_level=over_100;framing=no_news",
+                                              "case_level=none;framing=prosocial"]
     assert summary.calls == 2 * len(pd.read_parquet(out / "personas.parquet"))
