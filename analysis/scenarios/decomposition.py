@@ -187,6 +187,12 @@ def _effects(fitter: _Fitter) -> np.ndarray:
     design = fitter.design
     result = fitter.fit(design.factors)
     weights = design.n * design.weight
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # a separated fit predicts 0 or 1 through an overflow in exp
+        return _level_effects(design, result, weights)
+
+
+def _level_effects(design: DesignCells, result, weights: np.ndarray) -> np.ndarray:
     out = []
     for factor in design.factors:
         reference = design.cells.assign(**{factor: design.levels[factor][0]})

@@ -6,8 +6,8 @@ question. For each question, :func:`decision_table` turns its responses into a d
 is the share of answers choosing it, or its probability under ``logprobs`` / ``verbalized``
 elicitation), and the factors are
 
-- the persona (cell) attributes that vary across the run (a cell run's ``cells.attributes``, else
-  every categorical persona column of :data:`PERSONA_FACTORS` present);
+- the persona (cell) attributes that vary across the run: a cell run's ``cells.attributes``, else the
+  persona columns of the instrument's grouping axes (the attributes it compares groups by);
 - every scenario factor with at least two levels asked (its levels read from the response's scenario
   id, ``factor=level`` joined by ``;``; the first level the instrument lists is the reference);
 - ``model`` and ``condition`` when the run asks more than one.
@@ -50,8 +50,6 @@ from pvsst.core.run_layout import ANALYSIS
 
 SCENARIO_COLUMN = "scenario"
 REFERENCE_PREFIX = "reference"
-PERSONA_FACTORS = ("age_band", "sex", "race_ethnicity", "education", "region", "state", "income_band", "party",
-                   "party_id", "ideology", "religiosity")
 METHOD = "drop_one"
 SHARES_FILE, EFFECTS_FILE = "scenario_shares.csv", "scenario_effects.csv"
 
@@ -79,7 +77,7 @@ def scenario_levels(scenario_id: str) -> dict[str, str]:
 
 def _persona_factors(personas: pd.DataFrame, spec: dict) -> list[str]:
     cells = (spec.get("cells") or {}).get("attributes")
-    candidates = list(cells) if cells else [c for c in PERSONA_FACTORS if c in personas.columns]
+    candidates = list(cells) if cells else [g["persona_column"] for g in spec.get("grouping") or []]
     return [c for c in candidates if c in personas.columns and personas[c].nunique() > 1]
 
 
@@ -167,7 +165,7 @@ def decision_factors(table: pd.DataFrame, personas: pd.DataFrame, spec: dict) ->
     --------
     >>> table = pd.DataFrame({"sex": ["f", "m"], "news": ["a", "b"], "model": "m", "condition": "c"})
     >>> decision_factors(table, pd.DataFrame({"persona_id": ["1", "2"], "sex": ["f", "m"]}),
-    ...                  {"scenarios": {"factors": [{"id": "news"}]}})
+    ...                  {"grouping": [{"persona_column": "sex"}], "scenarios": {"factors": [{"id": "news"}]}})
     ['sex', 'news']
     """
     scenario = [f["id"] for f in (spec.get("scenarios") or {}).get("factors", [])]

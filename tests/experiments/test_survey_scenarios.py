@@ -9,16 +9,25 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
+from pvsst.analysis.scenarios.bank_table import reporting_bank_table
+from pvsst.analysis.scenarios.household_agreement import expected_household_agreement, observed_household_agreement
+from pvsst.analysis.scenarios.report import decision_table
+from pvsst.analysis.store.reader import read_survey_run
 from pvsst.core.run_layout import SCENARIOS
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.lock import lock_path
 from pvsst.experiments.survey.runner import run_survey
 from pvsst.experiments.survey.scenarios_section import scenario_list
 from pvsst.experiments.survey.spec import load_survey
+from pvsst.sim.epidemic.bank import ReportingBank
+from pvsst.sim.epidemic.household_chain import chain_household_decisions
+from pvsst.sim.epidemic.model import EpidemicModel
+from pvsst.sim.epidemic.settings import EpidemicSettings
 from cli_checks import refused
 from survey_helpers import write
 
@@ -159,3 +168,67 @@ def test_an_explicit_combination_list_asks_only_those_scenarios(tmp_path):
     assert scenarios["scenario"].tolist() == ["case_level=over_100;framing=no_news",
                                               "case_level=none;framing=prosocial"]
     assert summary.calls == 2 * len(pd.read_parquet(out / "personas.parquet"))
+
+
+HOUSEHOLD_FACTORS = [
+    {"id": "case_level", "levels": [{"id": "none", "text": "No current cases nearby."},
+                                    {"id": "under_10", "text": "Fewer than 10 current cases nearby."},
+                                    {"id": "from_10_to_100", "text": "Between 10 and 100 current cases nearby."},
+                                    {"id": "over_100", "text": "More than 100 current cases nearby."}]},
+    {"id": "household", "levels": [
+        {"id": "none", "text": ""},
+        {"id": "member_reported", "text": "Someone in your household got tested and reported them."},
+        {"id": "member_did_not_report", "text": "Someone in your household did not get tested or report them."}]},
+]
+CASE_NAMES = {"none": "0", "under_10": "<10", "from_10_to_100": "10-100", "over_100": ">100"}
+HOUSEHOLD_NAMES = {name: name for name in ("none", "member_reported", "member_did_not_report")}
+
+
+def _household_bank_run(tmp_path):
+    """A logprobs run of ``planted_household_reporting`` on 4 x 3 scenarios, and its decision table."""
+    out = tmp_path / "run"
+    spec = small_design("scripted/planted_household_reporting", n=200,
+                        scenarios={"factors": copy.deepcopy(HOUSEHOLD_FACTORS)})
+    assert main(["survey", "run", str(write(tmp_path, spec)), "--out", str(out)]) == 0
+    run = read_survey_run(out, ("responses",))
+    return decision_table(run.responses, run.personas, run.instrument["spec"], "report")
+
+
+def test_the_bank_of_a_run_chains_household_decisions_to_their_exact_agreement(tmp_path):
+    table = _household_bank_run(tmp_path)
+    bank = reporting_bank_table(table, "case_level", CASE_NAMES, "household", HOUSEHOLD_NAMES)
+    assert len(bank) == table["cell_id"].nunique() * 4 * 3
+    at = bank.query("case_level == '0'").pivot(index="cell_id", columns="household", values="p_yes")
+    assert np.allclose(at["none"], 0.5) and np.allclose(at["member_reported"], 0.9)
+    assert np.allclose(at["member_did_not_report"], 0.1)
+    rng = np.random.default_rng(11)
+    households, size = 20_000, 3
+    cells = rng.choice(at.index.to_numpy(), households * size)
+    household = np.repeat(np.arange(households), size)
+    member = np.tile(np.arange(size), households)
+    p = {level: at.loc[cells, level].to_numpy() for level in at.columns}
+    decided = chain_household_decisions(household, member, p["none"], p["member_reported"],
+                                        p["member_did_not_report"], rng)
+    exact = expected_household_agreement(household, member, p["none"], p["member_reported"],
+                                         p["member_did_not_report"])
+    observed = observed_household_agreement(household, decided)
+    assert abs(observed.agreement - exact.agreement) < 4 * observed.agreement_se
+    # pairs with the first member agree w.p. 0.5 * 0.9 + 0.5 * 0.9 = 0.9; two later members w.p. 0.82
+    assert exact.agreement == pytest.approx((2 * 0.9 + 0.82) / 3, abs=1e-12)
+
+
+def test_the_bank_of_a_run_drives_the_epidemic_model_at_its_expected_yes_share(tmp_path):
+    table = _household_bank_run(tmp_path)
+    bank = reporting_bank_table(table, "case_level", CASE_NAMES, fixed={"household": "member_reported"})
+    cells = sorted(bank["cell_id"].unique())
+    rng = np.random.default_rng(5)
+    people = pd.DataFrame({"cell_id": rng.choice(cells, 5000), "region": rng.choice(["atl", "sf"], 5000),
+                           "household_id": [f"h{i}" for i in range(5000)]})
+    settings = EpidemicSettings(days=1, r0=0.0, symptomatic_share=1.0, initial_infected=len(people))
+    model = EpidemicModel(people, ReportingBank.from_table(bank, cells), settings, 3)
+    model.run()
+    decisions = model.decisions()
+    by_cell = decisions.groupby("cell_id").agg(n=("reported", "size"), expected=("p_yes", "sum"))
+    assert np.allclose(by_cell["expected"] / by_cell["n"], 0.9, atol=1e-12, rtol=0)
+    reports = decisions["reported"].mean()
+    assert abs(reports - 0.9) < 4 * np.sqrt(0.9 * 0.1 / len(decisions))

@@ -10,6 +10,12 @@ distribution it draws from; a sampled answer is drawn from the request's seed
 income the whole of the explained variation; ``scripted/planted_answer_null`` (uniform answers) is its
 null.
 
+``scripted/planted_household_reporting`` plants household influence instead: P(yes) is
+:attr:`PlantedHouseholdReporting.p_after_yes` (0.9) when the prompt says a household member got tested
+and reported (``reported them``), :attr:`~PlantedHouseholdReporting.p_after_no` (0.1) when it says one
+did not (``did not get tested or report``), and :attr:`~PlantedHouseholdReporting.p_alone` (0.5)
+otherwise: the household vignettes of ``experiments/surveys/census_flu_reporting.yaml``.
+
 Examples
 --------
 >>> from pvsst.sim.llm.types import LLMRequest
@@ -31,6 +37,8 @@ from pvsst.sim.llm.providers.scripted import prompt_word_count, request_rng, wor
 from pvsst.sim.llm.types import LLMRequest, ProviderReply
 
 HIGH_INCOME = re.compile(r"income: \$(50,000|100,000)")
+MEMBER_DID_NOT_REPORT = re.compile(r"did not get tested or report")
+MEMBER_REPORTED = re.compile(r"\breported them\b")
 
 
 class PlantedIncomeReporting:
@@ -41,9 +49,13 @@ class PlantedIncomeReporting:
     p_high = 0.8
     p_low = 0.2
 
+    def p_yes(self, prompt: str) -> float:
+        """P(first code) for a prompt."""
+        return self.p_high if HIGH_INCOME.search(prompt) else self.p_low
+
     def distribution(self, codes: list[str], prompt: str) -> dict[str, float]:
         """The answer distribution: the first code gets P(yes), the others share the rest equally."""
-        yes = self.p_high if HIGH_INCOME.search(prompt) else self.p_low
+        yes = self.p_yes(prompt)
         rest = (1 - yes) / (len(codes) - 1)
         return {code: (yes if i == 0 else rest) for i, code in enumerate(codes)}
 
@@ -59,3 +71,17 @@ class PlantedIncomeReporting:
         pick = codes[int(request_rng(request).choice(len(codes), p=list(probabilities.values())))]
         text = json.dumps({"answer": pick})
         return ProviderReply(text=text, prompt_tokens=prompt_word_count(request), completion_tokens=word_count(text))
+
+
+class PlantedHouseholdReporting(PlantedIncomeReporting):
+    """P(first code) set by the household vignette alone (see the module docstring)."""
+
+    name = "planted_household_reporting"
+    p_alone = 0.5
+    p_after_yes = 0.9
+    p_after_no = 0.1
+
+    def p_yes(self, prompt: str) -> float:
+        if MEMBER_DID_NOT_REPORT.search(prompt):
+            return self.p_after_no
+        return self.p_after_yes if MEMBER_REPORTED.search(prompt) else self.p_alone
