@@ -232,3 +232,26 @@ def test_the_bank_of_a_run_drives_the_epidemic_model_at_its_expected_yes_share(t
     assert np.allclose(by_cell["expected"] / by_cell["n"], 0.9, atol=1e-12, rtol=0)
     reports = decisions["reported"].mean()
     assert abs(reports - 0.9) < 4 * np.sqrt(0.9 * 0.1 / len(decisions))
+
+
+@pytest.mark.slow
+@pytest.mark.embedded
+def test_the_shipped_design_runs_on_the_embedded_model_and_is_decomposed(tmp_path, capsys):
+    """Plumbing only: the shipped instrument on the embedded SmolLM2-135M, cells of sex on 40 personas,
+    its case-level factor (2 levels) and framing factor (2 levels): 2 x 4 logprobs calls."""
+    spec = yaml.safe_load(open(SHIPPED))
+    spec["personas"].update(n=40, seed=1)
+    spec["cells"]["attributes"] = ["sex"]
+    factors = spec["scenarios"]["factors"]
+    spec["scenarios"]["factors"] = [dict(factors[0], levels=factors[0]["levels"][::3]),
+                                    dict(factors[1], levels=factors[1]["levels"][:2])]
+    spec["analysis"]["bootstrap_draws"] = 10
+    out = tmp_path / "run"
+    assert main(["survey", "run", str(write(tmp_path, spec)), "--out", str(out)]) == 0
+    responses = pd.concat(pd.read_parquet(p) for p in out.glob("units/*/responses.parquet"))
+    assert len(responses) == 2 * 4 and responses["parse_ok"].all()
+    assert main(["survey", "score", str(out)]) == 0
+    assert "scenario decomposition of report" in capsys.readouterr().out
+    shares = pd.read_csv(out / "analysis" / "scenario_shares.csv")
+    assert shares["factor"].tolist() == ["sex", "case_level", "framing", "all factors"]
+    assert (out / "analysis" / "figures" / "scenario_decomposition_report.png").is_file()
