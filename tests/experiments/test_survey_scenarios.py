@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from pvsst.analysis.figures.epidemic import reports_vs_infections_figure
 from pvsst.analysis.scenarios.bank_table import reporting_bank_table
 from pvsst.analysis.scenarios.household_agreement import expected_household_agreement, observed_household_agreement
 from pvsst.analysis.scenarios.report import decision_table
@@ -218,6 +219,7 @@ def test_the_bank_of_a_run_chains_household_decisions_to_their_exact_agreement(t
 
 
 def test_the_bank_of_a_run_drives_the_epidemic_model_at_its_expected_yes_share(tmp_path):
+    """No transmission: reports per cell at the bank's share; with transmission: reports trail infections."""
     table = _household_bank_run(tmp_path)
     bank = reporting_bank_table(table, "case_level", CASE_NAMES, fixed={"household": "member_reported"})
     cells = sorted(bank["cell_id"].unique())
@@ -232,6 +234,17 @@ def test_the_bank_of_a_run_drives_the_epidemic_model_at_its_expected_yes_share(t
     assert np.allclose(by_cell["expected"] / by_cell["n"], 0.9, atol=1e-12, rtol=0)
     reports = decisions["reported"].mean()
     assert abs(reports - 0.9) < 4 * np.sqrt(0.9 * 0.1 / len(decisions))
+    # with transmission: reports trail infections, and the figure draws exactly the region-day rows
+    spread = EpidemicModel(people, ReportingBank.from_table(bank, cells),
+                           EpidemicSettings(days=30, r0=2.0, initial_infected=20,
+                                            household_transmission_share=0.0), 3)
+    spread.run()
+    days = spread.region_days()
+    assert (days[["susceptible", "exposed", "infectious", "recovered"]].sum(axis=1) == days["population"]).all()
+    assert 0 < days["reports"].sum() <= days["new_symptomatic"].sum() < days["new_infections"].sum() + 20
+    figure = reports_vs_infections_figure(days)
+    assert figure.data["reports"].sum() == days["reports"].sum() and len(figure.data) == len(days)
+    figure.close()
 
 
 @pytest.mark.slow
