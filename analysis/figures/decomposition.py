@@ -57,16 +57,18 @@ def decomposition_figure(shares: pd.DataFrame, effects: pd.DataFrame, caption_no
     value = factors["contribution"].to_numpy(float)
     low, high = factors["contribution_low"].to_numpy(float), factors["contribution_high"].to_numpy(float)
     left.barh(y, value, color=OKABE_ITO[5], height=0.6)
+    # intervals drawn from low to high: a basic bootstrap interval need not contain its estimate
     if np.isfinite(low).any():
-        left.errorbar(value, y, xerr=[value - low, high - value], fmt="none", ecolor=OKABE_ITO[0], linewidth=0.8)
+        left.hlines(y, low, high, color=OKABE_ITO[0], linewidth=0.8)
     left.set_yticks(y, [_text(f"{pretty_label(f)} ({s:.0%})") for f, s in zip(order, factors["share"])])
     left.axvline(0, color="0.5", linewidth=0.5)
     left.set_xlabel("contribution to McFadden R\u00b2")
     ey = -np.arange(len(effects), dtype=float)
     ame = 100 * effects["ame"].to_numpy(float)
     ame_low, ame_high = 100 * effects["ame_low"].to_numpy(float), 100 * effects["ame_high"].to_numpy(float)
-    right.errorbar(ame, ey, xerr=None if not np.isfinite(ame_low).any() else [ame - ame_low, ame_high - ame],
-                   fmt="o", color=OKABE_ITO[6], ecolor=OKABE_ITO[0], linewidth=0.8)
+    if np.isfinite(ame_low).any():
+        right.hlines(ey, ame_low, ame_high, color=OKABE_ITO[0], linewidth=0.8)
+    right.plot(ame, ey, "o", color=OKABE_ITO[6])
     labels = [f"{pretty_label(f)}: {lvl} vs {ref}" for f, lvl, ref in
               zip(effects["factor"], effects["level"].astype(str), effects["reference"].astype(str))]
     right.set_yticks(ey, [_text(label) for label in labels])

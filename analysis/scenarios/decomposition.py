@@ -149,12 +149,18 @@ class _Fitter:
         self.design, self.yes = design, yes
         self.var_weights = design.n * design.weight / design.weight.mean()
         self._deviance: dict[tuple[str, ...], float] = {}
+        self._full = None     # the fit of every factor, used for the deviance and the marginal effects
 
     def fit(self, factors: tuple[str, ...]):
+        if factors == self.design.factors and self._full is not None:
+            return self._full
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")      # separation in a sub-model: the deviance is still its limit
-            return sm.GLM(self.yes, self.design.design(factors), family=sm.families.Binomial(),
-                          var_weights=self.var_weights).fit()
+            result = sm.GLM(self.yes, self.design.design(factors), family=sm.families.Binomial(),
+                            var_weights=self.var_weights).fit()
+        if factors == self.design.factors:
+            self._full = result
+        return result
 
     def deviance(self, factors: tuple[str, ...]) -> float:
         """The deviance of the individual answers (module docstring) under the model of ``factors``."""
@@ -190,6 +196,12 @@ def _effects(fitter: _Fitter) -> np.ndarray:
     design = fitter.design
     result = fitter.fit(design.factors)
     weights = design.n * design.weight
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # a separated fit predicts 0 or 1 through an overflow in exp
+        return _level_effects(design, result, weights)
+
+
+def _level_effects(design: DesignCells, result, weights: np.ndarray) -> np.ndarray:
     out = []
     for factor in design.factors:
         reference = design.cells.assign(**{factor: design.levels[factor][0]})

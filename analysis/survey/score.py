@@ -15,6 +15,9 @@ then writes them to ``RUN/analysis/``, so bad input leaves nothing behind:
 ``audit_groups.csv``                            (:func:`pvsst.analysis.survey.audit.score_audit`)
 ``consistency.csv``, ``consistency_personas.csv``  a stated condition paired with an enacted one
                                                 (:func:`pvsst.analysis.survey.consistency.score_consistency`)
+``scenario_shares.csv``,                        an instrument with a ``scenarios`` section
+``scenario_effects.csv``,                       (:func:`pvsst.analysis.scenarios.report.scenario_report`)
+``figures/scenario_decomposition_<q>.png``
 ==============================================  =====================================================
 
 Every bootstrap takes its draws from the instrument's ``analysis.bootstrap_draws``, or from ``draws``
@@ -33,6 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pvsst.analysis.scenarios.report import ScenarioReport, scenario_report, write_scenario_report
 from pvsst.analysis.survey.audit import SurveyAudit, score_audit, write_audit
 from pvsst.analysis.survey.cells.states import cell_analysis, write_cell_analysis
 from pvsst.analysis.survey.consistency import SurveyConsistency, score_consistency, write_consistency
@@ -54,6 +58,7 @@ class SurveyScores:
     cell_notes: tuple[str, ...] = ()
     audit: SurveyAudit | None = None
     consistency: SurveyConsistency | None = None
+    scenarios: ScenarioReport | None = None
     files: dict[str, list[Path]] = field(default_factory=dict)
 
     def summary(self) -> pd.DataFrame:
@@ -69,13 +74,16 @@ class SurveyScores:
             files["audit"] = write_audit(self.audit, run_dir)
         if self.consistency is not None:
             files["consistency"] = write_consistency(self.consistency, run_dir)
+        if self.scenarios is not None:
+            files["scenarios"] = write_scenario_report(self.scenarios, run_dir)
         return files
 
 
 def survey_scores(run: ScoredRun) -> SurveyScores:
     """Every scoring output of a run read once (see the module docstring); writes nothing."""
     cells, notes = cell_analysis(run) if run.population is not None else (None, [])
-    return SurveyScores(score_fidelity(run), cells, tuple(notes), score_audit(run), score_consistency(run))
+    return SurveyScores(score_fidelity(run), cells, tuple(notes), score_audit(run), score_consistency(run),
+                        scenario_report(run.responses, run.personas, run.spec))
 
 
 def score_run(run_dir: str | Path, draws: int | None = None) -> SurveyScores:

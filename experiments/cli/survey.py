@@ -88,6 +88,8 @@ def score(
     With an audit section, also the counterfactual audit (RUN/analysis/audit.csv, audit_shares.csv,
     audit_groups.csv); where a stated (verbalized) condition pairs with an enacted one, the
     stated-vs-enacted consistency (RUN/analysis/consistency.csv, consistency_personas.csv).
+    With a scenarios section, the decomposition of each decision (RUN/analysis/scenario_shares.csv,
+    scenario_effects.csv, figures/scenario_decomposition_<question>.png).
     Everything is computed before anything is written: bad input (exit 2) leaves no file behind."""
     scores = survey_score.score_run(run_dir, draws=draws)
     console = rich_console.Console(width=200, highlight=False)
@@ -101,6 +103,11 @@ def score(
     if scores.consistency is not None:
         rich_console.Console(width=200).print(_consistency_view(scores.consistency.summary,
                                                                 scores.files["consistency"][0]))
+    if scores.scenarios is not None:
+        for question, result in scores.scenarios.by_question.items():
+            parts = [f"{row.factor} {row.share:.1%}" for row in result.shares.itertuples() if row.factor != "all factors"]
+            console.print(f"scenario decomposition of {question} (share of explained deviance): " + ", ".join(parts))
+        console.print("wrote " + ", ".join(str(p) for p in scores.files["scenarios"]))
 
 
 def _fidelity_view(summary, path: Path) -> "rich_table.Table":

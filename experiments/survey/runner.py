@@ -10,6 +10,7 @@ units to the run kernel (:mod:`pvsst.experiments.run.kernel`), the run store's o
     RUN/manifest.json          versions, runs, unit statuses (pvsst.experiments.run.manifest.RunManifest)
     RUN/human.parquet          the real answers, coded; RUN/personas.parquet  the personas asked
     RUN/cells.parquet          a cell run's cells and their population per geography
+    RUN/scenarios.parquet      a scenario run's scenarios (pvsst.experiments.survey.scenarios_section)
     RUN/cache.sqlite           the response cache (resumes replay finished calls)
     RUN/units/<unit_id>/responses.parquet llm_calls.parquet prompts.parquet DONE
 
@@ -45,8 +46,8 @@ import pandas as pd
 from pvsst.core.atomic import atomic_file, write_json
 from pvsst.core.errors import InputError
 from pvsst.core.run_folder import claimed_run_folder
-from pvsst.core.run_layout import CACHE, HUMAN, MANIFEST, PERSONAS, SCORING, SURVEY, UNITS
 from pvsst.core.input_files import read_json
+from pvsst.core.run_layout import CACHE, HUMAN, MANIFEST, PERSONAS, SCENARIOS, SCORING, SURVEY, UNITS
 from pvsst.experiments.run.call_health import degraded_line
 from pvsst.experiments.run.frozen import check_frozen, override_record
 from pvsst.experiments.run.kernel import RunJob, run_units
@@ -59,6 +60,7 @@ from pvsst.experiments.survey.checks import check_data, check_runnable, data_rec
 from pvsst.experiments.survey.cell_population import CELLS_FILE
 from pvsst.experiments.survey.injection import condition_steerings, injection_files, injection_hashes
 from pvsst.experiments.survey.personas import asked_tables, human_table
+from pvsst.experiments.survey.scenarios_section import scenario_table
 from pvsst.experiments.survey.spec import SurveySpec, canonical_survey, load_survey, survey_sha256, with_overrides
 from pvsst.experiments.survey.units import SurveyUnit, SurveyUnitTask, SurveyUnitWorker, plan_units
 
@@ -204,11 +206,13 @@ def scoring_config(spec: SurveySpec) -> dict:
 def write_inputs(spec: SurveySpec, run_dir: Path, human: pd.DataFrame, personas: pd.DataFrame,
                  cells: pd.DataFrame | None = None) -> None:
     """Write the run's real answers, personas asked (a cell run: its cells, and their population per
-    geography), scoring config and instrument (``survey.json`` last)."""
+    geography; a scenario run: its scenarios), scoring config and instrument (``survey.json`` last)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     _atomic_parquet(human, run_dir / HUMAN)
     if cells is not None:
         _atomic_parquet(cells, run_dir / CELLS_FILE)
+    if spec.scenarios is not None:
+        _atomic_parquet(scenario_table(spec.scenarios), run_dir / SCENARIOS)
     _atomic_parquet(personas, run_dir / PERSONAS)
     write_json(run_dir / SCORING, scoring_config(spec))
     write_json(run_dir / SURVEY, {"sha256": survey_sha256(spec), "spec": canonical_survey(spec)})

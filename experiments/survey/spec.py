@@ -36,6 +36,7 @@ from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError
 from pvsst.core.yaml_file import read_yaml_mapping
 from pvsst.experiments.spec.identity_injection import IdentityInjectionSpec
 from pvsst.experiments.survey.cells_section import CellsSpec, check_cells
+from pvsst.experiments.survey.scenarios_section import ScenariosSpec, check_scenarios
 from pvsst.sim.llm.types import canonical_json
 
 Code = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)]
@@ -242,6 +243,8 @@ class SurveySpec(StrictModel):
     personas: PersonaSourceSpec = PersonaSourceSpec()
     # Answer the population through its cells (one prompt per cell) instead of persona by persona.
     cells: CellsSpec | None = None
+    # Ask every question under scenarios: factors of vignette fragments (pvsst.experiments.survey.scenarios_section).
+    scenarios: ScenariosSpec | None = None
     model: NonEmptyText = "embedded/smollm2-135m"
     # Several models in one run, each under every condition (instead of ``model``).
     models: list[NonEmptyText] | None = Field(default=None, min_length=1)
@@ -294,6 +297,8 @@ class SurveySpec(StrictModel):
         if self.cells is not None:
             check_cells(self.cells, self.personas.source, set(self.personas.attributes),
                         [g.persona_column for g in self.grouping], self.sampling.samples_per_persona)
+        if self.scenarios is not None:
+            check_scenarios(self.scenarios)
         if self.audit is not None and self.personas.n is not None and self.personas.n < self.audit.matched_sets:
             raise SpecFieldError("audit.matched_sets", f"{self.audit.matched_sets} matched sets need at least as "
                                  f"many base personas; personas.n is {self.personas.n}")
@@ -383,7 +388,7 @@ _LATER_DEFAULTS: dict[tuple[str, ...], object] = {
     ("data", "format"): None, ("data", "value_labels"): False, ("data", "derive"): {}, ("data", "filter"): None,
     ("personas", "attributes"): {}, ("personas", "id_prefix"): None, ("data", "strata"): None,
     ("data", "cluster"): None, ("analysis", "parse_failure_threshold"): FAILURE_THRESHOLD, ("audit",): None,
-    ("cells",): None, ("data", "geography"): None,
+    ("cells",): None, ("data", "geography"): None, ("scenarios",): None,
     **{("execution", key): default for key, default in STUDY_ONLY_DEFAULTS.items()},
 }
 

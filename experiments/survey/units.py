@@ -18,6 +18,7 @@ Examples
 """
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ from pvsst.experiments.survey.controls import reference_line
 from pvsst.experiments.survey.elicitation import reply_answer
 from pvsst.experiments.survey.personas import REFERENCE_PREFIX, answer_columns
 from pvsst.experiments.survey.prompts import answer_schema, option_order, question_prompt, survey_request_seed, system_prompt
+from pvsst.experiments.survey.scenarios_section import SCENARIO_COLUMN, scenario_list
 from pvsst.experiments.survey.spec import ConditionSpec, SurveySpec, survey_from_canonical
 from pvsst.sim.llm.cache import ReplayMiss
 from pvsst.sim.llm.option_probabilities import distribution_schema
@@ -100,8 +102,20 @@ def plan_units(spec: SurveySpec, persona_ids: list[str]) -> list[SurveyUnit]:
 
 def unit_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame,
                   steerings: dict[str, Steering] | None = None) -> list[tuple[LLMRequest, tuple[str, ...]]]:
-    """Every request of a unit (persona x question x sample, in that order) with the option codes in
-    the order its prompt lists them; with ``steerings`` each persona's requests carry its steering.
+    """Every request of a unit with the option codes in the order its prompt lists them
+    (:func:`scenario_requests` without the scenarios)."""
+    return [(request, order) for request, order, _ in scenario_requests(spec, unit, personas, steerings)]
+
+
+def scenario_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame,
+                      steerings: dict[str, Steering] | None = None,
+                      ) -> list[tuple[LLMRequest, tuple[str, ...], str | None]]:
+    """Every request of a unit (persona x scenario x question x sample, in that order) with the option
+    codes in the order its prompt lists them and its scenario's id (``None`` without ``scenarios``).
+
+    A scenario's vignette (:mod:`pvsst.experiments.survey.scenarios_section`) comes before the
+    question's wording, and its id enters the request seed. With ``steerings`` each persona's requests
+    carry its steering.
 
     ``sample``: ``samples_per_persona`` (a cell run: ``cells.k``) requests per persona x question. ``logprobs``: one request that
     scores the reply codes (``option_scoring``) at temperature 0 (a served model's answer path; the
@@ -121,6 +135,7 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame,
     # The values a persona's row holds, read column by column (a row lookup per persona builds a whole
     # mixed-type row: most of a large unit's time); each is the element the row would hold.
     column = {name: by_id[name] for name in by_id.columns}
+    scenarios = scenario_list(spec.scenarios) if spec.scenarios is not None else [None]
     requests = []
     for persona_id in unit.persona_ids:
         at = by_id.index.get_loc(persona_id)
@@ -128,14 +143,18 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame,
         # an audit's matched sets share their base persona's request seeds (pvsst.experiments.audit.population)
         seed_key = str(column["request_key"].iloc[at]) if "request_key" in column else persona_id
         steering = steerings[persona_id] if steerings is not None else None
-        for question in spec.questions:
+        for scenario, question in itertools.product(scenarios, spec.questions):
             reference = None
             if scripted:
                 reference = reference_line(spec.data.label, spec.data.respondent_id,
                                            str(column[REFERENCE_PREFIX + question.id].iloc[at]), question.column,
                                            values[question.id], spec.data.weight, recipe)
             order = option_order(spec, question, seed_key)
-            user = {"role": "user", "content": question_prompt(spec, question, condition, card, reference, order)}
+            asked = question
+            if scenario is not None and scenario.vignette:
+                asked = question.model_copy(update={"wording": f"{scenario.vignette}\n\n{question.wording}"})
+            user = {"role": "user", "content": question_prompt(spec, asked, condition, card, reference, order)}
+            question_key = question.id if scenario is None else f"{question.id}|{scenario.id}"
             codes = spec.reply_codes(question)
             shape = {"schema": answer_schema(codes), "temperature": temperature, "max_tokens": spec.sampling.max_tokens}
             if method == "logprobs":
@@ -145,9 +164,9 @@ def unit_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame,
             for sample in range(samples):
                 requests.append((LLMRequest(
                     model_name=unit.provider, messages=(system, user), **shape,
-                    seed=survey_request_seed(spec.seed, unit.condition, seed_key, question.id, sample),
+                    seed=survey_request_seed(spec.seed, unit.condition, seed_key, question_key, sample),
                     trial_id=unit.unit_id, round=sample, agent_id=persona_id, phase=question.id,
-                    steering=steering), order))
+                    steering=steering), order, None if scenario is None else scenario.id))
     return requests
 
 
@@ -158,7 +177,7 @@ def run_unit(task: SurveyUnitTask) -> UnitResult:
     spec = survey_from_canonical(task.spec)
     unit = task.unit
     personas = task.personas
-    requests, orders = zip(*unit_requests(spec, unit, personas, task.steerings))
+    requests, orders, scenarios = zip(*scenario_requests(spec, unit, personas, task.steerings))
     gateway = worker_gateway(task.gateway)
     try:
         results = gateway.run(requests)
@@ -168,7 +187,7 @@ def run_unit(task: SurveyUnitTask) -> UnitResult:
     references = personas.set_index("persona_id")
     method = condition_by_id(spec, unit.condition).elicitation
     rows = []
-    for request, order, result in zip(requests, orders, results):
+    for request, order, scenario, result in zip(requests, orders, scenarios, results):
         answer, probabilities = reply_answer(result.parsed if result.ok else None, method)
         record = result.record
         rows.append({"unit_id": unit.unit_id, "provider": unit.provider, "condition": unit.condition,
@@ -178,8 +197,10 @@ def run_unit(task: SurveyUnitTask) -> UnitResult:
                      "probabilities": probabilities, "parse_ok": answer is not None, "status": record.status, "call_id": record.call_id,
                      "request_seed": request.seed, "cached": record.cached, "attempts": record.attempts,
                      "latency_s": record.latency_s,
-                     "option_order": "|".join(order), "prompt_sha256": request.prompt_sha256()})
-    responses = pd.DataFrame(rows, columns=list(RESPONSE_COLUMNS))
+                     "option_order": "|".join(order), "prompt_sha256": request.prompt_sha256(),
+                     SCENARIO_COLUMN: scenario})
+    # the scenario column only in a scenario run: other runs keep their tables as they were
+    responses = pd.DataFrame(rows, columns=list(RESPONSE_COLUMNS) + ([SCENARIO_COLUMN] if spec.scenarios else []))
     calls = pd.DataFrame([r.record.to_dict() for r in results], columns=list(CALL_RECORD_FIELDS))
     parse_failures = int((~responses["parse_ok"]).sum())
     return UnitResult(unit.unit_id, "done", calls=len(results), cache_hits=int(calls["cached"].sum()),

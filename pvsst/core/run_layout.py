@@ -13,6 +13,7 @@
     RUN/survey.json          a survey run's effective instrument and its sha256
     RUN/scoring.json         what the survey scoring reads
     RUN/human.parquet        a survey run's real answers, coded
+    RUN/scenarios.parquet    a scenario run's scenarios: the level of each factor and the vignette
     RUN/units/<unit_id>/     a survey unit: UNIT_TABLES as Parquet, DONE
     RUN/threads/<thread_id>/ a thread study's thread: THREAD_TABLES as Parquet, DONE
     RUN/attributes/<judge>/  ``pvsst judge attributes``: one judge's attribute guesses (guesses.parquet), DONE
@@ -59,11 +60,12 @@ DONE = "DONE"
 LOCK = ".pvsst.lock"
 
 CELLS = "cells.parquet"
+SCENARIOS = "scenarios.parquet"
 SIMULATE_SPEC = "simulate.yaml"
 CACHE_FILES = frozenset({CACHE, f"{CACHE}-wal", f"{CACHE}-shm"})
 RUN_ENTRIES = frozenset({MANIFEST, *CACHE_FILES, MATERIALS, PERSONAS, TRIALS, AUDITS,
-                         SURVEY, SCORING, HUMAN, CELLS, UNITS, ANALYSIS, REPORT, SIMULATE_SPEC, JUDGMENTS,
-                         THREADS, ATTRIBUTES})
+                         SURVEY, SCORING, HUMAN, CELLS, SCENARIOS, UNITS, ANALYSIS, REPORT, SIMULATE_SPEC,
+                         JUDGMENTS, THREADS, ATTRIBUTES})
 """Every name pvsst writes at the top of a run folder (a folder holding only these is a run's)."""
 RUN_RECORDS = frozenset({PERSONAS, TRIALS, AUDITS, SURVEY, HUMAN, UNITS, THREADS})
 """The names among :data:`RUN_ENTRIES` that only a run writes (its units and its inputs): a folder holding

@@ -66,6 +66,8 @@ OFFERED = {"non_substantive.policy": "offered"}
 CENSUS = {"personas.source": "census"}
 CELLS = {"cells": {"attributes": ["party", "sex"]}}  # the base's grouping axes read from the cells
 Q0 = "questions[0]"
+SCENARIOS = {"scenarios": {"factors": [{"id": "news", "levels": [{"id": "none", "text": ""},
+                                                                   {"id": "loss", "text": "Not acting harms you."}]}]}}
 AUDIT = {"audit": {"vary": {"sex": ["female", "male"]}, "matched_sets": 3, "permutations": 99}}
 # Identity injection: one persona, one question, logprobs on the embedded model (one call per run), vectors of
 # sex and every education level written by SurveyRuns (@DIR@/vectors_a.npz; vectors_b.npz: other values).
@@ -113,6 +115,12 @@ ALTERNATIVES: dict[str, Alt] = {
     "data.geography": Alt({"data.geography": "state"}, "store", _cces()),
     "cells.attributes": Alt({"cells.attributes": ["party", "sex", "age_band"]}, "store", CELLS),
     "cells.k": Alt({"cells.k": 2}, "requests", CELLS),
+    "scenarios.factors[].id": Alt({"scenarios.factors[0].id": "framing"}, "requests", SCENARIOS),
+    "scenarios.factors[].levels[].id": Alt({"scenarios.factors[0].levels[0].id": "absent"}, "requests", SCENARIOS),
+    "scenarios.factors[].levels[].text": Alt({"scenarios.factors[0].levels[1].text": "Acting protects others."},
+                                             "requests", SCENARIOS),
+    "scenarios.vignette": Alt({"scenarios.vignette": "News: ${news}"}, "requests", SCENARIOS),
+    "scenarios.combinations": Alt({"scenarios.combinations": [{"news": "loss"}]}, "requests", SCENARIOS),
     "data.strata": Alt({"data.strata": "sex"}, "analysis"),
     "data.cluster": Alt({"data.cluster": "xnorcsiz"}, "analysis"),
     "preamble": Alt({"preamble": "Please answer as yourself."}, "requests"),

@@ -29,6 +29,8 @@ SCRIPTED_PROVIDERS: dict[str, str] = {
     "planted_trial_null": "pvsst.sim.llm.providers.planted:NullTrialAgent",
     "planted_stance_shift": "pvsst.sim.llm.providers.planted:PlantedStanceShift",
     "planted_stance_null": "pvsst.sim.llm.providers.planted:NullStanceShift",
+    "planted_income_reporting": "pvsst.sim.llm.providers.planted_reporting:PlantedIncomeReporting",
+    "planted_household_reporting": "pvsst.sim.llm.providers.planted_reporting:PlantedHouseholdReporting",
     "lexicon_judge": "pvsst.sim.llm.providers.judge_scripted:LexiconJudgeProvider",
     "thread_commenter": "pvsst.sim.llm.providers.thread_scripted:ThreadCommenter",
     "thread_discloser": "pvsst.sim.llm.providers.thread_scripted:ThreadDiscloser",

@@ -1,0 +1,262 @@
+"""The scenario report of a survey run: what explains each yes / no decision, as tables and a figure.
+
+A scenario run (an instrument with a ``scenarios`` section) answers every cell (or persona) x scenario x
+question. For each question, :func:`decision_table` turns its responses into a decision table of
+:mod:`pvsst.analysis.scenarios.decomposition`: the decision is the question's *first* option (``yes``
+is the share of answers choosing it, or its probability under ``logprobs`` / ``verbalized``
+elicitation), and the factors are
+
+- the persona (cell) attributes that vary across the run: a cell run's ``cells.attributes``, else the
+  persona columns of the instrument's grouping axes (the attributes it compares groups by);
+- every scenario factor with at least two levels asked (its levels read from the response's scenario
+  id, ``factor=level`` joined by ``;``; the first level the instrument lists is the reference);
+- ``model`` and ``condition`` when the run asks more than one.
+
+The reference controls (conditions ``reference*``) are left out. In a cell run each row carries its
+cell's population as ``weight``. :func:`scenario_report` decomposes every question
+(:func:`~pvsst.analysis.scenarios.decomposition.decompose` with ``method="drop_one"``: each factor's
+deviance explained beyond all the others, over the intercept-only deviance, with basic bootstrap intervals
+and average marginal effects) with the instrument's ``analysis.bootstrap_draws``, ``bootstrap_seed`` and
+``ci_level``. Drop-one rather than Shapley: a cell run's attributes are correlated (income with
+education), and Shapley values would hand a factor that changes nothing a share of what its correlates
+explain; and drop-one fits K + 2 models per bootstrap draw, not 2^K. Scenario factors are crossed with
+every cell by design, so for them the two agree. :func:`write_scenario_report` writes ``scenario_shares.csv``,
+``scenario_effects.csv`` and one figure per question (``figures/scenario_decomposition_<question>.png``).
+
+Examples
+--------
+>>> responses = pd.DataFrame({"persona_id": ["c1", "c2"] * 2, "question": "report", "condition": "cells",
+...     "provider": "scripted/x", "elicitation": "sample", "answer": ["yes", "no", "yes", "yes"],
+...     "parse_ok": True, "probabilities": None, "scenario": ["news=none"] * 2 + ["news=loss"] * 2})
+>>> personas = pd.DataFrame({"persona_id": ["c1", "c2"], "income_band": ["high", "low"]})
+>>> spec = {"questions": [{"id": "report", "options": [{"code": "yes"}, {"code": "no"}]}],
+...         "scenarios": {"factors": [{"id": "news", "levels": [{"id": "none"}, {"id": "loss"}]}]}}
+>>> decision_table(responses, personas, spec, "report")[["income_band", "news", "yes", "n"]].values.tolist()
+[['high', 'none', 1.0, 1], ['low', 'none', 0.0, 1], ['high', 'loss', 1.0, 1], ['low', 'loss', 1.0, 1]]
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from pvsst.analysis.figures.decomposition import decomposition_figure
+from pvsst.analysis.scenarios.decomposition import Decomposition, decompose
+from pvsst.core.atomic import atomic_file
+from pvsst.core.errors import InputError
+from pvsst.core.run_layout import ANALYSIS
+
+SCENARIO_COLUMN = "scenario"
+REFERENCE_PREFIX = "reference"
+METHOD = "drop_one"
+SHARES_FILE, EFFECTS_FILE = "scenario_shares.csv", "scenario_effects.csv"
+
+
+def scenario_levels(scenario_id: str) -> dict[str, str]:
+    """The level of each factor of a scenario id (``factor=level`` joined by ``;``).
+
+    Parameters
+    ----------
+    scenario_id
+        A response's ``scenario``.
+
+    Returns
+    -------
+    dict
+        Factor -> level.
+
+    Examples
+    --------
+    >>> scenario_levels("cases=none;news=loss")
+    {'cases': 'none', 'news': 'loss'}
+    """
+    return dict(part.split("=", 1) for part in str(scenario_id).split(";"))
+
+
+def _persona_factors(personas: pd.DataFrame, spec: dict) -> list[str]:
+    cells = (spec.get("cells") or {}).get("attributes")
+    candidates = list(cells) if cells else [g["persona_column"] for g in spec.get("grouping") or []]
+    return [c for c in candidates if c in personas.columns and personas[c].nunique() > 1]
+
+
+def _first_code(spec: dict, question: str) -> str:
+    for item in spec.get("questions") or []:
+        if item.get("id") == question:
+            return str(item["options"][0]["code"])
+    raise InputError("survey.json", "questions", f"no question {question!r} in the instrument")
+
+
+def decision_table(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict, question: str) -> pd.DataFrame:
+    """The decision table of one question (module docstring): one row per persona (cell) x scenario x
+    model x condition, with the factor columns, ``yes``, ``n`` and, in a cell run, ``weight``.
+
+    Parameters
+    ----------
+    responses
+        The run's responses (with the ``scenario`` column of a scenario run).
+    personas
+        The run's personas (a cell run: one row per cell, with ``weight``).
+    spec
+        The effective instrument (``survey.json``'s ``spec``).
+    question
+        The question's id.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Factor columns, ``yes`` (share choosing the first option), ``n`` (answers behind it), ``weight``.
+
+    Examples
+    --------
+    >>> responses = pd.DataFrame({"persona_id": ["a", "a"], "question": "q", "condition": "c", "provider": "m",
+    ...     "elicitation": "logprobs", "answer": "yes", "parse_ok": True, "scenario": ["f=x", "f=y"],
+    ...     "probabilities": ['{"yes": 0.25, "no": 0.75}', '{"yes": 0.5, "no": 0.5}']})
+    >>> spec = {"questions": [{"id": "q", "options": [{"code": "yes"}, {"code": "no"}]}]}
+    >>> decision_table(responses, pd.DataFrame({"persona_id": ["a"]}), spec, "q")["yes"].tolist()
+    [0.25, 0.5]
+    """
+    if SCENARIO_COLUMN not in responses.columns:
+        raise InputError("responses", SCENARIO_COLUMN, "not a scenario run (no scenario column)")
+    code = _first_code(spec, question)
+    rows = responses[(responses["question"] == question) & responses["parse_ok"].astype(bool)
+                     & ~responses["condition"].astype(str).str.startswith(REFERENCE_PREFIX)].copy()
+    distributed = rows["elicitation"].isin(("logprobs", "verbalized"))
+    yes = (rows["answer"] == code).astype(float)
+    if distributed.any():
+        yes[distributed] = [float(json.loads(p).get(code, 0.0)) for p in rows.loc[distributed, "probabilities"]]
+    rows["_yes"] = yes
+    levels = pd.DataFrame([scenario_levels(s) for s in rows[SCENARIO_COLUMN]], index=rows.index)
+    order = {f["id"]: [lv["id"] for lv in f["levels"]] for f in (spec.get("scenarios") or {}).get("factors", [])}
+    for factor in levels.columns:
+        known = order.get(factor) or sorted(levels[factor].unique())
+        rows[factor] = pd.Categorical(levels[factor], categories=known)
+    keys = ["persona_id", SCENARIO_COLUMN, "provider", "condition"]
+    pooled = rows.groupby(keys, sort=False, observed=True).agg(
+        yes=("_yes", "mean"), n=("_yes", "size"), **{f: (f, "first") for f in levels.columns}).reset_index()
+    pooled = pooled.merge(personas.assign(persona_id=personas["persona_id"].astype(str)), on="persona_id",
+                          how="left", validate="many_to_one", suffixes=("", "_persona"))
+    pooled = pooled.rename(columns={"provider": "model"})
+    if not distributed.all():
+        pooled["n"] = pooled["n"].astype(int)
+    else:
+        pooled = pooled.drop(columns="n")
+    for factor in levels.columns:
+        pooled[factor] = pd.Categorical(pooled[factor], categories=order.get(factor) or sorted(levels[factor].unique()))
+    return pooled.reset_index(drop=True)
+
+
+def decision_factors(table: pd.DataFrame, personas: pd.DataFrame, spec: dict) -> list[str]:
+    """The factors of a decision table that vary (module docstring), persona attributes first.
+
+    Parameters
+    ----------
+    table
+        A :func:`decision_table`.
+    personas, spec
+        The run's personas and instrument.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"sex": ["f", "m"], "news": ["a", "b"], "model": "m", "condition": "c"})
+    >>> decision_factors(table, pd.DataFrame({"persona_id": ["1", "2"], "sex": ["f", "m"]}),
+    ...                  {"grouping": [{"persona_column": "sex"}], "scenarios": {"factors": [{"id": "news"}]}})
+    ['sex', 'news']
+    """
+    scenario = [f["id"] for f in (spec.get("scenarios") or {}).get("factors", [])]
+    named = [*_persona_factors(personas, spec), *scenario, "model", "condition"]
+    return [f for f in dict.fromkeys(named) if f in table.columns and table[f].nunique() > 1]
+
+
+@dataclass(frozen=True)
+class ScenarioReport:
+    """The decomposition of each question of a scenario run (``by_question``) and its two tables."""
+
+    by_question: dict[str, Decomposition]
+
+    def shares(self) -> pd.DataFrame:
+        """Every question's share table, with a ``question`` column first and, last, the ``method`` and
+        ``interval`` it was computed with."""
+        frames = [d.shares.assign(question=q, method=d.method, interval=d.interval)
+                  for q, d in self.by_question.items()]
+        return pd.concat(frames, ignore_index=True)[
+            ["question", *next(iter(self.by_question.values())).shares.columns, "method", "interval"]]
+
+    def effects(self) -> pd.DataFrame:
+        """Every question's average marginal effects, with a ``question`` column first."""
+        return pd.concat([d.effects.assign(question=q) for q, d in self.by_question.items()], ignore_index=True)[
+            ["question", *next(iter(self.by_question.values())).effects.columns]]
+
+
+def scenario_report(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict) -> ScenarioReport | None:
+    """Decompose every question of a scenario run (module docstring); ``None`` for a run without scenarios.
+
+    Parameters
+    ----------
+    responses, personas, spec
+        The run's responses, personas (with ``weight`` in a cell run) and effective instrument.
+
+    Returns
+    -------
+    ScenarioReport or None
+
+    Examples
+    --------
+    >>> scenario_report(pd.DataFrame({"answer": []}), pd.DataFrame(), {}) is None
+    True
+    """
+    if not spec.get("scenarios") or SCENARIO_COLUMN not in responses.columns:
+        return None
+    settings = spec["analysis"]
+    out = {}
+    for question in [q["id"] for q in spec.get("questions") or []]:
+        table = decision_table(responses, personas, spec, question)
+        factors = decision_factors(table, personas, spec)
+        if not factors:
+            continue
+        if not spec.get("cells"):  # only a cell's weight (its population) is a design weight
+            table = table.drop(columns="weight", errors="ignore")
+        out[question] = decompose(table, factors, method=METHOD, bootstrap_draws=int(settings["bootstrap_draws"]),
+                                  seed=int(settings["bootstrap_seed"]), ci_level=float(settings["ci_level"]),
+                                  source=f"question {question}")
+    return ScenarioReport(out) if out else None
+
+
+def write_scenario_report(report: ScenarioReport, run_dir: str | Path) -> list[Path]:
+    """Write ``RUN/analysis/scenario_shares.csv``, ``scenario_effects.csv`` and one decomposition figure
+    per question under ``RUN/analysis/figures/``; return the paths written.
+
+    Parameters
+    ----------
+    report
+        A :func:`scenario_report`.
+    run_dir
+        The run directory.
+
+    Returns
+    -------
+    list of Path
+
+    Examples
+    --------
+    >>> write_scenario_report(report, "RUN")  # doctest: +SKIP
+    """
+    folder = Path(run_dir) / ANALYSIS
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, frame in ((SHARES_FILE, report.shares()), (EFFECTS_FILE, report.effects())):
+        with atomic_file(folder / name) as tmp:
+            frame.to_csv(tmp, index=False)
+        paths.append(folder / name)
+    for question, result in report.by_question.items():
+        figure = decomposition_figure(result.shares, result.effects, caption_note=f"question {question}; "
+                                      f"{result.interval}")
+        figure.name = f"scenario_decomposition_{question}"
+        paths += figure.save(folder / "figures", formats=("png",))
+        figure.close()
+    return paths
