@@ -26,9 +26,9 @@ from importlib import resources
 
 import pandas as pd
 
+from pvsst.core.errors import InputError
 from pvsst.personas.cards import _EDUCATION, _PARTY, _RACE, check_template
 from pvsst.personas.cells import CellTable
-from pvsst.core.errors import InputError
 from pvsst.personas.geography import STATE_NAME
 
 CELL_FIELDS = frozenset({"traits"})

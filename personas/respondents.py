@@ -38,12 +38,22 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
-from pvsst.personas.raking_sample import load_rdataset
 from pvsst.personas.geography import REGION_OF_STATE, STATE_CODE_OF_NAME, STATE_CODES, STATE_NAME
+from pvsst.personas.raking_sample import load_rdataset
 from pvsst.personas.survey_attributes import IDEOLOGY_NOT_SURE, posting_style_of
-from pvsst.personas.vocabulary import (AGE_BANDS, COLLEGE_DEGREE_LEVELS, EDUCATION_LEVELS, INCOME_BAND_EDGES,
-                                 INCOME_BANDS, PARTY_ID_OTHER, PARTY_IDS, RACE_ETHNICITIES, SEXES,
-                                 age_band_index, party_of)
+from pvsst.personas.vocabulary import (
+    AGE_BANDS,
+    COLLEGE_DEGREE_LEVELS,
+    EDUCATION_LEVELS,
+    INCOME_BAND_EDGES,
+    INCOME_BANDS,
+    PARTY_ID_OTHER,
+    PARTY_IDS,
+    RACE_ETHNICITIES,
+    SEXES,
+    age_band_index,
+    party_of,
+)
 
 GSS_SOURCE = "stevedata/gss_spending"
 SUPPORTED_SOURCES = (GSS_SOURCE,)

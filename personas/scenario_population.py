@@ -37,13 +37,24 @@ import pandas as pd
 
 from pvsst.core.errors import InputError
 from pvsst.personas.geography import REGIONS
-from pvsst.personas.household_income import INCOME_SOURCE, IncomeBands, draw_household_income, \
-    income_frame, load_household_income_model
+from pvsst.personas.household_income import (
+    INCOME_SOURCE,
+    IncomeBands,
+    draw_household_income,
+    income_frame,
+    load_household_income_model,
+)
 from pvsst.personas.households import HouseholdSizes, assign_households
 from pvsst.personas.race_origin import RACE_ORIGIN_SOURCE, codes_of, race_and_origin
 from pvsst.personas.survey_attributes import age_group_index
-from pvsst.personas.vocabulary import (AGE_GROUPS_50, COLLEGE_DEGREE_LEVELS, EDUCATION_GROUP_OF, EDUCATION_GROUPS,
-                                       RACE_ETHNICITIES, SEXES)
+from pvsst.personas.vocabulary import (
+    AGE_GROUPS_50,
+    COLLEGE_DEGREE_LEVELS,
+    EDUCATION_GROUP_OF,
+    EDUCATION_GROUPS,
+    RACE_ETHNICITIES,
+    SEXES,
+)
 
 NEEDED_COLUMNS = ("persona_id", "age", "age_band", "sex", "race_ethnicity", "education", "region")
 

@@ -36,17 +36,28 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from pvsst.personas.census import (SOURCE_AGE_SEX, SOURCE_EDUCATION, SOURCE_RACE, CensusTables,
-                             load_census_tables)
 from pvsst.core.errors import InputError
+from pvsst.personas.census import SOURCE_AGE_SEX, SOURCE_EDUCATION, SOURCE_RACE, CensusTables, load_census_tables
 from pvsst.personas.geography import REGION_OF_STATE, REGIONS, STATE_CODES, STATE_NAME, parse_geography
 from pvsst.personas.integerise import integerise
 from pvsst.personas.ipf import RakingFit, RakingMargin, rake
 from pvsst.personas.raking_sample import RAKING_SAMPLE_SOURCE, load_raking_sample
-from pvsst.personas.survey_attributes import (SURVEY_CITATION, age_group_index, load_survey_attribute_model,
-                                        posting_style_of)
-from pvsst.personas.vocabulary import (AGE_BAND_LOWER, AGE_BANDS, COLLEGE_DEGREE_LEVELS, EDUCATION_LEVELS,
-                                 FIRST_25_PLUS_BAND, INCOME_BANDS, RACE_ETHNICITIES, SEXES)
+from pvsst.personas.survey_attributes import (
+    SURVEY_CITATION,
+    age_group_index,
+    load_survey_attribute_model,
+    posting_style_of,
+)
+from pvsst.personas.vocabulary import (
+    AGE_BAND_LOWER,
+    AGE_BANDS,
+    COLLEGE_DEGREE_LEVELS,
+    EDUCATION_LEVELS,
+    FIRST_25_PLUS_BAND,
+    INCOME_BANDS,
+    RACE_ETHNICITIES,
+    SEXES,
+)
 
 FIT_TOLERANCE_PP = 0.5
 MAX_PERSONAS = 50_000_000

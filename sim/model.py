@@ -28,18 +28,17 @@ from pvsst.sim.agents import AdversaryAgent, HonestAgent, SocialAgent
 from pvsst.sim.feeds import FeedItem, Viewer, get_feed_policy, with_adversary_slot
 from pvsst.sim.llm.prompt_table import send_on_record
 from pvsst.sim.llm.types import LLMRequest, LLMResult
+from pvsst.sim.materials import load_materials
 from pvsst.sim.network import build_follow_graph
 from pvsst.sim.persona_table import cycle_personas, draw_personas, load_persona_table
 from pvsst.sim.platform_state import Platform, Post
-from pvsst.sim.materials import load_materials
 from pvsst.sim.prompts.render import CONTROL_NOTE, FIRST_ROUND_NOTE
 from pvsst.sim.recorder import TrialRecorder
-from pvsst.sim.seeds import RandomStreams
 from pvsst.sim.replies import VOTE_HANDLERS
+from pvsst.sim.seeds import RandomStreams
 from pvsst.sim.stance import balanced_initial_stances, extreme_stance, reference_initial_stances
-from pvsst.sim.votes import reference_vote_samples
 from pvsst.sim.trial.settings import TrialSetup
-
+from pvsst.sim.votes import reference_vote_samples
 
 
 class ExposureCheckError(RuntimeError):

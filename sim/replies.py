@@ -38,7 +38,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from pvsst.sim.llm.types import TRANSPORT_STATUSES, STATUS_OK
+from pvsst.sim.llm.types import STATUS_OK, TRANSPORT_STATUSES
 from pvsst.sim.stance import LABEL_TO_STANCE, OPINION_CHOICES, STANCE_LABELS
 
 NO_POST = "(no post)"

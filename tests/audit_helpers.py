@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
+from survey_helpers import write
 
 from pvsst.experiments.cli import main
-from survey_helpers import write
 
 GSS_AUDIT = "experiments/surveys/gss2018_audit.yaml"
 

@@ -6,8 +6,8 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
 from session_folder import session_folder
+
 from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.topics import get_topic

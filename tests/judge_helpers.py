@@ -5,8 +5,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pvsst.experiments.study.runner import run_study
 from pvsst.experiments.prereg.freeze import freeze
+from pvsst.experiments.study.runner import run_study
 from pvsst.sim.llm.providers.judge_scripted import LexiconJudgeProvider
 from pvsst.sim.llm.providers.registry import register_scripted_provider
 from pvsst.sim.llm.providers.scripted import request_rng

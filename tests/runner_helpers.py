@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from session_folder import session_folder
 
 from pvsst.experiments.prereg.freeze import freeze
-from session_folder import session_folder
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
 COMPARED_TABLES = ("agents", "posts", "votes", "exposures", "edges")

@@ -18,9 +18,9 @@ from collections import Counter
 from pathlib import Path
 
 import yaml
+from stop_signals import default_stop_signals
 
 from pvsst.experiments.prereg.freeze import freeze
-from stop_signals import default_stop_signals
 
 SPECS = Path(__file__).resolve().parents[1] / "experiments" / "specs"
 

@@ -7,8 +7,8 @@ import pandas as pd
 
 from pvsst.analysis.study.audit import member_answers
 from pvsst.experiments.audit.job import audit_members, audit_units, unit_plan
-from pvsst.experiments.study.trial_pipeline import trial_config
 from pvsst.experiments.spec.study import StudySpec
+from pvsst.experiments.study.trial_pipeline import trial_config
 from pvsst.sim.first_round_audit import AuditRound, run_first_round_audit
 from pvsst.sim.llm.gateway import Gateway
 

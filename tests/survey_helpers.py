@@ -4,12 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from builders import small_instrument
 
-from pvsst.experiments.cli import main
 from pvsst.core.errors import InputError
+from pvsst.experiments.cli import main
 from pvsst.experiments.prereg.freeze import freeze
 from pvsst.experiments.spec.lock import lock_path
-from builders import small_instrument
 
 CCES = "experiments/surveys/cces2016_racial_attitudes.yaml"
 

@@ -22,10 +22,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from pvsst.experiments.cli import main
 from runner_helpers import small_smoke_spec
 from store_checksum import store_checksum
+
+from pvsst.experiments.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 SETUPTOOLS = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]

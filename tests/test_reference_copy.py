@@ -1,6 +1,5 @@
 """The vendored PV-SST reference files equal the shared originals, byte for byte."""
 import pytest
-
 from reference_paths import REFERENCE, SHARED
 
 

@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from pvsst.core.errors import InputError
 from pvsst.analysis.stats.paired import require_columns
+from pvsst.core.errors import InputError
 
 STANCE_SCALE = (3, 2, 1, 0, -1, -2, -3)
 """The seven stance scores, strongly support first (the order of the confusion matrix)."""

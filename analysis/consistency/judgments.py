@@ -25,8 +25,9 @@ import pandas as pd
 
 from pvsst.analysis.consistency.judge_agreement import compare_judges
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import JUDGMENTS as JUDGMENTS_DIR
 from pvsst.core.input_files import read_json
+from pvsst.core.run_layout import JUDGMENTS as JUDGMENTS_DIR
+
 LEXICON = "lexicon"
 AGREEMENT_COLUMNS = ("first_judge", "second_judge", "n", "raw_agreement", "side_agreement", "kappa_linear",
                      "kappa_quadratic")

@@ -49,9 +49,9 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.stats.block_tests import bootstrap_mean_ci_batch
+from pvsst.analysis.stats.paired import require_columns
 from pvsst.analysis.stats.plan import CONSISTENCY_METRICS, PVSST_BLOCK
 from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
-from pvsst.analysis.stats.paired import require_columns
 
 POST_KEY = ["trial_id", "round", "agent_id"]
 STANCE_COLUMNS = ("trial_id", "round", "agent_id", "reported_stance", "judged_stance", "exact_agreement",

@@ -42,8 +42,13 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
-from pvsst.analysis.counterfactual.measures import (gaps_from_shares, one_hot, set_flips, set_score_differences,
-                                              spread_from_shares)
+from pvsst.analysis.counterfactual.measures import (
+    gaps_from_shares,
+    one_hot,
+    set_flips,
+    set_score_differences,
+    spread_from_shares,
+)
 from pvsst.analysis.counterfactual.null import arity_null_p
 from pvsst.analysis.counterfactual.permutation import PERMUTATIONS, omnibus_permutation_p, paired_group_tests
 from pvsst.core.defaults import ANALYSIS_SEED

@@ -28,8 +28,12 @@ from __future__ import annotations
 import numpy as np
 
 from pvsst.analysis.counterfactual.measures import share_spread, spread_from_shares
-from pvsst.analysis.counterfactual.permutation import (PERMUTATIONS, PERMUTATION_BATCH, group_counts,
-                                                       permuted_within_sets)
+from pvsst.analysis.counterfactual.permutation import (
+    PERMUTATION_BATCH,
+    PERMUTATIONS,
+    group_counts,
+    permuted_within_sets,
+)
 from pvsst.core.defaults import ANALYSIS_SEED
 from pvsst.core.errors import InputError
 

@@ -27,8 +27,8 @@ import pandas as pd
 
 from pvsst.analysis.figures.style import PaperFigure, in_style, new_figure, ordered_arms, series_styles
 from pvsst.analysis.figures.summaries import CI_METHOD, n_phrase
-from pvsst.core.errors import InputError
 from pvsst.analysis.stats.paired import require_columns
+from pvsst.core.errors import InputError
 
 POST_PANEL = (("stance_side_agreement", "post on the reported side"),
               ("stance_contradiction_rate", "post argues the other side"))

@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pvsst.analysis.figures.style import OKABE_ITO, PaperFigure, in_style, metric_unit, new_figure, pretty_label
 from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
-from pvsst.analysis.figures.style import OKABE_ITO, PaperFigure, in_style, metric_unit, new_figure, pretty_label
 
 STRATUM_ORDER = ("overall", "model", "topic")
 FOREST_COLUMNS = ("contrast", "metric", "stratum_type", "stratum", "n_blocks", "mean_difference",

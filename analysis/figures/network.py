@@ -26,11 +26,11 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import OKABE_ITO, STANCE_CMAP, PaperFigure, in_style, legend_above, new_figure
-from pvsst.analysis.network.homophily import like_graph
 from pvsst.analysis.network.dynamics import follow_graph_at
+from pvsst.analysis.network.homophily import like_graph
 from pvsst.analysis.study.outcomes import stance_paths
+from pvsst.core.errors import InputError
 
 DEFAULT_MEASURE = "attribute_assortativity:initial_side"
 NORMAL_95 = 1.959963984540054  # scipy.stats.norm.ppf(0.975)

@@ -17,10 +17,17 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
-from pvsst.analysis.figures.style import (PaperFigure, color_for, in_style, legend_above, marker_for, new_figure,
-                                    ordered_arms)
+from pvsst.analysis.figures.style import (
+    PaperFigure,
+    color_for,
+    in_style,
+    legend_above,
+    marker_for,
+    new_figure,
+    ordered_arms,
+)
 from pvsst.analysis.figures.summaries import CI_METHOD, mean_ci_by, n_phrase
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 
 SIMILARITY_LABEL = "pairwise TF-IDF cosine (0-1)"
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
-from pvsst.core.errors import InputError
 from pvsst.analysis.figures.similarity import draw_round_lines
 from pvsst.analysis.figures.style import PaperFigure, color_for, in_style, legend_above, new_figure, ordered_arms
 from pvsst.analysis.figures.summaries import CI_METHOD, mean_ci_by, n_phrase
+from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
+from pvsst.core.errors import InputError
 
 PUSH_DIRECTIONS = ("support", "oppose")
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import networkx as nx
-import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 

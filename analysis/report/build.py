@@ -19,28 +19,47 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.core.run_folder import holds_run_folder
-from pvsst.core.atomic import atomic_directory, check_replaceable
-from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import FIGURE_FORMATS, PaperFigure
-from pvsst.analysis.stats.paired import IncompleteBlocksWarning
-from pvsst.analysis.stats.plan import RunPlan, plan_from_spec
-from pvsst.analysis.report.checks import (RunCheck, as_int_if_whole, block_check, call_health_check, exposure_check,
-                                          parse_failure_check, usage_check)
-from pvsst.analysis.report.prompt_checks import agent_text_check, template_echo_check
+from pvsst.analysis.report.checks import (
+    RunCheck,
+    as_int_if_whole,
+    block_check,
+    call_health_check,
+    exposure_check,
+    parse_failure_check,
+    usage_check,
+)
 from pvsst.analysis.report.consistency_section import consistency_markdown
-from pvsst.analysis.report.study_audit_section import study_audit_figure_plan, study_audit_markdown
-from pvsst.analysis.text.template_echo import read_templates
 from pvsst.analysis.report.figure_sets import FigurePlan, run_figures, table_figures
 from pvsst.analysis.report.html_page import markdown_to_html
-from pvsst.analysis.report.markdown import (VERDICT_RULE, bullet_list, deviations_markdown, design_table, fmt_ci,
-                                      fmt_p, fmt_signed, headline_markdown, hypotheses_table, markdown_table,
-                                      overall_contrasts_markdown, plan_table, verdicts_table)
+from pvsst.analysis.report.markdown import (
+    VERDICT_RULE,
+    bullet_list,
+    design_table,
+    deviations_markdown,
+    fmt_ci,
+    fmt_p,
+    fmt_signed,
+    headline_markdown,
+    hypotheses_table,
+    markdown_table,
+    overall_contrasts_markdown,
+    plan_table,
+    verdicts_table,
+)
+from pvsst.analysis.report.prompt_checks import agent_text_check, template_echo_check
+from pvsst.analysis.report.study_audit_section import study_audit_figure_plan, study_audit_markdown
 from pvsst.analysis.report.verdicts import NOT_POWERED, HypothesisVerdict, hypotheses_or_default, hypothesis_verdicts
-from pvsst.analysis.study.run_analysis import analyze_plan, analyze_run, headline_table
+from pvsst.analysis.stats.paired import IncompleteBlocksWarning
+from pvsst.analysis.stats.plan import RunPlan, plan_from_spec
 from pvsst.analysis.store.reader import load_run, load_trial_table
-from pvsst.core.run_layout import ANALYSIS, MANIFEST, REPORT
+from pvsst.analysis.study.run_analysis import analyze_plan, analyze_run, headline_table
+from pvsst.analysis.text.template_echo import read_templates
+from pvsst.core.atomic import atomic_directory, check_replaceable
+from pvsst.core.errors import InputError
 from pvsst.core.input_files import read_json
+from pvsst.core.run_folder import holds_run_folder
+from pvsst.core.run_layout import ANALYSIS, MANIFEST, REPORT
 
 REPORT_FORMATS = ("md", "html")
 ANALYSIS_TABLES = ("trial_outcomes", "per_round", "contrasts", "headline")

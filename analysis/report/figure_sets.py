@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.core.errors import InputError
 from pvsst.analysis.figures.consistency import belief_consistency_figure
-from pvsst.analysis.figures.survey.fidelity import distribution_by_group_figure, fidelity_by_question_figure
 from pvsst.analysis.figures.forest import contrast_forest_figure, contrasts_overview_figure
 from pvsst.analysis.figures.network import MAX_NETWORK_NODES, homophily_null_figure, network_figure
 from pvsst.analysis.figures.similarity import similarity_by_round_figure
 from pvsst.analysis.figures.stance import stance_trajectories_figure, survival_by_arm_figure
 from pvsst.analysis.figures.style import PaperFigure
+from pvsst.analysis.figures.survey.fidelity import distribution_by_group_figure, fidelity_by_question_figure
 from pvsst.analysis.store.reader import RunTables
+from pvsst.core.errors import InputError
 
 FIDELITY_FILE = "fidelity.csv"
 FIDELITY_DISTRIBUTIONS_FILE = "fidelity_distributions.csv"

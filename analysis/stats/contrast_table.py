@@ -27,11 +27,18 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.stats.block_tests import bootstrap_mean_ci_batch, sign_counts, sign_flip_p_batch, sign_test_p
-from pvsst.analysis.stats.paired import (RESULT_COLUMNS, BlockDifferences, PairedContrastResult, block_differences,
-                             require_columns, warn_excluded)
+from pvsst.analysis.stats.paired import (
+    RESULT_COLUMNS,
+    BlockDifferences,
+    PairedContrastResult,
+    block_differences,
+    require_columns,
+    warn_excluded,
+)
 from pvsst.analysis.stats.plan import PVSST_BLOCK, PVSST_STRATA, Contrast, RandomizationPlan
 from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
+
 EXCLUDED_COLUMNS = ("contrast", "metric", "reason")
 
 

@@ -32,8 +32,16 @@ from pvsst.core.bounds import MAX_BOOTSTRAP_DRAWS, MAX_RANDOMIZATION_DRAWS, MAX_
 from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS, FAILURE_THRESHOLD
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import MANIFEST
-from pvsst.core.validation import (Identifier, NonEmptyText, Share, SpecFieldError, StrictModel,
-                                 describe_validation_error, join_field, require_unique)
+from pvsst.core.validation import (
+    Identifier,
+    NonEmptyText,
+    Share,
+    SpecFieldError,
+    StrictModel,
+    describe_validation_error,
+    join_field,
+    require_unique,
+)
 
 MONTE_CARLO_DRAWS = 1_000_000
 EXHAUSTIVE_MAX_N = 20

@@ -57,8 +57,23 @@ import pandas as pd
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import read_json
 from pvsst.core.integrity import complete_unit_dirs
-from pvsst.core.run_layout import (ANALYSIS, CELLS, DONE, HUMAN, MANIFEST, METRICS, PERSONAS, SCORING, SURVEY,
-                                   SURVEY_RUN_TABLES, THREADS, TRIAL_TABLES, TRIALS, UNIT_TABLES, UNITS, table_file)
+from pvsst.core.run_layout import (
+    ANALYSIS,
+    CELLS,
+    DONE,
+    MANIFEST,
+    METRICS,
+    PERSONAS,
+    SCORING,
+    SURVEY,
+    SURVEY_RUN_TABLES,
+    THREADS,
+    TRIAL_TABLES,
+    TRIALS,
+    UNIT_TABLES,
+    UNITS,
+    table_file,
+)
 
 __all__ = ["RunTables", "completed_trial_dirs", "is_survey_run", "iter_unit_tables", "load_run", "load_trial_table",
            "open_run", "read_manifest", "read_prompts", "read_responses", "read_survey_run", "read_trial_tables"]
@@ -206,7 +221,7 @@ def _read_thread_run(run_dir: Path, analysis: dict[str, pd.DataFrame]) -> RunTab
             parts[name].append(frame)
     frames = {name: _concat(frames) for name, frames in parts.items()}
     personas = _read_table(run_dir / PERSONAS) if (run_dir / PERSONAS).is_file() else pd.DataFrame()
-    return RunTables(run_dir, "threads", _read_json(run_dir / MANIFEST), personas=personas, analysis=analysis, **frames)
+    return RunTables(run_dir, "threads", read_json(run_dir / MANIFEST, "manifest"), personas=personas, analysis=analysis, **frames)
 
 
 def is_survey_run(run_dir: str | Path) -> bool:

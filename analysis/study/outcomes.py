@@ -47,10 +47,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.core.errors import InputError
-from pvsst.analysis.stats.plan import CONSISTENCY_METRICS
 from pvsst.analysis.consistency.trials import stance_consistency, trial_consistency, vote_sides
+from pvsst.analysis.stats.plan import CONSISTENCY_METRICS
 from pvsst.analysis.text.lexical import pairwise_tfidf_similarity
+from pvsst.core.errors import InputError
 
 PUSH_SIGN = {"support": 1, "oppose": -1}
 OUTCOME_COLUMNS = ("initial_alignment", "final_alignment", "delta_alignment", "final_pushed_side_share",

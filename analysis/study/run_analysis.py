@@ -45,23 +45,32 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.core.run_folder import holds_run_folder
 from pvsst.analysis.consistency.judgments import JUDGMENTS_DIR, agreement_table, choose_judge, read_judgments
-from pvsst.analysis.consistency.run_summary import (agent_round_table, belief_consistency_table,
-                                                   require_contrast_metrics)
-from pvsst.analysis.stats.contrast_table import PairedContrastAnalysis, paired_contrast_table
-from pvsst.core.atomic import atomic_directory, check_replaceable
-from pvsst.core.errors import InputError
-from pvsst.analysis.network.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
+from pvsst.analysis.consistency.run_summary import agent_round_table, belief_consistency_table, require_contrast_metrics
 from pvsst.analysis.network.dynamics import follow_graph_at, influence_effect, selection_effect
-from pvsst.analysis.study.outcomes import (CONSISTENCY_COLUMNS, OUTCOME_COLUMNS, belief_consistency_by_trial,
-                                     empty_consistency, per_round_outcomes, trial_outcomes)
+from pvsst.analysis.network.homophily import assortativity_against_nulls, like_graph, same_group_tie_share
+from pvsst.analysis.stats.contrast_table import PairedContrastAnalysis, paired_contrast_table
 from pvsst.analysis.stats.paired import IncompleteBlocksWarning, require_arms
 from pvsst.analysis.stats.plan import RunPlan, plan_from_spec
-from pvsst.analysis.study.audit import STUDY_AUDIT_FILES, score_study_audit
-from pvsst.analysis.stats.preregistered_checks import (adjusted_p_values, consistency_check, mixed_model_contrast,
-                                           parse_failure_table)
+from pvsst.analysis.stats.preregistered_checks import (
+    adjusted_p_values,
+    consistency_check,
+    mixed_model_contrast,
+    parse_failure_table,
+)
 from pvsst.analysis.store.reader import TRIAL_FACTOR_COLUMNS, RunTables, load_run
+from pvsst.analysis.study.audit import STUDY_AUDIT_FILES, score_study_audit
+from pvsst.analysis.study.outcomes import (
+    CONSISTENCY_COLUMNS,
+    OUTCOME_COLUMNS,
+    belief_consistency_by_trial,
+    empty_consistency,
+    per_round_outcomes,
+    trial_outcomes,
+)
+from pvsst.core.atomic import atomic_directory, check_replaceable
+from pvsst.core.errors import InputError
+from pvsst.core.run_folder import holds_run_folder
 from pvsst.core.run_layout import ANALYSIS, MANIFEST, TRIALS
 
 ADVERSARY_ROLE = "adversary"

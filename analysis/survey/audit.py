@@ -50,8 +50,8 @@ import pandas as pd
 from pvsst.analysis.counterfactual.audit import audit_tables
 from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, ScoredRun
 from pvsst.core.atomic import write_csv_tables
-from pvsst.core.run_layout import ANALYSIS, PERSONAS, UNITS
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import ANALYSIS, PERSONAS, UNITS
 
 AUDIT_FILES = {"questions": "audit.csv", "shares": "audit_shares.csv", "groups": "audit_groups.csv"}
 SOURCE_COLUMNS = ("model", "condition", "elicitation")

@@ -31,8 +31,8 @@ import pandas as pd
 from pvsst.analysis.survey.stated_enacted import ENACTED_METHODS, STATED_METHODS, stated_enacted_consistency
 from pvsst.analysis.survey.units import ScoredRun
 from pvsst.core.atomic import write_csv_tables
-from pvsst.core.run_layout import ANALYSIS
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import ANALYSIS
 
 CONSISTENCY_FILES = {"summary": "consistency.csv", "per_persona": "consistency_personas.csv"}
 REFERENCE = "reference"

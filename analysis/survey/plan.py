@@ -23,12 +23,12 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from pvsst.core.defaults import ANALYSIS_SEED, FAILURE_THRESHOLD, SURVEY_BOOTSTRAP_DRAWS
 from pvsst.analysis.survey.fidelity import DEFAULT_SMOOTHING
 from pvsst.core.bounds import MAX_BOOTSTRAP_DRAWS, MAX_PERSONAS, MAX_SEED
+from pvsst.core.defaults import ANALYSIS_SEED, FAILURE_THRESHOLD, SURVEY_BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
-from pvsst.core.validation import StrictModel, describe_validation_error, join_field
 from pvsst.core.run_layout import SCORING
+from pvsst.core.validation import StrictModel, describe_validation_error, join_field
 
 MIN_BOOTSTRAP_DRAWS = 10
 """The fewest bootstrap draws an interval is computed from (``analysis.bootstrap_draws``, ``--draws``)."""

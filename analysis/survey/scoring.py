@@ -54,14 +54,30 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.core.atomic import atomic_file
-from pvsst.analysis.survey.fidelity import (bootstrap_tables, bounded_interval, distribution_metrics,
-                               eta_squared, js_distance, kl_divergence, no_variance, percentile_interval)
-from pvsst.core.run_layout import ANALYSIS
-from pvsst.analysis.survey.simbench import simbench_score, total_variation
+from pvsst.analysis.survey.fidelity import (
+    bootstrap_tables,
+    bounded_interval,
+    distribution_metrics,
+    eta_squared,
+    js_distance,
+    kl_divergence,
+    no_variance,
+    percentile_interval,
+)
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
-from pvsst.analysis.survey.units import (DISTRIBUTION_METHODS, QuestionScale, ScoredRun, UnitAnswers, failed_calls,
-                                        human_units, model_units, substantive_distributions)
+from pvsst.analysis.survey.simbench import simbench_score, total_variation
+from pvsst.analysis.survey.units import (
+    DISTRIBUTION_METHODS,
+    QuestionScale,
+    ScoredRun,
+    UnitAnswers,
+    failed_calls,
+    human_units,
+    model_units,
+    substantive_distributions,
+)
+from pvsst.core.atomic import atomic_file
+from pvsst.core.run_layout import ANALYSIS
 
 FIDELITY_COLUMNS = ("model", "provider", "condition", "elicitation", "question", "group", "metric", "value",
                     "ci_low", "ci_high", "note")

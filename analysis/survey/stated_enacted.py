@@ -45,10 +45,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from pvsst.analysis.stats.paired import require_columns
 from pvsst.analysis.survey.fidelity import percentile_interval, resample_index
 from pvsst.core.defaults import ANALYSIS_SEED, SURVEY_BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
-from pvsst.analysis.stats.paired import require_columns
 
 STATED_METHODS = ("verbalized",)
 ENACTED_METHODS = ("sample", "logprobs")

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.survey.fidelity import design_resample, resample_index
 from pvsst.analysis.store.reader import read_survey_run
 from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation, is_cell_run, population_from_table
 from pvsst.analysis.survey.data import GROUP_PREFIX
+from pvsst.analysis.survey.fidelity import design_resample, resample_index
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan, plan_from_settings
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import HUMAN, PERSONAS, SCORING, UNITS

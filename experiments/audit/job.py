@@ -38,15 +38,15 @@ from pvsst.core.run_layout import AUDITS, CACHE, MANIFEST
 from pvsst.experiments.audit.population import audit_population
 from pvsst.experiments.run.kernel import RunJob, UnitResult, lost_units
 from pvsst.experiments.run.manifest import RunManifest
-from pvsst.experiments.study.personas import persona_frame, with_cards
 from pvsst.experiments.run.run_guard import gateway_words
-from pvsst.experiments.study.files import StudyFiles, collect_study_files
-from pvsst.experiments.study.input import StudyInput
 from pvsst.experiments.run.summary import RunSummary
-from pvsst.experiments.study.trial_pipeline import call_accounting, call_totals, trial_config
 from pvsst.experiments.run.worker_gateway import GatewaySettings, cap_budget, worker_gateway
 from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.experiments.spec.study import StudySpec, model_slug, spec_from_canonical
+from pvsst.experiments.study.files import StudyFiles, collect_study_files
+from pvsst.experiments.study.input import StudyInput
+from pvsst.experiments.study.personas import persona_frame, with_cards
+from pvsst.experiments.study.trial_pipeline import call_accounting, call_totals, trial_config
 from pvsst.sim.first_round_audit import run_first_round_audit
 from pvsst.sim.llm.stops import RunStop
 

@@ -42,8 +42,8 @@ from pvsst.analysis.consistency.judgments import agreement_table, judge_slug, re
 from pvsst.analysis.store.reader import load_run
 from pvsst.core.atomic import atomic_file, write_text
 from pvsst.core.errors import InputError
-from pvsst.core.run_folder import holds_run_folder
 from pvsst.core.integrity import complete_unit_dirs
+from pvsst.core.run_folder import holds_run_folder
 from pvsst.core.run_layout import ANALYSIS, CACHE, JUDGMENTS, MANIFEST, table_file
 from pvsst.experiments.run.kernel import RunJob, UnitResult, lost_units, run_units
 from pvsst.experiments.run.manifest import RunManifest

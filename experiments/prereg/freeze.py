@@ -23,17 +23,30 @@ from pathlib import Path
 
 from pvsst.core.atomic import write_text
 from pvsst.core.errors import InputError
-from pvsst.experiments.spec.lock import (Document, Lock, Verification, changed_materials, compare, document_materials,
-                                         lock_path, package_versions, read_lock)
-from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_sha256
 from pvsst.core.yaml_file import read_yaml_mapping
-from pvsst.experiments.spec.thread_study import (canonical_thread_spec, is_thread_document, load_thread_spec,
-                                                 thread_spec_sha256)
+from pvsst.experiments.spec.lock import (
+    Document,
+    Lock,
+    Verification,
+    changed_materials,
+    compare,
+    document_materials,
+    lock_path,
+    package_versions,
+    read_lock,
+)
+from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_sha256
+from pvsst.experiments.spec.thread_study import (
+    canonical_thread_spec,
+    is_thread_document,
+    load_thread_spec,
+    thread_spec_sha256,
+)
 from pvsst.experiments.study.files import check_study_files
-from pvsst.experiments.threads.personas import thread_personas
 from pvsst.experiments.survey.checks import check_instrument, data_record
 from pvsst.experiments.survey.injection import condition_steerings, injection_files, injection_hashes
 from pvsst.experiments.survey.spec import canonical_survey, load_survey, survey_sha256
+from pvsst.experiments.threads.personas import thread_personas
 
 
 def load_document(spec_path: str | Path) -> Document:

@@ -19,8 +19,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 import itertools
 import multiprocessing
-from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import Any, TypeVar
 

@@ -29,9 +29,9 @@ from typing import Any
 
 from pvsst.core.atomic import write_json
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import read_json
 from pvsst.core.redaction import redact_data
 from pvsst.core.run_layout import MANIFEST, TRIALS
-from pvsst.core.input_files import read_json
 from pvsst.experiments.spec.lock import package_versions
 
 

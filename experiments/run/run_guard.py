@@ -26,16 +26,16 @@ Examples
 from __future__ import annotations
 
 import errno
-from multiprocessing import resource_tracker
 import os
 import shlex
 import shutil
 import signal
-import sys
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from multiprocessing import resource_tracker
 from pathlib import Path
 
 from pvsst.core.errors import RunStopped, os_error_line

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pvsst.sim.llm.config import GatewayConfig
-from pvsst.sim.llm.cache import ResponseCache
 from pvsst.experiments.run.ray_cache import RemoteCache
-from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.budget import Budget
+from pvsst.sim.llm.cache import ResponseCache
+from pvsst.sim.llm.config import GatewayConfig
+from pvsst.sim.llm.gateway import Gateway
 
 
 @dataclass(frozen=True)

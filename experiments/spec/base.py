@@ -6,8 +6,16 @@ re-exported here for the spec modules.
 """
 from __future__ import annotations
 
-from pvsst.core.validation import (IDENTIFIER_PATTERN, Identifier, NonEmptyText, Share, SpecFieldError,
-                                StrictModel, first_duplicate, join_field)
+from pvsst.core.validation import (
+                                IDENTIFIER_PATTERN,
+                                Identifier,
+                                NonEmptyText,
+                                Share,
+                                SpecFieldError,
+                                StrictModel,
+                                first_duplicate,
+                                join_field,
+)
 
 __all__ = ["IDENTIFIER_PATTERN", "Identifier", "NonEmptyText", "Share", "SpecFieldError", "StrictModel",
            "first_duplicate", "FACTOR_COLUMNS", "join_field"]

@@ -16,8 +16,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from pvsst.experiments.spec.study import StudySpec, model_slug
 from pvsst.experiments.spec.base import FACTOR_COLUMNS
+from pvsst.experiments.spec.study import StudySpec, model_slug
 
 ID_SEPARATOR = "__"
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 from pvsst.experiments.spec.execution import Execution
 from pvsst.experiments.spec.study import StudySpec
-from pvsst.sim.trial.settings import TrialSettings
 from pvsst.sim.conditions import get_condition
-from pvsst.sim.prompts import estimate_prompt_tokens
 from pvsst.sim.llm.providers.registry import import_litellm
+from pvsst.sim.prompts import estimate_prompt_tokens
+from pvsst.sim.trial.settings import TrialSettings
 
 LOCAL_PROVIDERS = ("embedded", "scripted", "ollama", "ollama_chat", "lm_studio", "llamafile")
 """Model prefixes served on the user's own hardware: no per-token price."""

@@ -35,10 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pvsst.core.errors import InputError
 from pvsst.experiments.spec.materials import spec_input_files, spec_materials_dir, spec_materials_hashes
-from pvsst.experiments.spec.study import canonical_sha256, canonical_spec, load_spec, spec_sha256
+from pvsst.experiments.spec.study import canonical_sha256, load_spec
 from pvsst.experiments.spec.thread_study import thread_files_hashes, thread_input_files, thread_materials_dir
-from pvsst.sim.materials import default_materials_dir, materials_hashes
-from pvsst.sim.llm.types import canonical_json
+from pvsst.sim.materials import default_materials_dir
 
 LOCK_SUFFIX = ".lock.json"
 VERSIONED_PACKAGES = ("pvsst", "mesa", "litellm", "numpy", "pandas", "pydantic", "networkx", "scipy",

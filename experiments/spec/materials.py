@@ -21,9 +21,9 @@ from pathlib import Path
 
 from pvsst.core.input_files import file_sha256, regular_file
 from pvsst.experiments.spec.study import StudySpec
+from pvsst.sim.judges.materials import load_judge_materials
 from pvsst.sim.materials import default_materials_dir, materials_hashes
 from pvsst.sim.protocol import Protocol
-from pvsst.sim.judges.materials import load_judge_materials
 
 
 def spec_protocol(spec: StudySpec, spec_dir: Path | None = None) -> Protocol:

@@ -27,24 +27,30 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from pvsst.analysis.stats.plan import AnalysisPlan, Hypothesis, Outcomes
 from pvsst.core.bounds import MAX_BOOTSTRAP_CELLS, MAX_SEED
 from pvsst.core.errors import InputError
-from pvsst.analysis.stats.plan import AnalysisPlan, Hypothesis, Outcomes
+from pvsst.core.errors import InputError as SimInputError
+from pvsst.core.validation import describe_validation_error, require_unique
+from pvsst.core.yaml_file import read_yaml_mapping
 from pvsst.experiments.spec.audit_section import AuditSpec
-from pvsst.experiments.spec.base import (FACTOR_COLUMNS, Identifier, NonEmptyText, SpecFieldError, StrictModel,
-                                         first_duplicate)
+from pvsst.experiments.spec.base import (
+    FACTOR_COLUMNS,
+    Identifier,
+    NonEmptyText,
+    SpecFieldError,
+    StrictModel,
+    first_duplicate,
+)
 from pvsst.experiments.spec.execution import SURVEY_ONLY_DEFAULTS, Execution, drop_defaults
 from pvsst.experiments.spec.protocol_section import ProtocolSpec
-from pvsst.core.validation import describe_validation_error, require_unique
 from pvsst.experiments.spec.trial import PersonaSpec, check_request_seeds
-from pvsst.sim.trial.settings import TrialSettings
-from pvsst.core.yaml_file import read_yaml_mapping
 from pvsst.sim.conditions import CONDITIONS, get_condition
 from pvsst.sim.llm.budget import BudgetCap
+from pvsst.sim.llm.providers.registry import validate_model_name
 from pvsst.sim.llm.types import canonical_json
 from pvsst.sim.topics import Topic, builtin_topics
-from pvsst.core.errors import InputError as SimInputError
-from pvsst.sim.llm.providers.registry import validate_model_name
+from pvsst.sim.trial.settings import TrialSettings
 
 BLOCK_FACTORS = ("model", "topic_id", "seed")
 

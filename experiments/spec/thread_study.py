@@ -31,11 +31,11 @@ from pvsst.core.bounds import MAX_SEED
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import file_sha256, regular_file
 from pvsst.core.validation import Share, describe_validation_error, require_unique
+from pvsst.core.yaml_file import read_yaml_mapping
 from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel
 from pvsst.experiments.spec.execution import SURVEY_ONLY_DEFAULTS, Execution, drop_defaults
 from pvsst.experiments.spec.study import Factors, TopicSpec, canonical_sha256, model_name_problem
 from pvsst.experiments.spec.trial import PersonaSpec
-from pvsst.core.yaml_file import read_yaml_mapping
 from pvsst.sim.llm.budget import BudgetCap
 from pvsst.sim.llm.types import canonical_json
 from pvsst.sim.persona_table import load_persona_table

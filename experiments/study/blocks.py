@@ -19,11 +19,11 @@ import pandas as pd
 
 from pvsst.experiments.run.kernel import UnitResult, lost_units
 from pvsst.experiments.run.summary import RunSummary
-from pvsst.experiments.study.files import StudyFiles
-from pvsst.experiments.study.trial_pipeline import execute_trial
 from pvsst.experiments.run.worker_gateway import GatewaySettings, cap_budget, worker_gateway
 from pvsst.experiments.spec.design import Design, ScheduledTrial
 from pvsst.experiments.spec.study import spec_from_canonical
+from pvsst.experiments.study.files import StudyFiles
+from pvsst.experiments.study.trial_pipeline import execute_trial
 from pvsst.sim.llm.budget import BudgetExceeded
 from pvsst.sim.llm.cache import ReplayMiss
 from pvsst.sim.llm.stops import RunStop

@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 
 from pvsst.core.atomic import atomic_directory
 from pvsst.core.errors import InputError
@@ -30,12 +31,10 @@ from pvsst.core.input_files import regular_file
 from pvsst.core.run_layout import MATERIALS
 from pvsst.experiments.spec.materials import spec_materials_dir
 from pvsst.experiments.spec.study import StudySpec
-from pvsst.sim.materials import MATERIAL_FILES, materials_hashes
-import numpy as np
-from pvsst.sim.accounts import honest_ids
-from pvsst.sim.materials import load_materials
-from pvsst.sim.network import build_follow_graph
 from pvsst.personas.records import read_personas
+from pvsst.sim.accounts import honest_ids
+from pvsst.sim.materials import MATERIAL_FILES, load_materials, materials_hashes
+from pvsst.sim.network import build_follow_graph
 
 SCRATCH_ENV = "PVSST_SCRATCH"
 """Where a worker stages study files (default: the system's temporary folder)."""

@@ -17,15 +17,15 @@ from pydantic import ValidationError
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import CACHE, MANIFEST, TRIALS
 from pvsst.core.validation import describe_validation_error
-from pvsst.experiments.study.blocks import BlockTask, BlockWorker, block_tasks
 from pvsst.experiments.run.kernel import RunJob
 from pvsst.experiments.run.manifest import RunManifest
 from pvsst.experiments.run.run_guard import gateway_words
-from pvsst.experiments.study.files import collect_study_files, write_materials
-from pvsst.experiments.study.personas import resolve_personas
-from pvsst.experiments.study.input import StudyInput
 from pvsst.experiments.run.summary import RunSummary
 from pvsst.experiments.run.worker_gateway import GatewaySettings
+from pvsst.experiments.study.blocks import BlockTask, BlockWorker, block_tasks
+from pvsst.experiments.study.files import collect_study_files, write_materials
+from pvsst.experiments.study.input import StudyInput
+from pvsst.experiments.study.personas import resolve_personas
 from pvsst.sim.llm.budget import BudgetCap
 
 

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.experiments.spec.study import StudySpec
 from pvsst.core.run_layout import PERSONAS
-from pvsst.personas.records import read_personas
-from pvsst.personas.synthesis import synthesize
+from pvsst.experiments.spec.study import StudySpec
 from pvsst.personas.cards import personas_for_simulation
-from pvsst.personas.records import write_personas
+from pvsst.personas.records import read_personas, write_personas
+from pvsst.personas.synthesis import synthesize
 
 # Spec card-style names -> persona card templates.
 CARD_STYLES = {"pvsst_short": "label", "third_person": "profile", "first_person": "backstory"}

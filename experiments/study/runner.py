@@ -26,9 +26,9 @@ from pathlib import Path
 from pvsst.core.run_folder import claimed_run_folder
 from pvsst.experiments.audit.job import audit_job, check_members
 from pvsst.experiments.run.kernel import run_units
+from pvsst.experiments.run.summary import RunSummary
 from pvsst.experiments.study.input import open_study
 from pvsst.experiments.study.job import check_options, study_job
-from pvsst.experiments.run.summary import RunSummary
 
 
 def run_study(spec_path: str | Path, run_dir: str | Path, *, executor: str | None = None,

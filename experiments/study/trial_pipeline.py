@@ -14,19 +14,19 @@ import time
 
 import pandas as pd
 
-from pvsst.analysis.text.feed_markup import count_markup_posts
 from pvsst.analysis.study.outcomes import trial_outcomes
+from pvsst.analysis.text.feed_markup import count_markup_posts
 from pvsst.core.run_layout import METRICS
 from pvsst.experiments.run.kernel import UnitResult
 from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.experiments.spec.materials import spec_protocol
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.experiments.study.files import StagedFiles, StudyFiles
+from pvsst.sim.llm.stops import RunStop
 from pvsst.sim.materials import load_materials
 from pvsst.sim.protocol import differs_from_preset
 from pvsst.sim.trial.run import TrialResult, run_trial
 from pvsst.sim.trial.settings import TrialSetup
-from pvsst.sim.llm.stops import RunStop
 
 
 def trial_config(spec: StudySpec, plan: ScheduledTrial, staged: StagedFiles = StagedFiles()) -> TrialSetup:

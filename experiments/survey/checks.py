@@ -28,10 +28,10 @@ import pandas as pd
 
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import file_sha256, regular_file
-from pvsst.experiments.survey.spec import SurveySpec
 from pvsst.experiments.survey.elicitation import check_elicitation
-from pvsst.sim.llm.providers.registry import ensure_runnable
 from pvsst.experiments.survey.personas import human_table, persona_table
+from pvsst.experiments.survey.spec import SurveySpec
+from pvsst.sim.llm.providers.registry import ensure_runnable
 
 
 def check_runnable(spec: SurveySpec) -> None:

@@ -45,12 +45,12 @@ from pathlib import PurePath
 
 import numpy as np
 
+from pvsst.analysis.survey.data import load_data
 from pvsst.personas.respondents import canonical_value, canonical_values
 from pvsst.sim.llm.option_probabilities import PROBABILITIES, distribution_reply
+from pvsst.sim.llm.providers.registry import register_scripted_provider
 from pvsst.sim.llm.providers.scripted import last_user_message, prompt_word_count, request_rng
 from pvsst.sim.llm.types import LLMRequest, ProviderReply
-from pvsst.analysis.survey.data import load_data
-from pvsst.sim.llm.providers.registry import register_scripted_provider
 
 REFERENCE_TAG = "SURVEY-REFERENCE"
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from pvsst.experiments.survey.spec import SurveySpec
 from pvsst.core.errors import InputError
+from pvsst.experiments.survey.spec import SurveySpec
 from pvsst.sim.llm.option_probabilities import PROBABILITIES, renormalise
 from pvsst.sim.llm.providers.registry import logprobs_problem
 

@@ -33,15 +33,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.survey.data import GROUP_PREFIX, AnswerColumn, GroupColumn, canonical_value, human_answers, load_data
+from pvsst.analysis.survey.data import (
+    GROUP_PREFIX,
+    AnswerColumn,
+    GroupColumn,
+    human_answers,
+    load_data,
+)
 from pvsst.core.errors import InputError
 from pvsst.core.validation import first_duplicate
+from pvsst.experiments.audit.population import audit_population
 from pvsst.experiments.survey.cell_population import CELL_CARD, GEOGRAPHY, asked_cells, geography_codes
 from pvsst.experiments.survey.spec import SurveySpec
-from pvsst.personas.respondents import AttributeMap, matched_personas
-from pvsst.personas.synthesis import synthesize
 from pvsst.personas.cards import personas_for_simulation
-from pvsst.experiments.audit.population import audit_population
+from pvsst.personas.respondents import AttributeMap, canonical_value, matched_personas
+from pvsst.personas.synthesis import synthesize
 
 REFERENCE_PREFIX = "reference:"
 

@@ -45,8 +45,8 @@ import pandas as pd
 
 from pvsst.core.atomic import atomic_file, write_json
 from pvsst.core.errors import InputError
-from pvsst.core.run_folder import claimed_run_folder
 from pvsst.core.input_files import read_json
+from pvsst.core.run_folder import claimed_run_folder
 from pvsst.core.run_layout import CACHE, HUMAN, MANIFEST, PERSONAS, SCENARIOS, SCORING, SURVEY, UNITS
 from pvsst.experiments.run.call_health import degraded_line
 from pvsst.experiments.run.frozen import check_frozen, override_record
@@ -56,8 +56,8 @@ from pvsst.experiments.run.run_guard import gateway_words, preparing, resume_com
 from pvsst.experiments.run.store import write_table
 from pvsst.experiments.run.summary import DEGRADED, RunSummary
 from pvsst.experiments.run.worker_gateway import GatewaySettings
-from pvsst.experiments.survey.checks import check_data, check_runnable, data_record, data_sha256
 from pvsst.experiments.survey.cell_population import CELLS_FILE
+from pvsst.experiments.survey.checks import check_data, check_runnable, data_record, data_sha256
 from pvsst.experiments.survey.injection import condition_steerings, injection_files, injection_hashes
 from pvsst.experiments.survey.personas import asked_tables, human_table
 from pvsst.experiments.survey.scenarios_section import scenario_table

@@ -30,10 +30,10 @@ from pvsst.core.bounds import MAX_ATTEMPTS, MAX_PERSONAS, MAX_SEED, MAX_TOKENS
 from pvsst.core.defaults import FAILURE_THRESHOLD, IDENTIFIER_PATTERN
 from pvsst.core.errors import InputError
 from pvsst.core.validation import describe_validation_error
-from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
+from pvsst.core.yaml_file import read_yaml_mapping
 from pvsst.experiments.spec.audit_section import AuditSpec
 from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
-from pvsst.core.yaml_file import read_yaml_mapping
+from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
 from pvsst.experiments.spec.identity_injection import IdentityInjectionSpec
 from pvsst.experiments.survey.cells_section import CellsSpec, check_cells
 from pvsst.experiments.survey.scenarios_section import ScenariosSpec, check_scenarios

@@ -31,7 +31,13 @@ from pvsst.experiments.run.worker_gateway import GatewaySettings, worker_gateway
 from pvsst.experiments.survey.controls import reference_line
 from pvsst.experiments.survey.elicitation import reply_answer
 from pvsst.experiments.survey.personas import REFERENCE_PREFIX, answer_columns
-from pvsst.experiments.survey.prompts import answer_schema, option_order, question_prompt, survey_request_seed, system_prompt
+from pvsst.experiments.survey.prompts import (
+    answer_schema,
+    option_order,
+    question_prompt,
+    survey_request_seed,
+    system_prompt,
+)
 from pvsst.experiments.survey.scenarios_section import SCENARIO_COLUMN, scenario_list
 from pvsst.experiments.survey.spec import ConditionSpec, SurveySpec, survey_from_canonical
 from pvsst.sim.llm.cache import ReplayMiss

@@ -41,8 +41,14 @@ from pvsst.experiments.run.run_guard import gateway_words
 from pvsst.experiments.run.summary import RunSummary
 from pvsst.experiments.run.worker_gateway import GatewaySettings
 from pvsst.experiments.spec.execution import Execution
-from pvsst.experiments.spec.thread_study import (ThreadStudySpec, canonical_thread_spec, load_thread_spec,
-                                                 thread_files_hashes, thread_input_files, thread_materials_dir)
+from pvsst.experiments.spec.thread_study import (
+    ThreadStudySpec,
+    canonical_thread_spec,
+    load_thread_spec,
+    thread_files_hashes,
+    thread_input_files,
+    thread_materials_dir,
+)
 from pvsst.experiments.study.files import StudyFiles
 from pvsst.experiments.study.job import check_options
 from pvsst.experiments.threads.personas import thread_personas

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pvsst.core.defaults import (DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S, STRUCTURED_OUTPUT_AUTO,
-                                 STRUCTURED_OUTPUT_MODES)
+from pvsst.core.defaults import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_TIMEOUT_S,
+    STRUCTURED_OUTPUT_AUTO,
+    STRUCTURED_OUTPUT_MODES,
+)
 
 
 @dataclass(frozen=True)

@@ -55,8 +55,15 @@ import numpy as np
 import pandas as pd
 
 from pvsst.core.errors import InputError
-from pvsst.sim.epidemic.bank import (CASE_LEVELS, HOUSEHOLD_LEVELS, MEMBER_DID_NOT_REPORT, MEMBER_REPORTED,
-                                     NO_HOUSEHOLD, ReportingBank, case_level_index)
+from pvsst.sim.epidemic.bank import (
+    CASE_LEVELS,
+    HOUSEHOLD_LEVELS,
+    MEMBER_DID_NOT_REPORT,
+    MEMBER_REPORTED,
+    NO_HOUSEHOLD,
+    ReportingBank,
+    case_level_index,
+)
 from pvsst.sim.epidemic.settings import EpidemicSettings
 from pvsst.sim.epidemic.transmission import transmission_rates
 

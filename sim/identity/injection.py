@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.core.input_files import file_sha256
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import file_sha256
 from pvsst.sim.identity.vectors import load_vectors
 from pvsst.sim.llm.steering import Steering
 

@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from pvsst.core.atomic import atomic_file
-from pvsst.core.input_files import file_sha256
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import file_sha256
 from pvsst.sim.llm.steering import Steering
 
 FORMAT = "pvsst-identity-vectors"

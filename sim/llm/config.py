@@ -34,7 +34,6 @@ from pvsst.core.validation import NonEmptyText, SpecFieldError, StrictModel, des
 from pvsst.sim.llm.structured_modes import SETTINGS, default_setting
 
 
-
 class Endpoint(StrictModel):
     """One OpenAI-compatible model server (vLLM, Ollama, llama.cpp, ...): its ``api_base``, a routing
     ``weight`` and the most requests it gets at once (``max_concurrency``; ``None``: only the gateway's).

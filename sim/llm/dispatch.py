@@ -9,17 +9,20 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from pvsst.sim.llm.option_probabilities import (TOP_LOGPROBS, distribution_from_top_logprobs, distribution_reply,
-                                                from_logprobs)
+from pvsst.sim.llm.endpoints import placeholder_api_key
+from pvsst.sim.llm.option_probabilities import (
+    TOP_LOGPROBS,
+    distribution_from_top_logprobs,
+    distribution_reply,
+    from_logprobs,
+)
 from pvsst.sim.llm.providers import embedded
 from pvsst.sim.llm.providers.registry import import_litellm, split_model
-from pvsst.sim.llm.raw_reply import BodyRecorder, rejoined
 from pvsst.sim.llm.providers.scripted import load_scripted_provider
+from pvsst.sim.llm.raw_reply import BodyRecorder, rejoined
 from pvsst.sim.llm.steering import STEERING_FIELD
 from pvsst.sim.llm.structured_modes import response_format_for
 from pvsst.sim.llm.types import LLMRequest, ProviderReply
-
-from pvsst.sim.llm.endpoints import placeholder_api_key
 
 if TYPE_CHECKING:
     from pvsst.sim.llm.endpoints import EndpointPool

@@ -10,8 +10,8 @@ import fastjsonschema
 import jsonschema
 
 from pvsst.core.errors import InputError
-from pvsst.sim.replies import lenient_json_object
 from pvsst.sim.llm.types import STATUS_EMPTY, STATUS_OK, STATUS_PARSE_ERROR, canonical_json
+from pvsst.sim.replies import lenient_json_object
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()

@@ -26,12 +26,17 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import regular_file
 from pvsst.core.yaml_file import read_yaml_file
-from pvsst.sim.materials.catalog import (ACCOUNT_ROLES, ACCOUNTS_FILE, MATERIAL_FILES, PERSONA_FILES, TEMPLATES,
-                                        TemplateFile)
+from pvsst.sim.materials.catalog import (
+    ACCOUNT_ROLES,
+    ACCOUNTS_FILE,
+    MATERIAL_FILES,
+    PERSONA_FILES,
+    TEMPLATES,
+    TemplateFile,
+)
 from pvsst.sim.materials.template import MaterialTemplate, TemplateSyntaxError
 from pvsst.sim.persona_table import load_persona_table
 

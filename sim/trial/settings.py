@@ -24,8 +24,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pvsst.core.bounds import (MAX_AGENTS, MAX_ATTEMPTS, MAX_CHARACTERS, MAX_DISTRIBUTED_SOURCES, MAX_FEED_SIZE,
-                               MAX_ROUNDS, MAX_TOKENS, MAX_VOTES_PER_VOTER)
+from pvsst.core.bounds import (
+    MAX_AGENTS,
+    MAX_ATTEMPTS,
+    MAX_CHARACTERS,
+    MAX_DISTRIBUTED_SOURCES,
+    MAX_FEED_SIZE,
+    MAX_ROUNDS,
+    MAX_TOKENS,
+    MAX_VOTES_PER_VOTER,
+)
 from pvsst.core.errors import InputError
 from pvsst.core.validation import Identifier, Share, SpecFieldError, StrictModel, describe_validation_error
 from pvsst.sim.conditions import Condition, get_condition

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from analysis_synthetic_run import write_run
+from cli_checks import error_line
+from reference_paths import PUBLISHED_ANALYSIS
 from statsmodels.stats.multitest import multipletests
 
 from pvsst.analysis.stats.paired import SETTING_COLUMNS
 from pvsst.analysis.study.run_analysis import ANALYSIS_FILES, analyze_run
 from pvsst.experiments.cli import main
-from analysis_synthetic_run import write_run
-from cli_checks import error_line
-from reference_paths import PUBLISHED_ANALYSIS
 
 PLANTED = {"likes": 0.8, "single_source": 0.8, "distributed_sources": 0.8}
 

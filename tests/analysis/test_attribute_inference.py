@@ -8,15 +8,20 @@ from math import comb
 import numpy as np
 import pandas as pd
 import pytest
+from thread_helpers import census_personas, run_study, study_tables
 
-from pvsst.analysis.threads.attribute_inference import (attribute_inference_table, best_window_coverage,
-                                                        majority_baseline,
-                                                        random_hit_probabilities, scored_guesses, wilson_interval)
+from pvsst.analysis.threads.attribute_inference import (
+    attribute_inference_table,
+    best_window_coverage,
+    majority_baseline,
+    random_hit_probabilities,
+    scored_guesses,
+    wilson_interval,
+)
 from pvsst.personas.inferable import AGE_RANGE, INFERABLE_ATTRIBUTES
 from pvsst.sim.judges.attribute_judge import AttributeJudge, attribute_guesses
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.threads.settings import ThreadSettings
-from thread_helpers import census_personas, run_study, study_tables
 
 STUDY = ThreadSettings(n_threads=3, engaged_profiles=30)
 PERSONAS = 60

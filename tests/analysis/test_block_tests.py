@@ -7,8 +7,14 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, permutation_test
 
-from pvsst.analysis.stats.block_tests import (bootstrap_mean_ci, bootstrap_mean_ci_batch, sign_counts, sign_flip_p,
-                                  sign_flip_p_batch, sign_test_p)
+from pvsst.analysis.stats.block_tests import (
+    bootstrap_mean_ci,
+    bootstrap_mean_ci_batch,
+    sign_counts,
+    sign_flip_p,
+    sign_flip_p_batch,
+    sign_test_p,
+)
 from pvsst.analysis.stats.plan import RandomizationPlan
 from pvsst.core.errors import InputError
 

@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from cell_run_fixture import ATTRIBUTES, census_population, respondents, write_cell_run
-from pvsst.analysis.survey.cells.states import CONSTANT_NOTE
+
 from pvsst.analysis.survey.cells.geography import state_shares
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
+from pvsst.analysis.survey.cells.states import CONSTANT_NOTE
 from pvsst.experiments.cli import main
 
 SHRINK = 0.3

@@ -12,11 +12,11 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-
-from pvsst.analysis.study.outcomes import CONSISTENCY_COLUMNS, belief_consistency_outcomes
-from pvsst.analysis.store.reader import load_run
-from pvsst.experiments.cli import main
 from judge_helpers import planted_run, planted_study, register_test_judges
+
+from pvsst.analysis.store.reader import load_run
+from pvsst.analysis.study.outcomes import CONSISTENCY_COLUMNS, belief_consistency_outcomes
+from pvsst.experiments.cli import main
 
 METRICS = ("like_rate_chance", "stance_contradiction_rate")
 

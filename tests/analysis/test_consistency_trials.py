@@ -20,8 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.consistency.trials import (consistency_by_arm, stance_consistency, trial_consistency,
-                                         vote_sides)
+from pvsst.analysis.consistency.trials import consistency_by_arm, stance_consistency, trial_consistency, vote_sides
 
 JUDGE_ERROR = 0.10
 
@@ -105,8 +104,8 @@ def run_planted_trials(model: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     from pvsst.sim.judges.stance_judge import judged_stances
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.topics import get_topic
-    from pvsst.sim.trial.settings import TrialSetup
     from pvsst.sim.trial.run import run_trial
+    from pvsst.sim.trial.settings import TrialSetup
 
     per_trial, trials = [], []
     with Gateway() as gateway:
@@ -174,6 +173,7 @@ def test_planted_providers_through_a_model_judge_detect_twenty_percent_not_zero(
     tolerance). A study flags contradiction when its block-bootstrap lower bound (alpha 0.05, 2,000 draws)
     exceeds 0.10. Planted: flagged in at least 9 of 10 studies; null: in at most 2 of 20."""
     from judge_helpers import register_test_judges
+
     from pvsst.sim.llm.gateway import Gateway
 
     register_test_judges()

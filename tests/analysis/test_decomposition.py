@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from scipy.special import xlogy
 
-from pvsst.analysis.scenarios.decomposition import TOTAL, decompose
 from pvsst.analysis.figures.decomposition import decomposition_figure
+from pvsst.analysis.scenarios.decomposition import TOTAL, decompose
 from pvsst.core.errors import InputError
 
 FACTORS = ["income", "education", "sex", "framing"]

@@ -11,8 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.survey.cells.poststratification import (domain_counts, effective_answers, population_estimates,
-                                                           poststratify, sampled_variance, wilson_interval)
+from pvsst.analysis.survey.cells.poststratification import (
+    domain_counts,
+    effective_answers,
+    population_estimates,
+    poststratify,
+    sampled_variance,
+    wilson_interval,
+)
 
 RUNS = 500
 CELLS = 120

@@ -9,9 +9,19 @@ from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy, wasserstein_distance
 from statsmodels.stats.anova import anova_lm
 
-from pvsst.analysis.survey.fidelity import (bootstrap_tables, distribution_metrics, entropy_deviation, eta_squared, no_variance,
-                               js_distance, kl_divergence, normalized_entropy, resample_index, smooth,
-                               wasserstein_representativeness)
+from pvsst.analysis.survey.fidelity import (
+    bootstrap_tables,
+    distribution_metrics,
+    entropy_deviation,
+    eta_squared,
+    js_distance,
+    kl_divergence,
+    no_variance,
+    normalized_entropy,
+    resample_index,
+    smooth,
+    wasserstein_representativeness,
+)
 
 P = np.array([0.55, 0.25, 0.15, 0.05])
 Q = np.array([0.10, 0.20, 0.30, 0.40])

@@ -5,19 +5,27 @@ import matplotlib as mpl
 import numpy as np
 import pandas as pd
 import pytest
+from analysis_synthetic_run import write_run
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.container import BarContainer, ErrorbarContainer
-
-from pvsst.analysis.stats.block_tests import bootstrap_mean_ci
-from pvsst.core.errors import InputError
-from pvsst.analysis.figures import (contrast_forest_figure, contrasts_overview_figure, distribution_by_group_figure,
-                              fidelity_by_question_figure, homophily_null_figure, network_figure,
-                              similarity_by_round_figure, stance_trajectories_figure, survival_by_arm_figure)
-from pvsst.analysis.figures.style import COLUMN_WIDTH_IN, OKABE_ITO, STANCE_CMAP
-from pvsst.analysis.study.run_analysis import analyze_run
-from pvsst.analysis.store.reader import load_run
-from analysis_synthetic_run import write_run
 from reference_paths import PUBLISHED_ANALYSIS
+
+from pvsst.analysis.figures import (
+    contrast_forest_figure,
+    contrasts_overview_figure,
+    distribution_by_group_figure,
+    fidelity_by_question_figure,
+    homophily_null_figure,
+    network_figure,
+    similarity_by_round_figure,
+    stance_trajectories_figure,
+    survival_by_arm_figure,
+)
+from pvsst.analysis.figures.style import COLUMN_WIDTH_IN, OKABE_ITO, STANCE_CMAP
+from pvsst.analysis.stats.block_tests import bootstrap_mean_ci
+from pvsst.analysis.store.reader import load_run
+from pvsst.analysis.study.run_analysis import analyze_run
+from pvsst.core.errors import InputError
 
 DRAWS = 500
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import io
 
 import pandas as pd
+from report_checks import texts_outside_canvas
 
 from pvsst.analysis.figures import contrast_forest_figure
-from report_checks import texts_outside_canvas
 
 
 def quickstart_forest():

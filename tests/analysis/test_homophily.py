@@ -7,10 +7,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.network.homophily import (assortativity_against_nulls, attribute_assortativity,
-                                categorical_assortativity_from_edges, edge_label_arrays, like_graph,
-                                numeric_assortativity, numeric_assortativity_from_edges, same_group_tie_share)
 from pvsst.analysis.network.dynamics import follow_graph_at, influence_effect, selection_effect
+from pvsst.analysis.network.homophily import (
+    assortativity_against_nulls,
+    attribute_assortativity,
+    categorical_assortativity_from_edges,
+    edge_label_arrays,
+    like_graph,
+    numeric_assortativity,
+    numeric_assortativity_from_edges,
+    same_group_tie_share,
+)
 
 
 def labelled_sbm(seed: int, p_in: float, p_out: float, sizes=(30, 30), directed=False) -> nx.Graph:

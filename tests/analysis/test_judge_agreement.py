@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from judge_helpers import independent_kappa
 
 from pvsst.analysis.consistency.judge_agreement import compare_judges, judge_agreement
 from pvsst.core.errors import InputError
@@ -18,7 +19,6 @@ from pvsst.sim.judges.lexicon import LexiconJudge
 from pvsst.sim.judges.stance_judge import StanceJudge, judged_stances
 from pvsst.sim.stance import LABEL_TO_STANCE, STANCE_LABELS
 from pvsst.sim.topics import get_topic
-from judge_helpers import independent_kappa
 
 TRUE = np.repeat(np.arange(3, -4, -1), 20)  # 140 posts
 POSTS = pd.DataFrame({"trial_id": "t", "round": 0, "agent_id": [f"a{i:03d}" for i in range(140)],

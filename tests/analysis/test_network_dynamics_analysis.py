@@ -4,14 +4,14 @@ from __future__ import annotations
 import json
 
 import networkx as nx
+from engine_helpers import scripted_trial
 
 from pvsst.analysis.network.dynamics import follow_graph_at
-from pvsst.analysis.study.run_analysis import homophily_table, network_dynamics_table
 from pvsst.analysis.store.reader import load_run
-from engine_helpers import scripted_trial
-from pvsst.sim.network import parse_network_spec
+from pvsst.analysis.study.run_analysis import homophily_table, network_dynamics_table
 from pvsst.experiments.run.store import write_table_directory
 from pvsst.experiments.study.trial_pipeline import trial_files
+from pvsst.sim.network import parse_network_spec
 
 
 def test_selection_builds_stance_homophily_into_the_follow_graph(tmp_path):

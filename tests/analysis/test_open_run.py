@@ -11,12 +11,12 @@ import shutil
 
 import pandas as pd
 import pytest
+from runner_helpers import small_smoke_spec
+from survey_helpers import scripted_survey_run
 
 import pvsst
 from pvsst.core.errors import InputError
 from pvsst.experiments.cli import main
-from runner_helpers import small_smoke_spec
-from survey_helpers import scripted_survey_run
 
 
 def parquet_rows(folders, table: str) -> int:

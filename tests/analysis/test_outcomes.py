@@ -9,10 +9,10 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-
-from pvsst.core.errors import InputError
-from pvsst.analysis.study.outcomes import OUTCOME_COLUMNS, per_round_outcomes, stance_outcomes, trial_outcomes
 from reference_paths import PUBLISHED_RESULTS
+
+from pvsst.analysis.study.outcomes import OUTCOME_COLUMNS, per_round_outcomes, stance_outcomes, trial_outcomes
+from pvsst.core.errors import InputError
 
 RESULTS = PUBLISHED_RESULTS
 

@@ -8,20 +8,24 @@ the README beside them; all three are copied byte for byte in ``tests/data/pvsst
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from reference_paths import REFERENCE
 
 from pvsst.analysis.stats.block_tests import bootstrap_mean_ci
 from pvsst.analysis.stats.contrast_table import paired_contrast_table
-from pvsst.analysis.stats.paired import PUBLISHED_COLUMNS, SETTING_COLUMNS, IncompleteBlocksWarning, paired_block_contrast
+from pvsst.analysis.stats.paired import (
+    PUBLISHED_COLUMNS,
+    SETTING_COLUMNS,
+    IncompleteBlocksWarning,
+    paired_block_contrast,
+)
 from pvsst.analysis.stats.plan import PVSST_CONTRASTS, PVSST_METRICS, Contrast
-from pvsst.core.errors import InputError
 from pvsst.analysis.stats.preregistered_checks import benjamini_hochberg, consistency_check, mixed_model_contrast
+from pvsst.core.errors import InputError
 from pvsst.experiments.cli import main
-from reference_paths import REFERENCE
 
 RESULTS = REFERENCE / "pvsst_v1_core_results.csv"
 PUBLISHED = REFERENCE / "pvsst_v1_core_confirmatory_analysis.csv"

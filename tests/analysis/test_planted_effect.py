@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from analysis_synthetic_run import design, synthetic_trial
 
-from pvsst.analysis.study.outcomes import trial_outcomes
 from pvsst.analysis.stats.paired import paired_block_contrast
 from pvsst.analysis.stats.plan import Contrast
-from analysis_synthetic_run import design, synthetic_trial
+from pvsst.analysis.study.outcomes import trial_outcomes
 
 CONTRAST = Contrast("engagement_likes_minus_control", "likes", "control")
 

@@ -8,10 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.analysis.survey.cells.poststratification import (ESTIMATE_COLUMNS, poststratify, population_estimates,
-                                                           sampled_variance)
-from pvsst.personas.cells import cell_table
+from pvsst.analysis.survey.cells.poststratification import (
+    ESTIMATE_COLUMNS,
+    population_estimates,
+    poststratify,
+    sampled_variance,
+)
 from pvsst.core.errors import InputError
+from pvsst.personas.cells import cell_table
 from pvsst.personas.synthesis import synthesize
 
 # Three cells (sex x party), two states. Population counts N_gc and cell distributions p_c (yes, no).

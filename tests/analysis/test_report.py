@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from analysis_synthetic_run import write_run
+from reference_paths import REFERENCE
+from report_checks import assert_self_contained, html_images
 
 from pvsst.analysis.report import build_run_report, build_table_report
 from pvsst.analysis.stats.paired import SETTING_COLUMNS
-from analysis_synthetic_run import write_run
 from pvsst.experiments.cli import main
-from reference_paths import REFERENCE
-from report_checks import assert_self_contained, html_images
 
 SPEC = {
     "title": "Synthetic report study",

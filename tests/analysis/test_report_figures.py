@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from analysis_synthetic_run import write_run
+from audit_helpers import audit_spec, run_and_score
+from cell_run_fixture import census_population, write_cell_run
+from report_checks import axis_label_problems, colorbar_problems, legend_entries, legend_problems, texts_outside_canvas
+from survey_helpers import scripted_survey_run
 
 from pvsst.analysis.figures import distribution_by_group_figure
 from pvsst.analysis.report import build_run_report, build_survey_report
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
 from pvsst.experiments.cli import main
-from analysis_synthetic_run import write_run
-from audit_helpers import audit_spec, run_and_score
-from cell_run_fixture import census_population, write_cell_run
-from report_checks import (axis_label_problems, colorbar_problems, legend_entries, legend_problems,
-                           texts_outside_canvas)
-from survey_helpers import scripted_survey_run
 
 pytestmark = pytest.mark.slow
 

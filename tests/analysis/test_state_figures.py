@@ -5,12 +5,17 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.patches import Rectangle
+from report_checks import colorbar_problems, legend_problems
 
-from pvsst.analysis.figures.survey.states import TILE_LAYOUT, group_errors_figure, state_scatter_figure, state_tile_map_figure
+from pvsst.analysis.figures.survey.states import (
+    TILE_LAYOUT,
+    group_errors_figure,
+    state_scatter_figure,
+    state_tile_map_figure,
+)
 from pvsst.analysis.survey.cells.state_scores import score_states, uniform_shares
 from pvsst.core.errors import InputError
 from pvsst.personas.geography import STATE_CODES, STATE_NAME
-from report_checks import colorbar_problems, legend_problems
 
 
 def _tiles(figure) -> dict[str, Rectangle]:

@@ -6,14 +6,27 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pvsst.analysis.survey.cells.geography import (
+    indistinguishable_states,
+    state_bootstrap,
+    state_noise,
+    state_shares,
+    survey_cell_answers,
+)
 from pvsst.analysis.survey.cells.poststratification import population_estimates
+from pvsst.analysis.survey.cells.state_scores import (
+    CELL_ORACLE,
+    NATIONAL_MARGINAL,
+    UNIFORM,
+    cell_oracle,
+    estimate_matrix,
+    national_marginal_shares,
+    score_states,
+    uniform_shares,
+)
 from pvsst.analysis.survey.data import load_survey_table
-from pvsst.analysis.survey.cells.geography import (indistinguishable_states, state_bootstrap, state_noise, state_shares,
-                                       survey_cell_answers)
-from pvsst.analysis.survey.cells.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, cell_oracle, estimate_matrix,
-                                          national_marginal_shares, score_states, uniform_shares)
-from pvsst.personas.cells import cell_table
 from pvsst.core.errors import InputError
+from pvsst.personas.cells import cell_table
 from pvsst.personas.geography import REGION_OF_STATE, STATE_CODE_OF_NAME
 from pvsst.personas.survey_attributes import AGE_GROUPS, age_group_index
 from pvsst.personas.synthesis import synthesize

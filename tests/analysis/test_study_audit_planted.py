@@ -16,12 +16,12 @@ draws other base personas (``personas.seed``), so the seeds are independent repl
 from __future__ import annotations
 
 import pytest
-
 from builders import audit_study_data
+from study_audit_helpers import audit_answers, play_audit
+
 from pvsst.analysis.counterfactual.audit import audit_tables
 from pvsst.analysis.study.audit import question_codes
 from pvsst.experiments.spec.study import StudySpec
-from study_audit_helpers import audit_answers, play_audit
 
 pytestmark = pytest.mark.slow
 

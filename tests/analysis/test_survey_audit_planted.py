@@ -23,12 +23,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from audit_helpers import audit_spec, read_analysis, run_and_score
 
 from pvsst.analysis.counterfactual.audit import counterfactual_audit
 from pvsst.analysis.counterfactual.measures import share_spread
 from pvsst.analysis.survey.audit import member_answers
 from pvsst.analysis.survey.units import read_scored_run
-from audit_helpers import audit_spec, read_analysis, run_and_score
 
 pytestmark = pytest.mark.slow
 

@@ -11,13 +11,12 @@
 """
 from __future__ import annotations
 
-import pandas as pd
 import pytest
+from audit_helpers import audit_spec, read_analysis, run_and_score
+from builders import small_instrument
 
 from pvsst.analysis.report.survey.build import build_survey_report
 from pvsst.analysis.survey.audit import MODAL_NOTE
-from audit_helpers import audit_spec, read_analysis, run_and_score
-from builders import small_instrument
 
 pytestmark = pytest.mark.slow
 

@@ -10,13 +10,14 @@ import pandas as pd
 import pytest
 from scipy.spatial.distance import jensenshannon
 
-from pvsst.core.errors import InputError
-from pvsst.analysis.survey.data import AnswerColumn, GroupColumn, canonical_value, human_answers
+from pvsst.analysis.survey.data import AnswerColumn, GroupColumn, human_answers
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.analysis.survey.scoring import score_question
 from pvsst.analysis.survey.units import QuestionScale, UnitAnswers, human_units
-from pvsst.sim.llm.gateway import Gateway
+from pvsst.core.errors import InputError
 from pvsst.experiments.survey.controls import reference_line
+from pvsst.personas.respondents import canonical_value
+from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.types import LLMRequest
 
 CODES = {"1": "agree", "0": "neutral", "-1": "disagree"}

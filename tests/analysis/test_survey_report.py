@@ -8,15 +8,15 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from cli_checks import refused
 from matplotlib.container import BarContainer
+from report_checks import assert_self_contained
+from survey_helpers import scripted_survey_run
 
 from pvsst.analysis.report import build_survey_report
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.analysis.survey.units import read_scored_run
 from pvsst.experiments.cli import main
-from cli_checks import refused
-from report_checks import assert_self_contained
-from survey_helpers import scripted_survey_run
 
 MODEL = "scripted/imitate"
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from audit_helpers import audit_spec, read_analysis
 from cell_run_fixture import census_population, write_cell_run
-from pvsst.experiments.cli import main
 from survey_helpers import scripted_survey_run, write
+
+from pvsst.experiments.cli import main
 
 
 @pytest.fixture

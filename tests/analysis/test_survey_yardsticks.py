@@ -12,15 +12,20 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from builders import small_instrument
+from survey_helpers import write
 
-from pvsst.analysis.survey.fidelity import bootstrap_tables, design_resample, js_distance, percentile_interval, resample_index
 from pvsst.analysis.store.reader import read_prompts
+from pvsst.analysis.survey.fidelity import (
+    bootstrap_tables,
+    design_resample,
+    js_distance,
+    resample_index,
+)
 from pvsst.analysis.survey.shares import answer_shares
 from pvsst.analysis.survey.units import read_scored_run
 from pvsst.experiments.cli import main
 from pvsst.sim.llm.providers.registry import register_scripted_provider
-from builders import small_instrument
-from survey_helpers import write
 
 CODES = ("a", "b", "c", "d")
 

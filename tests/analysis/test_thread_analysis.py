@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from thread_helpers import census_personas, run_study, study_tables
 
 from pvsst.analysis.figures.threads import depth_histogram_figure, thread_tree_figure
 from pvsst.analysis.threads.convergence import path_similarity, reply_parent_similarity, similarity_by_depth
@@ -14,7 +15,6 @@ from pvsst.analysis.threads.tree_text import format_thread
 from pvsst.sim.llm.providers.registry import register_scripted_provider
 from pvsst.sim.llm.providers.thread_scripted import ThreadCommenter
 from pvsst.sim.threads.settings import ThreadSettings
-from thread_helpers import census_personas, run_study, study_tables
 
 
 @pytest.fixture(scope="module")

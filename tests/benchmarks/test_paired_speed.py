@@ -8,11 +8,11 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from reference_paths import PUBLISHED_ANALYSIS, PUBLISHED_RESULTS
 
 from pvsst.analysis.stats.block_tests import bootstrap_mean_ci, sign_flip_p
 from pvsst.analysis.stats.contrast_table import paired_contrast_table
 from pvsst.analysis.stats.plan import PVSST_CONTRASTS, PVSST_METRICS
-from reference_paths import PUBLISHED_ANALYSIS, PUBLISHED_RESULTS
 
 RESULTS = PUBLISHED_RESULTS
 PUBLISHED = PUBLISHED_ANALYSIS

@@ -6,11 +6,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from builders import small_study_spec
+from reference_paths import PUBLISHED_RESULTS
 
 from pvsst.experiments.spec.design import expand, trial_id
 from pvsst.experiments.spec.study import StudySpec, load_spec
-from builders import small_study_spec
-from reference_paths import PUBLISHED_RESULTS
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "specs"
 PUBLISHED = PUBLISHED_RESULTS

@@ -7,15 +7,20 @@ from pathlib import Path
 
 import pytest
 import yaml
+from builders import small_study_data
+from reference_paths import PUBLISHED_RESULTS
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.design import expand
-from pvsst.experiments.spec.estimate import (SERVED_CALL_LATENCY_S, calls_per_trial, estimate, model_price,
-                                  prompt_tokens_per_call)
+from pvsst.experiments.spec.estimate import (
+    SERVED_CALL_LATENCY_S,
+    calls_per_trial,
+    estimate,
+    model_price,
+    prompt_tokens_per_call,
+)
 from pvsst.experiments.spec.study import StudySpec, load_spec
 from pvsst.sim.trial.settings import TrialSettings
-from builders import small_study_data
-from reference_paths import PUBLISHED_RESULTS
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "specs"
 PUBLISHED = PUBLISHED_RESULTS
@@ -147,6 +152,7 @@ def test_a_first_round_audit_adds_its_calls_and_no_trial(tmp_path):
     """Each audit unit (one per model x topic) makes a post and a vote call per member; the real run of the
     same spec makes exactly the estimated number of audit calls."""
     from builders import audit_study_data
+
     from pvsst.experiments.spec.estimate import AUDIT_ROW
 
     data = audit_study_data(model="scripted/imitate", sets=5)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from builders import weighted_frame, weighted_instrument
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.lock import lock_path, read_lock
-from builders import weighted_frame, weighted_instrument
 
 
 def _write(folder: Path, spec: dict, name: str = "survey.yaml") -> Path:

@@ -14,12 +14,12 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from judge_helpers import independent_kappa, planted_run, register_test_judges
 
 from pvsst.experiments.cli import main
 from pvsst.sim.judges.lexicon import LexiconJudge
 from pvsst.sim.materials import default_materials_dir
 from pvsst.sim.topics import get_topic
-from judge_helpers import independent_kappa, planted_run, register_test_judges
 
 JUDGMENTS = ("analysis", "judgments")
 

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import pytest
-
 from cli_checks import refused
+
+from pvsst.core.input_files import file_sha256
 from pvsst.experiments.cli import main
 from pvsst.personas.records import write_personas
 from pvsst.personas.synthesis import synthesize
-from pvsst.core.input_files import file_sha256
 from pvsst.sim.identity.vectors import load_vectors
 from pvsst.sim.llm.providers import embedded
 

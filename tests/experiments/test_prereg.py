@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pvsst.experiments.cli import main
 from pvsst.core.errors import InputError
+from pvsst.experiments.cli import main
 from pvsst.experiments.prereg.freeze import freeze, verify
 from pvsst.experiments.spec.lock import lock_path, read_lock
 from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_sha256

@@ -5,13 +5,13 @@ import json
 from pathlib import Path
 
 import pytest
-
-from pvsst.experiments.study.runner import run_study
-from pvsst.experiments.study.trial_pipeline import trial_config
-from pvsst.experiments.spec.design import expand
-from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_from_canonical, spec_sha256
 from builders import small_study_spec
 from runner_helpers import frozen_copy
+
+from pvsst.experiments.spec.design import expand
+from pvsst.experiments.spec.study import canonical_spec, load_spec, spec_from_canonical, spec_sha256
+from pvsst.experiments.study.runner import run_study
+from pvsst.experiments.study.trial_pipeline import trial_config
 from pvsst.sim.protocol import protocol_from_preset, setting_names
 
 

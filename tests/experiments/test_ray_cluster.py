@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from pvsst.experiments.prereg.freeze import freeze
 from ray_namespace_cluster import cluster_unavailable
 from recording_driver import recorded_payloads
 from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, study_with_own_files, trial_dirs
+
+from pvsst.experiments.prereg.freeze import freeze
 from pvsst.sim.llm.cache import ResponseCache
 
 ROOT = Path(__file__).resolve().parents[2]

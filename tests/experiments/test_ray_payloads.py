@@ -11,19 +11,20 @@ import os
 import shutil
 
 import pytest
-
-from pvsst.experiments.run.ray_cache import start_cache_server
-from pvsst.experiments.study.blocks import BlockTask, BlockWorker
-from pvsst.experiments.run.executors import LocalExecutor
-from pvsst.experiments.run.worker_gateway import GatewaySettings
-from pvsst.experiments.study.runner import run_study
-from pvsst.experiments.spec.design import expand
-from pvsst.experiments.spec.study import load_spec
-from runner_helpers import assert_same_run_store, small_smoke_spec
-from pvsst.core.errors import InputError
 from ray_namespace_cluster import cluster_unavailable
 from recording_driver import record_payloads, recorded_payloads
+from runner_helpers import assert_same_run_store, small_smoke_spec
+
+from pvsst.core.errors import InputError
+from pvsst.experiments.run.executors import LocalExecutor
+from pvsst.experiments.run.ray_cache import start_cache_server
+from pvsst.experiments.run.worker_gateway import GatewaySettings
+from pvsst.experiments.spec.design import expand
+from pvsst.experiments.spec.study import load_spec
+from pvsst.experiments.study.blocks import BlockTask, BlockWorker
+from pvsst.experiments.study.runner import run_study
 from pvsst.sim.llm.cache import ResponseCache
+
 
 def eight_trial_spec(tmp_path):
     """1 topic x 2 seeds x 4 arms = 8 trials in 2 blocks, with a census persona pool (a table the driver

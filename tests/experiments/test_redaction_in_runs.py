@@ -8,10 +8,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
-from pvsst.experiments.cli import main
 from runner_helpers import small_smoke_spec
 from served_study import served_spec
+
+from pvsst.experiments.cli import main
 
 KEY = "sk-pvsst-test-" + "Q7xW2vR9kL4mN8pT3zY6"
 PASSWORD = "hunter2-correct-horse"

@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from pvsst.experiments.study.runner import run_study
 from runner_helpers import frozen_copy
 from store_checksum import store_checksum
+
+from pvsst.experiments.study.runner import run_study
 
 # The checksum with exact floats (``digits=None``), on a machine where numpy/OpenBLAS take AVX2 kernels. On
 # an AVX-512 machine 9 trials' final_honest_pairwise_similarity differ in the last bit, so the guard

@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from runner_helpers import assert_same_run_store, small_smoke_spec, trial_dirs
 
 from pvsst.experiments.cli import main
-from runner_helpers import assert_same_run_store, small_smoke_spec, trial_dirs
 from pvsst.sim.llm.cache import ResponseCache
 
 
@@ -106,10 +106,10 @@ def test_a_parquet_writer_that_finds_no_space_stops_the_run_in_one_line(tmp_path
 
 def test_a_survey_run_whose_folder_turns_read_only_stops_in_one_line_and_resumes(tmp_path, monkeypatch, capsys):
     import yaml
+    from builders import weighted_frame, weighted_instrument
 
     import pvsst.experiments.run.store as store
     from pvsst.experiments.prereg.freeze import freeze
-    from builders import weighted_frame, weighted_instrument
 
     data = tmp_path / "answers.csv"
     weighted_frame(n=120).to_csv(data, index=False)

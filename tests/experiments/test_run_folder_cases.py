@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-
 from builders import weighted_frame, weighted_instrument
+from runner_helpers import small_smoke_spec
+
 from pvsst.core.run_layout import LOCK
 from pvsst.experiments.cli import main
 from pvsst.experiments.prereg.freeze import freeze
-from runner_helpers import small_smoke_spec
 
 TRIAL = "scripted-imitate__ai_labels__101__likes"
 
@@ -371,8 +371,9 @@ def test_a_corrupt_cache_row_is_dropped_asked_again_and_recorded(workspace, capf
 
 def test_retry_degraded_reruns_the_degraded_trials(workspace, capfd):
     from flaky_provider import FlakyProvider
-    from pvsst.sim.llm.providers.registry import register_scripted_provider
     from runner_helpers import assert_same_run_store
+
+    from pvsst.sim.llm.providers.registry import register_scripted_provider
 
     register_scripted_provider("flaky", "flaky_provider:FlakyProvider")
     spec = workspace.spec.with_name("flaky.yaml")

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from runner_helpers import assert_same_run_store, small_smoke_spec, trial_dirs
 
 # A process that imports pvsst, says it is ready, waits for the word go, then runs `pvsst ARGS`: two of them

@@ -16,11 +16,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, trial_dirs
+from stop_signals import default_stop_signals
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.prereg.freeze import freeze
-from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, trial_dirs
-from stop_signals import default_stop_signals
 
 pytestmark = pytest.mark.slow
 

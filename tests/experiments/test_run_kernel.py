@@ -159,7 +159,7 @@ def test_the_compositions_are_short_and_the_manifest_is_changed_through_methods(
         assert len(inspect.getsourcelines(function)[0]) < 40, function.__name__
     survey = (ROOT / "experiments/survey/runner.py").read_text()
     assert "experiments.study.runner" not in survey  # the summary and the freeze check are the kernel's
-    for kernel in (ROOT / "experiments/run").glob("*.py"):  # the kernel knows no job
-        assert not re.search(r"^from pvsst\.experiments\.(survey|study|audit|judge)\b", kernel.read_text(), re.M), kernel
+    for module in (ROOT / "experiments/run").glob("*.py"):  # the kernel knows no job
+        assert not re.search(r"^from pvsst\.experiments\.(survey|study|audit|judge)\b", module.read_text(), re.M), module
     for path in (ROOT / "experiments").rglob("*.py"):
         assert "manifest.data[" not in path.read_text(), path

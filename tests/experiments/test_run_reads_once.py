@@ -6,9 +6,10 @@ from __future__ import annotations
 import collections
 import pathlib
 
+from runner_helpers import small_smoke_spec
+
 import pvsst.experiments.study.blocks as blocks
 from pvsst.experiments.study.runner import run_study
-from runner_helpers import small_smoke_spec
 
 
 def test_run_study_reads_the_spec_and_the_lock_once(tmp_path, monkeypatch):

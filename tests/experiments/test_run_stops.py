@@ -7,8 +7,10 @@ import json
 import shutil
 from pathlib import Path
 
-from pvsst.experiments.cli import main
 from runner_helpers import small_smoke_spec, trial_dirs
+
+from pvsst.experiments.cli import main
+
 
 def statuses(run: Path) -> dict[str, str]:
     return {trial: entry["status"] for trial, entry in json.loads((run / "manifest.json").read_text())["trials"].items()}

@@ -7,16 +7,23 @@ from pathlib import Path
 
 import pytest
 import yaml
+from builders import small_study_data, small_study_spec
 from pydantic import ValidationError
+from reference_paths import PUBLISHED_CONFIG
 
 from pvsst.core.errors import InputError
-from pvsst.experiments.spec.study import (StudySpec, canonical_spec, describe_validation_error, load_spec, model_slug,
-                              spec_from_canonical, spec_sha256)
+from pvsst.experiments.spec.study import (
+    StudySpec,
+    canonical_spec,
+    describe_validation_error,
+    load_spec,
+    model_slug,
+    spec_from_canonical,
+    spec_sha256,
+)
 from pvsst.experiments.spec.trial import max_request_seed
-from pvsst.sim.trial.settings import TrialSettings
 from pvsst.sim.topics import builtin_topics
-from builders import small_study_data, small_study_spec
-from reference_paths import PUBLISHED_CONFIG
+from pvsst.sim.trial.settings import TrialSettings
 
 SPECS = Path(__file__).resolve().parents[2] / "experiments" / "specs"
 REFERENCE = PUBLISHED_CONFIG

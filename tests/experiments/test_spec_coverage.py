@@ -23,13 +23,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from judge_helpers import register_test_judges
+from spec_coverage import (
+    GATEWAY_CHANGES,
+    RequestRecorder,
+    analysis_fingerprint,
+    leaf_paths,
+    store_fingerprint,
+    with_patch,
+    write_spec,
+)
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.sim.topics import builtin_topics
-from judge_helpers import register_test_judges
-from spec_coverage import (GATEWAY_CHANGES, RequestRecorder, analysis_fingerprint, leaf_paths, store_fingerprint,
-                           with_patch, write_spec)
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from builders import audit_study_data
 from cli_checks import refused
+
 from pvsst.experiments.cli import main
 
 

@@ -7,16 +7,16 @@ import pickle
 import shutil
 
 import pytest
+from runner_helpers import assert_same_run_store, study_with_own_files, trial_dirs
 
+from pvsst.core.errors import InputError
 from pvsst.experiments.cli import main
-from pvsst.experiments.study import runner as runner_module
-from pvsst.experiments.study.blocks import BlockWorker
 from pvsst.experiments.run.executors import InlineExecutor
 from pvsst.experiments.run.manifest import RunManifest
-from pvsst.experiments.study.files import StudyFiles, collect_study_files
 from pvsst.experiments.spec.study import load_spec
-from pvsst.core.errors import InputError
-from runner_helpers import assert_same_run_store, study_with_own_files, trial_dirs
+from pvsst.experiments.study import runner as runner_module
+from pvsst.experiments.study.blocks import BlockWorker
+from pvsst.experiments.study.files import StudyFiles, collect_study_files
 from pvsst.sim.materials import MATERIAL_FILES
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+from cli_checks import error_line
+from runner_helpers import frozen_copy, trial_dirs
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.estimate import estimate
 from pvsst.experiments.spec.study import load_spec
-from cli_checks import error_line
-from runner_helpers import frozen_copy, trial_dirs
 
 
 def test_run_refuses_unfrozen_spec(tmp_path, capfd):

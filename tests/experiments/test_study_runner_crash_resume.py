@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, trial_dirs
+
 from pvsst.sim.llm.cache import ResponseCache
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
-from pvsst.experiments.survey.units import plan_units, unit_requests
-from pvsst.experiments.survey.spec import load_survey, survey_sha256
-from pvsst.experiments.survey.personas import human_table, persona_table
 from audit_helpers import GSS_AUDIT, audit_spec
 from builders import GSS
 from cli_checks import refused
 from survey_helpers import write
+
+from pvsst.experiments.survey.personas import human_table, persona_table
+from pvsst.experiments.survey.spec import load_survey, survey_sha256
+from pvsst.experiments.survey.units import plan_units, unit_requests
 
 BAD = [
     ({"vary": {"shoe_size": ["big", "small"]}}, "audit.vary.shoe_size", "not a persona attribute"),
@@ -55,6 +55,7 @@ def test_a_persona_table_without_the_varied_column_is_refused():
 def test_instruments_without_an_audit_hash_as_before():
     # the lock of the shipped GSS instrument was frozen before audits existed
     import json
+
     from pvsst.experiments.spec.lock import lock_path
 
     lock = json.loads(lock_path(GSS).read_text())

@@ -16,18 +16,18 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from survey_helpers import CELL_ATTRIBUTES, cell_spec, write
 
 from pvsst.analysis.survey.cells.poststratification import population_estimates
 from pvsst.experiments.cli import main
 from pvsst.experiments.run.worker_gateway import GatewaySettings
 from pvsst.experiments.survey.personas import REFERENCE_PREFIX
-from pvsst.experiments.survey.units import SurveyUnit, SurveyUnitTask, run_unit
 from pvsst.experiments.survey.spec import canonical_survey, load_survey
+from pvsst.experiments.survey.units import SurveyUnit, SurveyUnitTask, run_unit
 from pvsst.personas.cell_cards import persona_cell_cards
 from pvsst.personas.cells import cell_table
 from pvsst.personas.synthesis import synthesize
 from pvsst.sim.llm.providers.registry import register_scripted_provider
-from survey_helpers import CELL_ATTRIBUTES, cell_spec, write
 
 CONDITION = "persona_profile_logprobs"
 

@@ -9,15 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from cli_checks import refused
+from survey_helpers import CCES, cell_spec, write
 
 from pvsst.core.errors import InputError
 from pvsst.experiments.cli import main
-from pvsst.experiments.survey.cell_population import asked_cells, unit_answers
 from pvsst.experiments.spec.lock import lock_path
+from pvsst.experiments.survey.cell_population import asked_cells, unit_answers
 from pvsst.personas.synthesis import synthesize
 from pvsst.sim.llm.providers.registry import register_scripted_provider
-from cli_checks import refused
-from survey_helpers import CCES, cell_spec, write
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -1,20 +1,14 @@
 """`pvsst survey run / score`: bad input exits 2 with one line, resume, replay, the instrument specs."""
 from __future__ import annotations
 
-import copy
-
 import pandas as pd
-import pytest
-import yaml
-
-from pvsst.experiments.cli import main
-from pvsst.experiments.prereg.freeze import freeze
-from pvsst.experiments.spec.lock import lock_path
-from pvsst.experiments.survey.spec import load_survey
-from pvsst.core.errors import InputError
 from builders import GSS, small_instrument
 from cli_checks import refused
 from survey_helpers import CCES, write
+
+from pvsst.experiments.cli import main
+from pvsst.experiments.survey.spec import load_survey
+
 
 def test_shipped_instruments_validate():
     gss, cces = load_survey(GSS), load_survey(CCES)

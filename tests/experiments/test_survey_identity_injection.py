@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from cli_checks import refused
 
 from pvsst.analysis.store.reader import read_survey_run
 from pvsst.core.errors import InputError
@@ -19,7 +20,6 @@ from pvsst.experiments.survey.runner import run_survey
 from pvsst.experiments.survey.spec import load_survey, with_overrides
 from pvsst.experiments.survey.units import SurveyUnit, unit_requests
 from pvsst.sim.identity.vectors import IdentityVectors, load_vectors, save_vectors
-from cli_checks import refused
 
 WVS = "experiments/surveys/wvs2011_values.yaml"
 VECTORS = "experiments/surveys/wvs2011_values_smollm2.npz"

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from builders import GSS, small_instrument
+from survey_helpers import write
 
 from pvsst.analysis.store.reader import read_responses
 from pvsst.experiments.cli import main
 from pvsst.experiments.survey.spec import canonical_survey, load_survey, survey_sha256
-from builders import GSS, small_instrument
-from survey_helpers import write
 
 pytestmark = pytest.mark.usefixtures("first_listed")
 

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from cli_checks import refused
+from survey_helpers import write
 
 from pvsst.analysis.figures.epidemic import reports_vs_infections_figure
 from pvsst.analysis.scenarios.bank_table import reporting_bank_table
@@ -29,8 +31,6 @@ from pvsst.sim.epidemic.bank import ReportingBank
 from pvsst.sim.epidemic.household_chain import chain_household_decisions
 from pvsst.sim.epidemic.model import EpidemicModel
 from pvsst.sim.epidemic.settings import EpidemicSettings
-from cli_checks import refused
-from survey_helpers import write
 
 SHIPPED = "experiments/surveys/census_flu_reporting.yaml"
 FACTORS = [

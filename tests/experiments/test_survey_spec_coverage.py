@@ -22,13 +22,23 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from spec_coverage import (
+    DELETE,
+    GATEWAY_CHANGES,
+    TIMING_KEYS,
+    RequestRecorder,
+    _digest,
+    _without,
+    leaf_paths,
+    table_digest,
+    with_patch,
+    write_spec,
+)
 
 from pvsst.experiments.cli import main
+from pvsst.experiments.survey.spec import SurveySpec
 from pvsst.personas.vocabulary import EDUCATION_LEVELS, SEXES
 from pvsst.sim.identity.vectors import IdentityVectors, load_vectors, save_vectors
-from pvsst.experiments.survey.spec import SurveySpec
-from spec_coverage import (DELETE, GATEWAY_CHANGES, TIMING_KEYS, RequestRecorder, _digest, _without, leaf_paths,
-                           table_digest, with_patch, write_spec)
 
 pytestmark = pytest.mark.slow
 
@@ -102,7 +112,7 @@ ALTERNATIVES: dict[str, Alt] = {
     "data.path": Alt({"data.path": "@DIR@/gss_b.csv"}, "store", LOCAL_CSV),
     "data.format": Alt({"data.path": "@DIR@/gss_b.parquet", "data.format": "parquet"}, "store", LOCAL_CSV),
     "data.value_labels": Alt({"data.value_labels": True}, "store", LOCAL_DTA),
-    "data.derive": Alt({"data.derive{natx}": "-natenvir", f"questions[0].column": "natx"}, "store"),
+    "data.derive": Alt({"data.derive{natx}": "-natenvir", "questions[0].column": "natx"}, "store"),
     "data.filter": Alt({"data.filter": "age > 40"}, "store"),
     "personas.attributes{}.column": Alt({"personas.attributes{age}.column": "educ"}, "store"),
     "personas.attributes{}.values": Alt({"personas.attributes{sex}.values": {"female": [0], "male": [1]}}, "store"),

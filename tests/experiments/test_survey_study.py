@@ -14,17 +14,16 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from scipy.stats import chisquare
-
-from pvsst.analysis.survey.fidelity import kl_divergence
-from pvsst.analysis.survey.data import load_data
-from pvsst.analysis.store.reader import read_prompts, read_responses
-from pvsst.experiments.cli import main
-from pvsst.experiments.prereg.freeze import freeze
-from pvsst.experiments.spec.lock import lock_path
 from builders import WEIGHTED_CODES, small_instrument, weighted_frame, weighted_instrument
 from cli_checks import refused
+from scipy.stats import chisquare
 from survey_helpers import CCES, write
+
+from pvsst.analysis.store.reader import read_prompts, read_responses
+from pvsst.analysis.survey.data import load_data
+from pvsst.analysis.survey.fidelity import kl_divergence
+from pvsst.experiments.cli import main
+from pvsst.experiments.spec.lock import lock_path
 
 
 def fidelity_value(table, model, metric, group="all", column="value", question="q"):

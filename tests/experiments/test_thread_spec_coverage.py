@@ -17,14 +17,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from spec_coverage import (
+    GATEWAY_CHANGES,
+    SPEC_COPY_KEYS,
+    TIMING_KEYS,
+    RequestRecorder,
+    leaf_paths,
+    table_digest,
+    with_patch,
+    write_spec,
+)
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.thread_study import ThreadStudySpec
 from pvsst.personas.synthesis import synthesize
 from pvsst.sim.materials import default_materials_dir
 from pvsst.sim.materials.catalog import THREAD_FILES
-from spec_coverage import (GATEWAY_CHANGES, SPEC_COPY_KEYS, TIMING_KEYS, RequestRecorder, leaf_paths, table_digest,
-                           with_patch, write_spec)
 
 pytestmark = pytest.mark.slow
 

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pvsst.core.errors import InputError
 from pvsst.personas.cards import check_template
 from pvsst.personas.cell_cards import CELL_FIELDS, cell_cards, load_cell_template, persona_cell_cards, render_cell_card
 from pvsst.personas.cells import cell_id_of, cell_table
-from pvsst.core.errors import InputError
 from pvsst.personas.synthesis import synthesize
 
 ATTRIBUTES = ["age_band", "sex", "party", "region"]

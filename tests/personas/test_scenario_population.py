@@ -6,7 +6,6 @@ distribution it was drawn from, within sampling error.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 

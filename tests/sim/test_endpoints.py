@@ -10,13 +10,13 @@ import json
 
 import pandas as pd
 import pytest
+from gateway_stub import StubServer, http_error, imitate_reply, ok
+from runner_helpers import assert_same_run_store, trial_dirs
+from served_study import served_spec
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.estimate import estimate
 from pvsst.experiments.spec.study import load_spec
-from gateway_stub import StubServer, http_error, imitate_reply, ok
-from runner_helpers import assert_same_run_store, trial_dirs
-from served_study import served_spec
 
 MODEL = "openai/imitate"
 
@@ -296,6 +296,7 @@ def test_a_500_carrying_the_servers_request_validation_error_is_not_retried():
     validation error (measured: `Input should be 'text' or 'json_object'`): the same every time, so
     one try, recorded as a client error; a plain 500 is still retried."""
     from gateway_stub import Step
+
     from pvsst.sim.llm.config import GatewayConfig
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.llm.types import LLMRequest
@@ -322,9 +323,9 @@ def test_a_rejected_request_is_not_tried_on_the_other_endpoints(error, tried, se
     """With three endpoints, a client error (a 400: the request itself is wrong, so every server would
     refuse it) is sent once in all, not once per endpoint; a server error moves on to the others, and the
     call records how often it failed over."""
+    from pvsst.sim.llm.config import Endpoint, GatewayConfig
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.llm.types import LLMRequest
-    from pvsst.sim.llm.config import Endpoint, GatewayConfig
 
     request = LLMRequest(model_name=MODEL, messages=({"role": "user", "content": "x"},), seed=1)
     with StubServer([http_error(error)]) as a, StubServer([http_error(error)]) as b, StubServer([ok("fine")]) as c:

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from engine_helpers import scripted_trial
 
 from pvsst.analysis.text.lexical import pairwise_tfidf_similarity
-from engine_helpers import scripted_trial
 
 TABLES = ("posts", "votes", "exposures")
 

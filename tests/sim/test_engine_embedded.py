@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from engine_helpers import EMBEDDED_TRIAL_MARKS, embedded_trial, embedded_trial_config
+
 from pvsst.sim.conditions import CONDITIONS
 
 pytestmark = EMBEDDED_TRIAL_MARKS

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 from engine_helpers import scripted_trial
 
 N, R, K = 12, 6, 5

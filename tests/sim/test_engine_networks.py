@@ -5,8 +5,8 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
-
 from engine_helpers import scripted_trial
+
 from pvsst.core.errors import InputError
 from pvsst.sim.network import NetworkSpec, build_follow_graph, parse_network_spec
 from pvsst.sim.seeds import request_seed

@@ -98,8 +98,8 @@ def test_pvsst_materials_render_as_before():
 def test_a_trial_renders_the_block_for_its_adversary_only(ours):
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.protocol import Protocol
-    from pvsst.sim.trial.settings import TrialSetup
     from pvsst.sim.trial.run import run_trial
+    from pvsst.sim.trial.settings import TrialSetup
 
     config = TrialSetup(trial_id="t", model_name="scripted/imitate", topic=get_topic("ai_labels"),
                          condition="single_source", seed=101, n_agents=4, n_rounds=1,

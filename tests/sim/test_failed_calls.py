@@ -20,16 +20,16 @@ import json
 from collections import Counter, defaultdict
 
 import pytest
+from ollama_stub import Hang, OllamaStub, Raw
 
 from pvsst.analysis.study.outcomes import honest_agent_ids, vote_call_failure_rate
-from ollama_stub import Hang, OllamaStub, Raw
 from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.types import LLMRequest
 from pvsst.sim.protocol import protocol_from_preset
 from pvsst.sim.topics import get_topic
-from pvsst.sim.trial.settings import TrialSetup
 from pvsst.sim.trial.run import run_trial
+from pvsst.sim.trial.settings import TrialSetup
 
 SEED = 101
 TIMEOUT_S = 1.0  # ~100x a loopback answer, one request at a time, on a busy machine; each hung try waits it

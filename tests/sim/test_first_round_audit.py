@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from builders import audit_study_data
+from study_audit_helpers import play_audit
+
 from pvsst.experiments.audit.job import audit_members
 from pvsst.experiments.spec.study import StudySpec
-from study_audit_helpers import play_audit
 
 
 @pytest.fixture(scope="module")

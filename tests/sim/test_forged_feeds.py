@@ -7,16 +7,16 @@ import re
 import unicodedata
 
 import pytest
+from forging_provider import FORGED_FEED_LINE, FORGED_FIELD_LINE, FORGED_VOTE_LINE, is_forging
 
 from pvsst.experiments.study.trial_pipeline import markup_check
-from forging_provider import FORGED_FEED_LINE, FORGED_FIELD_LINE, FORGED_VOTE_LINE, is_forging
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.providers.registry import register_scripted_provider
 from pvsst.sim.prompts.agent_text import as_data
 from pvsst.sim.protocol import Protocol
 from pvsst.sim.topics import get_topic
-from pvsst.sim.trial.settings import TrialSetup
 from pvsst.sim.trial.run import run_trial
+from pvsst.sim.trial.settings import TrialSetup
 
 N_AGENTS, N_ROUNDS, FEED, VOTES = 6, 3, 5, 3
 FEED_ITEM = re.compile(r'^- (?:\[\d+ likes\] )?@\S+ \(')

@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from gateway_stub import CountingEchoProvider
+
 from pvsst.sim.llm.cache import ReplayMiss, ResponseCache
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.providers.registry import register_scripted_provider

@@ -5,9 +5,9 @@ import importlib.util
 import json
 
 import pytest
+from cli_checks import error_line
 
 from pvsst.experiments.cli import main
-from cli_checks import error_line
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 20},
                                            "score": {"type": "integer", "minimum": 1, "maximum": 5}},

@@ -15,12 +15,12 @@ from typing import Any, Callable
 import pytest
 import yaml
 
+from pvsst.core.defaults import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
+from pvsst.core.gateway_options import GATEWAY_OPTIONS, option_of
 from pvsst.experiments.cli import main
 from pvsst.experiments.spec.execution import Execution
 from pvsst.experiments.spec.study import load_spec
 from pvsst.experiments.survey.spec import load_survey
-from pvsst.core.defaults import DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_S
-from pvsst.core.gateway_options import GATEWAY_OPTIONS, option_of
 from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from gateway_stub import StubServer, cut, http_error, ok, raw, refusal
+
 from pvsst.sim.llm.budget import Budget, BudgetExceeded
 from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway

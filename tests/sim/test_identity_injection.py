@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pvsst.sim.identity.extraction import default_probes, extract_vectors, span_of
 from pvsst.core.input_files import file_sha256
+from pvsst.sim.identity.extraction import default_probes, extract_vectors, span_of
 from pvsst.sim.identity.vectors import IdentityVectors, save_vectors
 from pvsst.sim.llm.cache import ResponseCache
 from pvsst.sim.llm.config import GatewayConfig

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from pvsst.core.errors import InputError
-from pvsst.sim.identity.injection import persona_steerings
 from pvsst.core.input_files import file_sha256
+from pvsst.sim.identity.injection import persona_steerings
 from pvsst.sim.identity.vectors import IdentityVectors, cached_vectors, example_header, load_vectors, save_vectors
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.providers.registry import ensure_steerable

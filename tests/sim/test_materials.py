@@ -10,8 +10,8 @@ import json
 import pandas as pd
 import pytest
 
-from pvsst.experiments.cli import main
 from pvsst.core.errors import InputError
+from pvsst.experiments.cli import main
 from pvsst.sim.materials import MATERIAL_FILES, TEMPLATES, copy_materials, default_materials_dir, load_materials
 
 TINY_SPEC = """\
@@ -92,8 +92,8 @@ def test_reference_style_ids_and_wording_reach_the_prompts(materials, tmp_path):
     from pvsst.sim.llm.gateway import Gateway
     from pvsst.sim.protocol import Protocol
     from pvsst.sim.topics import get_topic
-    from pvsst.sim.trial.settings import TrialSetup
     from pvsst.sim.trial.run import run_trial
+    from pvsst.sim.trial.settings import TrialSetup
 
     (materials / "accounts.yaml").write_text('honest: "a{i:02d}"\nsingle_source: "c2{i:03d}"\n'
                                              'distributed_sources: "c3{i:03d}"\n')

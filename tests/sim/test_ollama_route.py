@@ -15,14 +15,14 @@ import json
 from collections import Counter
 
 import pytest
-
 from ollama_stub import OllamaStub
+
 from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.protocol import protocol_from_preset
 from pvsst.sim.topics import get_topic
-from pvsst.sim.trial.settings import TrialSetup
 from pvsst.sim.trial.run import run_trial
+from pvsst.sim.trial.settings import TrialSetup
 
 SEED = 211
 POST_REPLY = json.dumps({"post": "Labels help readers.", "opinion": "lean oppose", "confidence": 0.4,

@@ -9,14 +9,14 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from engine_helpers import scripted_trial
+
+from pvsst.core.errors import InputError
 from pvsst.sim.persona_table import load_persona_table
 from pvsst.sim.protocol import protocol_from_preset
 from pvsst.sim.topics import get_topic
-from pvsst.sim.trial.settings import TrialSetup
 from pvsst.sim.trial.run import prepare_trial
-from pvsst.core.errors import InputError
+from pvsst.sim.trial.settings import TrialSetup
 
 REFERENCE = protocol_from_preset("pvsst_reference")
 LABEL_SCORE = {"strongly support": 3, "support": 2, "lean support": 1, "lean oppose": -1, "oppose": -2,

@@ -10,8 +10,13 @@ import pytest
 
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.types import LLMRequest
-from pvsst.sim.replies import (GENERATION_FAILED, lenient_json_object, lenient_post_reply, lenient_votes,
-                         strict_post_reply)
+from pvsst.sim.replies import (
+    GENERATION_FAILED,
+    lenient_json_object,
+    lenient_post_reply,
+    lenient_votes,
+    strict_post_reply,
+)
 
 PRIOR_STANCE, PRIOR_CONFIDENCE, LIMIT = 1, 0.70, 10
 

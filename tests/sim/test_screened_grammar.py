@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from engine_helpers import NEEDS_EMBEDDED_MODEL
+
 from pvsst.sim.llm.providers.screened_grammar import same_candidates
 
 

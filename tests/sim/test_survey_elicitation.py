@@ -13,15 +13,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from builders import GSS, small_instrument
+from cli_checks import refused
+from gateway_stub import StubServer, raw
 from scipy.spatial.distance import jensenshannon
+from survey_helpers import write
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.survey.elicitation import reply_answer
 from pvsst.experiments.survey.spec import canonical_survey, load_survey
-from builders import GSS, small_instrument
-from cli_checks import refused
-from gateway_stub import StubServer, raw
-from survey_helpers import write
 from pvsst.sim.llm.config import GatewayConfig
 from pvsst.sim.llm.gateway import Gateway
 from pvsst.sim.llm.option_probabilities import distribution_from_top_logprobs

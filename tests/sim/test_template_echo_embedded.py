@@ -7,8 +7,9 @@ the five arms without adversaries; one response cache for the session, a lock pe
 test comes second replays the other's replies."""
 from __future__ import annotations
 
-from pvsst.analysis.text.template_echo import echo_summary
 from engine_helpers import EMBEDDED_TRIAL_MARKS, embedded_trial
+
+from pvsst.analysis.text.template_echo import echo_summary
 from pvsst.sim.materials import default_materials_dir
 
 pytestmark = EMBEDDED_TRIAL_MARKS

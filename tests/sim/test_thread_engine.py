@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from thread_helpers import TOPICS, census_personas, run_study, study_tables
 
 from pvsst.experiments.run.store import write_table_directory
 from pvsst.sim.llm.config import GatewayConfig
@@ -22,7 +23,6 @@ from pvsst.sim.threads.invariants import ThreadInvariantError, assert_thread_inv
 from pvsst.sim.threads.plan import plan_threads
 from pvsst.sim.threads.run import run_thread
 from pvsst.sim.threads.settings import ThreadSettings
-from thread_helpers import TOPICS, census_personas, run_study, study_tables
 
 TESTS = Path(__file__).resolve().parents[1]
 STUDY = ThreadSettings(n_threads=5)  # SynthPAI's defaults: 40 engaged, 2 rounds, 3 actions, depth 5, 3 children

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from thread_helpers import TOPICS, census_personas
 
 from pvsst.core.errors import InputError
 from pvsst.sim.judges.attribute_judge import AttributeJudge, AuthorTexts, load_attribute_judge_materials
@@ -16,7 +17,6 @@ from pvsst.sim.threads.prompts import PathNode, comment_messages, load_thread_ma
 from pvsst.sim.threads.run import run_thread
 from pvsst.sim.threads.settings import ThreadSettings
 from pvsst.sim.topics import get_topic
-from thread_helpers import TOPICS, census_personas
 
 # Another study's wording, with characters a careless renderer would change: trailing spaces, a tab, CRLF, a
 # final line break, a literal $ and non-ASCII text.

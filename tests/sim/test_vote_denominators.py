@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 import pytest
+from vote_shapes_provider import VOTE_SHAPES
 
 from pvsst.analysis.study.outcomes import honest_agent_ids, vote_call_failure_rate
 from pvsst.sim.llm.gateway import Gateway
@@ -19,7 +20,6 @@ from pvsst.sim.protocol import protocol_from_preset
 from pvsst.sim.topics import get_topic
 from pvsst.sim.trial.run import run_trial
 from pvsst.sim.trial.settings import TrialSetup
-from vote_shapes_provider import VOTE_SHAPES
 
 
 @functools.cache

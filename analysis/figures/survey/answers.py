@@ -20,15 +20,25 @@ Examples
 from __future__ import annotations
 
 import matplotlib as mpl
-from matplotlib.patches import Patch
 import numpy as np
 import pandas as pd
+from matplotlib.patches import Patch
 
-from pvsst.core.errors import InputError
+from pvsst.analysis.figures.style import (
+    CATEGORY_PALETTE,
+    NO_VALUE_GREY,
+    OKABE_ITO,
+    SEQUENTIAL_CMAP,
+    WIDE_IN,
+    PaperFigure,
+    SeriesStyle,
+    in_style,
+    new_figure,
+    readable_colorbar,
+    series_styles,
+)
 from pvsst.analysis.figures.survey.fidelity import CONTROL_KEYWORDS, is_control
-from pvsst.analysis.figures.style import (CATEGORY_PALETTE, NO_VALUE_GREY, OKABE_ITO, SEQUENTIAL_CMAP, WIDE_IN,
-                                         PaperFigure, SeriesStyle, in_style, new_figure, readable_colorbar,
-                                         series_styles)
+from pvsst.core.errors import InputError
 
 FLOOR, CEILING = "oracle", "uniform"
 NO_VARIANCE = "no answer variance (eta^2 = 0)"

@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.figures.survey.fidelity import is_control
 from pvsst.analysis.figures.style import NULL_BAND_GREY, OKABE_ITO, WIDE_IN, PaperFigure, in_style, new_figure
 from pvsst.analysis.figures.survey.answers import _require
+from pvsst.analysis.figures.survey.fidelity import is_control
 
 
 def _shown_option(audit: pd.DataFrame) -> str:

@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.core.errors import InputError
 from pvsst.analysis.figures.style import OKABE_ITO, PaperFigure, in_style, new_figure, pretty_label, series_styles
+from pvsst.core.errors import InputError
 
 CONTROL_KEYWORDS = ("oracle", "marginal", "uniform")
 SOURCE_COLUMNS = ("provider", "condition", "source")

@@ -21,10 +21,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.figures.survey.fidelity import is_control
 from pvsst.analysis.figures.style import PaperFigure, in_style, new_figure
-from pvsst.analysis.figures.survey.answers import WIDE_IN, _option_labels, _require, _source_order, option_colours, option_legend
-
+from pvsst.analysis.figures.survey.answers import (
+    WIDE_IN,
+    _option_labels,
+    _require,
+    _source_order,
+    option_colours,
+    option_legend,
+)
+from pvsst.analysis.figures.survey.fidelity import is_control
 
 TICK_CHAR_IN = 0.02  # about the width of a tick label character at 3.5 pt
 BARS_MIN_IN = 1.0  # the narrowest a panel's bars may get

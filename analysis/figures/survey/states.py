@@ -19,10 +19,21 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Rectangle
 
-from pvsst.analysis.figures.style import (DIVERGING_CMAP, NO_VALUE_GREY, SEQUENTIAL_CMAP, YARDSTICK_STYLES, PaperFigure,
-                                         WIDE_IN, colour_range, in_style, new_figure, readable_colorbar, series_styles)
-from pvsst.core.errors import InputError
+from pvsst.analysis.figures.style import (
+    DIVERGING_CMAP,
+    NO_VALUE_GREY,
+    SEQUENTIAL_CMAP,
+    WIDE_IN,
+    YARDSTICK_STYLES,
+    PaperFigure,
+    colour_range,
+    in_style,
+    new_figure,
+    readable_colorbar,
+    series_styles,
+)
 from pvsst.analysis.stats.paired import require_columns
+from pvsst.core.errors import InputError
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
 
 # (row, column) of each tile, row 0 at the top.

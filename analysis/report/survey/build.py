@@ -27,25 +27,25 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.core.run_folder import holds_run_folder
-from pvsst.analysis.figures.survey.fidelity import fidelity_by_question_figure, is_control
 from pvsst.analysis.figures.style import FIGURE_FORMATS
 from pvsst.analysis.figures.survey.answers import answer_shares_figure, js_heatmap_figure, subgroup_gaps_figure
+from pvsst.analysis.figures.survey.fidelity import fidelity_by_question_figure, is_control
 from pvsst.analysis.figures.survey.groups import group_shares_figure
-from pvsst.analysis.report.survey import tables
 from pvsst.analysis.report.build import REPORT_FORMATS, ReportResult, draw_figures, figure_markdown, write_report
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, markdown_table
-from pvsst.analysis.report.survey.cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
+from pvsst.analysis.report.survey import tables
 from pvsst.analysis.report.survey.audit import audit_figure_plans, audit_sections, read_audit_tables
+from pvsst.analysis.report.survey.cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
 from pvsst.analysis.store.reader import is_survey_run
 from pvsst.analysis.survey.conditions import condition_markdown, condition_table
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.analysis.survey.scoring import ALL_QUESTIONS, score_fidelity, write_fidelity
-from pvsst.analysis.survey.units import ScoredRun, read_scored_run
 from pvsst.analysis.survey.shares import answer_shares
-from pvsst.core.errors import InputError
+from pvsst.analysis.survey.units import ScoredRun, read_scored_run
 from pvsst.core.atomic import check_replaceable
+from pvsst.core.errors import InputError
+from pvsst.core.run_folder import holds_run_folder
 from pvsst.core.run_layout import ANALYSIS, REPORT, SURVEY
 
 METRIC_DEFINITIONS = (

@@ -25,11 +25,11 @@ from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, markdown_table
 from pvsst.analysis.report.survey.tables import degraded_sources, estimate, number
 from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE
-from pvsst.analysis.survey.cells.states import NOTES_FILE, YARDSTICKS, cell_analysis, write_cell_analysis
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
+from pvsst.analysis.survey.cells.states import NOTES_FILE, YARDSTICKS, cell_analysis, write_cell_analysis
 from pvsst.analysis.survey.units import ScoredRun
-from pvsst.core.run_layout import ANALYSIS
 from pvsst.core.input_files import read_json
+from pvsst.core.run_layout import ANALYSIS
 
 STATE_TABLES = ("state_scores.csv", "state_correlations.csv", "state_pairs.csv", "group_scores.csv")
 # Persona attributes drawn from survey respondents of the persona's demographic cell, not from the census.

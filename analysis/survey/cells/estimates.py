@@ -35,9 +35,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
 from pvsst.analysis.survey.cells.poststratification import ESTIMATE_COLUMNS, population_estimates
 from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, QuestionScale, ScoredRun, substantive_distributions
-from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
 from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import ANALYSIS

@@ -30,11 +30,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pvsst.personas.cells import cell_codes, cell_id_of
 from pvsst.core.defaults import ANALYSIS_SEED, SURVEY_BOOTSTRAP_DRAWS
 from pvsst.core.errors import InputError
 from pvsst.core.validation import checked_weights
-
+from pvsst.personas.cells import cell_codes, cell_id_of
 
 
 def _answered(survey: pd.DataFrame, question: str, options, geography: str | None,

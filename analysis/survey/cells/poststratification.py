@@ -61,8 +61,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from pvsst.core.errors import InputError
 from pvsst.analysis.stats.paired import require_columns
+from pvsst.core.errors import InputError
 
 ESTIMATE_COLUMNS = ("question", "level", "domain", "option", "estimate", "ci_low", "ci_high", "interval",
                     "population", "n_cells", "cell_draws", "effective_n", "ci_level")

@@ -47,10 +47,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.survey.fidelity import js_distance
-from pvsst.analysis.survey.cells.poststratification import domain_counts, poststratify
-from pvsst.analysis.survey.simbench import simbench_score, total_variation
 from pvsst.analysis.survey.cells.geography import national_shares, survey_cell_answers
+from pvsst.analysis.survey.cells.poststratification import domain_counts, poststratify
+from pvsst.analysis.survey.fidelity import js_distance
+from pvsst.analysis.survey.simbench import simbench_score, total_variation
 from pvsst.core.errors import InputError
 from pvsst.personas.cells import cell_codes, cell_id_of
 

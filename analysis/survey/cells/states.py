@@ -39,20 +39,28 @@ import numpy as np
 import pandas as pd
 
 from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE, KEYS, cell_estimates, groups_of, write_table
-from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
-from pvsst.analysis.survey.data import GROUP_PREFIX, load_data
 from pvsst.analysis.survey.cells.geography import indistinguishable_states, state_bootstrap, state_noise, state_shares
-from pvsst.analysis.survey.shares import source_label
-from pvsst.analysis.survey.cells.state_scores import (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM, answered_counts,
-                                                      cell_oracle, estimate_matrix,
-                                                national_marginal_shares, score_states, uniform_shares)
+from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
+from pvsst.analysis.survey.cells.state_scores import (
+    CELL_ORACLE,
+    NATIONAL_MARGINAL,
+    UNIFORM,
+    answered_counts,
+    cell_oracle,
+    estimate_matrix,
+    national_marginal_shares,
+    score_states,
+    uniform_shares,
+)
+from pvsst.analysis.survey.data import GROUP_PREFIX, load_data
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
+from pvsst.analysis.survey.shares import source_label
 from pvsst.analysis.survey.units import ScoredRun
 from pvsst.core.atomic import write_json
 from pvsst.core.errors import InputError
+from pvsst.core.run_layout import ANALYSIS
 from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
 from pvsst.personas.respondents import AttributeMap, canonical_values, matched_personas
-from pvsst.core.run_layout import ANALYSIS
 from pvsst.personas.vocabulary import college_of
 
 YARDSTICKS = (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM)

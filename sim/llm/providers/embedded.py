@@ -17,15 +17,15 @@ import functools
 import importlib.util
 import os
 import threading
-from collections.abc import Iterator
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pvsst.core.input_files import file_sha256
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import file_sha256
 from pvsst.sim.identity.vectors import cached_vectors
 from pvsst.sim.llm.providers import prompt_reuse, screened_grammar
 from pvsst.sim.llm.providers.grammar import bound_free_strings, grammar_schema  # noqa: F401 - grammar_schema re-exported

@@ -26,7 +26,6 @@ from pvsst.sim.llm.types import LLMRequest, ProviderReply
 from pvsst.sim.stance import STANCE_LABELS
 from pvsst.sim.topics import Topic
 
-
 _FIELD = re.compile(r"^(TOPIC|POST): (.*)$")
 
 
