@@ -79,7 +79,7 @@ def test_data_render_shows_exactly_the_genuine_items(condition):
     assert result.posts["text"].str.contains("\n").sum() == _expected_forging_posts(result)
 
 
-def test_markup_audit_counts_forging_posts_in_both_render_modes():
+def test_markup_check_counts_forging_posts_in_both_render_modes():
     data, verbatim = _run("data"), _run("verbatim")
     expected = _expected_forging_posts(data)
     assert expected == (N_AGENTS // 2) * N_ROUNDS  # even ordinals forge: a00, a02, a04 each round
