@@ -10,7 +10,6 @@ a note says how to add it when no judge has run).
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from pvsst.analysis.threads.run_analysis import ThreadAnalysis, analyze_thread_r
 from pvsst.analysis.threads.run_tables import is_thread_run
 from pvsst.core.atomic import check_replaceable
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import read_json
 from pvsst.core.run_layout import MANIFEST, REPORT
 
 ATTRIBUTE_COLUMNS = ("judge", "attribute", "n_authors", "n_failed", "top1", "top1_low", "top1_high", "top3",
@@ -109,7 +109,7 @@ def build_thread_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
     step = progress or (lambda label: None)
     if not is_thread_run(run_dir):
         raise InputError(str(run_dir), MANIFEST, "not a thread run (run `pvsst run` on a `schedule: threads` spec)")
-    manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
+    manifest = read_json(run_dir / MANIFEST, "manifest")
     step("thread analysis")
     analysis = analyze_thread_run(run_dir, replicates=replicates)
     figures, notes = draw_figures(thread_figure_plans(analysis), step)

@@ -46,7 +46,7 @@ from pvsst.analysis.figures.decomposition import decomposition_figure
 from pvsst.analysis.scenarios.decomposition import Decomposition, decompose
 from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
-from pvsst.core.run_layout import ANALYSIS
+from pvsst.core.run_layout import ANALYSIS, SURVEY
 
 SCENARIO_COLUMN = "scenario"
 REFERENCE_PREFIX = "reference"
@@ -85,7 +85,7 @@ def _first_code(spec: dict, question: str) -> str:
     for item in spec.get("questions") or []:
         if item.get("id") == question:
             return str(item["options"][0]["code"])
-    raise InputError("survey.json", "questions", f"no question {question!r} in the instrument")
+    raise InputError(SURVEY, "questions", f"no question {question!r} in the instrument")
 
 
 def decision_table(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict, question: str) -> pd.DataFrame:

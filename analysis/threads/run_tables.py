@@ -17,13 +17,13 @@ False
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from pvsst.analysis.store.reader import THREAD_RUN_TABLES, iter_unit_tables
 from pvsst.core.errors import InputError
+from pvsst.core.input_files import read_json
 from pvsst.core.integrity import complete_unit_dirs
 from pvsst.core.run_layout import ATTRIBUTES, MANIFEST, THREADS, table_file
 
@@ -37,8 +37,8 @@ def is_thread_run(run_dir: str | Path) -> bool:
     if not path.is_file():
         return False
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("schedule") == THREADS
-    except (OSError, ValueError):
+        return read_json(path, "manifest").get("schedule") == THREADS
+    except InputError:
         return False
 
 

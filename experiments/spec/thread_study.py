@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pvsst.core.bounds import MAX_SEED
+from pvsst.core.defaults import FAILURE_THRESHOLD
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import file_sha256, regular_file
 from pvsst.core.validation import Share, describe_validation_error, require_unique
@@ -84,7 +85,7 @@ class ThreadStudySpec(StrictModel):
     personas: PersonaSpec = PersonaSpec(source="census")
     materials: NonEmptyText | None = None
     max_attempts: Annotated[int, Field(ge=1, le=10)] = 3
-    parse_failure_threshold: Share = 0.05
+    parse_failure_threshold: Share = FAILURE_THRESHOLD
     budget: BudgetCap = BudgetCap()
     execution: Execution = Execution()
 
