@@ -108,6 +108,7 @@ def selection_effect(edges: pd.DataFrame, attributes: pd.DataFrame, attribute: s
 
     Examples
     --------
+    >>> import numpy as np
     >>> x = pd.DataFrame({"agent_id": range(6), "group": [0, 0, 0, 1, 1, 1]})
     >>> after = [(0, 1), (1, 0), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3), (5, 4), (2, 3), (3, 0)]
     >>> edges = pd.DataFrame([(0, 0, 1)] + [(1, s, t) for s, t in after], columns=["round", "source", "target"])
