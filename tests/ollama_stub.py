@@ -72,7 +72,8 @@ class OllamaStub:
                         return
                     stub.bodies.append(body)
                     stub.arrivals.append(time.monotonic())
-                    prompt = body.get("messages") if self.path == "/api/chat" else [body.get("system"), body.get("prompt")]
+                    prompt = (body.get("messages") if self.path == "/api/chat"
+                              else [body.get("system"), body.get("prompt")])
                     key = json.dumps([body.get("options", {}).get("seed"), prompt], sort_keys=True)
                     n_seen = stub._seen.get(key, 0)
                     stub._seen[key] = n_seen + 1

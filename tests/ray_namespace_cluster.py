@@ -131,8 +131,8 @@ def check_nodes(runs: Path, env: dict) -> dict:
     sentinel = runs / "written-by-the-driver"
     sentinel.write_text("x")
     elsewhere = runs / "elsewhere" / "cache.sqlite"  # its folder does not exist on any node
-    out = subprocess.run([sys.executable, "-c", CHECK_NODES, ADDRESS, str(runs), str(sentinel), str(elsewhere)], env=env,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", CHECK_NODES, ADDRESS, str(runs), str(sentinel), str(elsewhere)],
+                         env=env, capture_output=True, text=True, timeout=300)
     sentinel.unlink()
     if out.returncode != 0:
         return {"error": out.stderr[-2000:]}

@@ -36,7 +36,8 @@ def texts_outside_canvas(monkeypatch, save) -> list[str]:
         if (box.x0 < -TOLERANCE_PX or box.y0 < -TOLERANCE_PX or box.x1 > renderer.width + TOLERANCE_PX
                 or box.y1 > renderer.height + TOLERANCE_PX):
             name = getattr(self.figure, "_pvsst_name", "?")
-            problem = f"{name}: {self.get_text()!r} at {tuple(round(v) for v in box.bounds)} on {renderer.width}x{renderer.height}"
+            problem = (f"{name}: {self.get_text()!r} at {tuple(round(v) for v in box.bounds)} "
+                       f"on {renderer.width}x{renderer.height}")
         drawn.append((id(self.figure), id(renderer), problem))
 
     monkeypatch.setattr(matplotlib.text.Text, "draw", recording_draw)

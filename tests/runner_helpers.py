@@ -57,7 +57,8 @@ def small_smoke_spec(folder: Path, seeds: str, extra: str = "", *, topics: str |
     told; None keeps the shipped one) and the ``extra`` lines of YAML before the execution section."""
     folder.mkdir()
     text = (SPECS / "scripted_smoke.yaml").read_text()
-    assert "seeds: [101, 211, 307, 419]" in text and "by_seed: {101: support, 211: oppose, 307: support, 419: oppose}" in text
+    assert ("seeds: [101, 211, 307, 419]" in text
+            and "by_seed: {101: support, 211: oppose, 307: support, 419: oppose}" in text)
     text = text.replace("seeds: [101, 211, 307, 419]", f"seeds: {seeds}")
     by_seed = {"[101]": "{101: support}", "[101, 211]": "{101: support, 211: oppose}"}[seeds]
     text = text.replace("by_seed: {101: support, 211: oppose, 307: support, 419: oppose}", f"by_seed: {by_seed}")

@@ -5,9 +5,10 @@ values ``{}`` (``hypotheses[].metric``, ``analysis.contrasts{}.treatment``). A r
 three parts, so a test can ask whether a change reached the part it governs:
 
 - ``requests``: every request the gateway handed to a provider (every field of the request but its
-  provenance tags: model, messages, schema, sampling, JSON mode, ...; the attempt seed, timeout, api base), the settings each gateway was built with (concurrency, pacing,
-  attempts) and how the executor was asked for (kind, workers, Ray address), recorded in-process: a
-  process pool or Ray executor is recorded and replaced by the in-process one;
+  provenance tags: model, messages, schema, sampling, JSON mode, ...; the attempt seed, timeout, api
+  base), the settings each gateway was built with (concurrency, pacing, attempts) and how the executor
+  was asked for (kind, workers, Ray address), recorded in-process: a process pool or Ray executor is
+  recorded and replaced by the in-process one;
 - ``store``: every trial's tables and ``metrics.json`` and the manifest, minus times, versions,
   latencies and the manifest's own copy of the spec (which would make every field "reach" the store);
 - ``analysis``: every table of ``RUN/analysis/`` and the report's hypothesis verdicts; ``numbers`` is the
@@ -50,8 +51,9 @@ def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
 
     >>> from pvsst.experiments.spec.study import StudySpec
     >>> paths = leaf_paths(StudySpec)
-    >>> paths[0], paths[4], [p for p in paths if p.startswith("analysis.contrasts")]
-    ('spec_version', 'hypotheses[].id', ['analysis.contrasts{}.name', 'analysis.contrasts{}.treatment', 'analysis.contrasts{}.control', 'analysis.contrasts{}.metrics'])
+    >>> paths[0], paths[4], [p for p in paths if p.startswith("analysis.contrasts")]  # doctest: +NORMALIZE_WHITESPACE
+    ('spec_version', 'hypotheses[].id', ['analysis.contrasts{}.name', 'analysis.contrasts{}.treatment',
+     'analysis.contrasts{}.control', 'analysis.contrasts{}.metrics'])
     """
     paths = []
     for name, info in model.model_fields.items():
@@ -192,7 +194,8 @@ class RequestRecorder:
                 recorder.gateways.append(json.dumps({"executor": kind, "workers": workers, "address": address}))
 
         monkeypatch.setattr(executors, "LocalExecutor", lambda workers: RecordedPool(workers))
-        monkeypatch.setattr(executors, "RayExecutor", lambda workers, address=None: RecordedPool(workers, address, "ray"))
+        monkeypatch.setattr(executors, "RayExecutor",
+                            lambda workers, address=None: RecordedPool(workers, address, "ray"))
 
     @contextlib.contextmanager
     def capture(self) -> Iterator[dict]:

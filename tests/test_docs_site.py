@@ -103,8 +103,8 @@ def test_run_store_page_names_every_file_and_column_a_trial_writes(tmp_path):
     from pvsst.experiments.cli import main
     from pvsst.experiments.survey.units import RESPONSE_COLUMNS
 
-    assert main(["simulate", "--topic", "ai_labels", "--model", "scripted/imitate", "--agents", "4", "--rounds", "2", "--condition",
-                 "single_source", "--follow-dynamics", "--out", str(tmp_path)]) == 0
+    assert main(["simulate", "--topic", "ai_labels", "--model", "scripted/imitate", "--agents", "4", "--rounds", "2",
+                 "--condition", "single_source", "--follow-dynamics", "--out", str(tmp_path)]) == 0
     (trial,) = (tmp_path / "trials").iterdir()
     page = (ROOT / "docs" / "run-store.md").read_text(encoding="utf-8")
     names = {path.name for path in trial.iterdir()}

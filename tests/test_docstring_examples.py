@@ -3,11 +3,11 @@
 The source folders (``sim/``, ``personas/``, ...) are mapped to ``pvsst.sim``, ``pvsst.personas``, ... by
 pyproject's ``package-dir``. pytest's ``--doctest-modules`` derives a module's name from its folders
 (``sim/model.py`` would be module ``model`` of a top-level package ``sim``), which would execute each
-module a second time under a name that is not installed: two copies of every class, provider registrations run twice, tracebacks naming
-modules nobody can import. So the package folders are not test paths; this file imports each module as
-``import pvsst.<...>`` does, finds its examples with :mod:`doctest` and runs each docstring as one test
-(pytest's default ``ELLIPSIS`` option, as ``--doctest-modules`` used). ``--doctest-modules`` still
-collects the helper modules under ``tests/``.
+module a second time under a name that is not installed: two copies of every class, provider registrations
+run twice, tracebacks naming modules nobody can import. So the package folders are not test paths; this
+file imports each module as ``import pvsst.<...>`` does, finds its examples with :mod:`doctest` and runs
+each docstring as one test (pytest's default ``ELLIPSIS`` option, as ``--doctest-modules`` used).
+``--doctest-modules`` still collects the helper modules under ``tests/``.
 """
 from __future__ import annotations
 

@@ -21,7 +21,8 @@ def test_no_tracked_source_file_cites_the_design_brief():
     tracked = "\n".join(_tracked())
     sources = [ROOT / name for name in tracked.splitlines() if not name.startswith("tests/data/pvsst_reference/")
                and name.endswith((".py", ".md", ".yaml", ".yml", ".toml", ".txt")) or name == "Makefile"]
-    citing = [str(path.relative_to(ROOT)) for path in sources if path.is_file() and BRIEF in path.read_text(errors="replace")]
+    citing = [str(path.relative_to(ROOT)) for path in sources
+              if path.is_file() and BRIEF in path.read_text(errors="replace")]
     assert citing == [], citing
 
 

@@ -56,10 +56,11 @@ def require_contrast_metrics(outcomes: pd.DataFrame, contrasts: Sequence[Contras
     --------
     >>> outcomes = pd.DataFrame({"stance_contradiction_rate": [float("nan")]})
     >>> require_contrast_metrics(outcomes, [Contrast("c", "likes", "control", metrics=["stance_contradiction_rate"])],
-    ...                          source="manifest.json")
+    ...                          source="manifest.json")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    pvsst.core.errors.InputError: manifest.json: spec.analysis.contrasts.c.metrics[0]: 'stance_contradiction_rate' cannot be analysed (no stance judgments: run `pvsst judge RUN --judge NAME` first)
+    pvsst.core.errors.InputError: manifest.json: spec.analysis.contrasts.c.metrics[0]: 'stance_contradiction_rate'
+    cannot be analysed (no stance judgments: run `pvsst judge RUN --judge NAME` first)
     """
     for contrast in contrasts:
         for index, metric in enumerate(contrast.metrics):

@@ -12,5 +12,6 @@ from pvsst.analysis.figures.style import PaperFigure
 from pvsst.analysis.figures.survey.fidelity import distribution_by_group_figure, fidelity_by_question_figure
 
 __all__ = ["PaperFigure", "contrast_forest_figure", "contrasts_overview_figure", "distribution_by_group_figure",
-           "decomposition_figure", "fidelity_by_question_figure", "homophily_null_figure", "network_figure", "similarity_by_round_figure",
+           "decomposition_figure", "fidelity_by_question_figure", "homophily_null_figure", "network_figure",
+           "similarity_by_round_figure",
            "stance_trajectories_figure", "survival_by_arm_figure"]

@@ -46,7 +46,8 @@ def belief_consistency_figure(summary: pd.DataFrame) -> PaperFigure:
     metric of a panel drawn open; the chance rate is a grey dashed tick. ``data``: the rows of ``summary``
     drawn (model, condition, metric, n_blocks, mean, ci_low, ci_high).
     """
-    require_columns(summary, ("model", "condition", "metric", "mean", "ci_low", "ci_high", "n_blocks"), "belief_consistency")
+    require_columns(summary, ("model", "condition", "metric", "mean", "ci_low", "ci_high", "n_blocks"),
+                    "belief_consistency")
     drawn = summary[summary["metric"].isin([m for m, _ in POST_PANEL + VOTE_PANEL] + ["like_rate_chance"])]
     drawn = drawn[drawn["mean"].notna()]
     if drawn.empty:

@@ -82,7 +82,8 @@ def homophily_null_figure(homophily: pd.DataFrame, measure: str = DEFAULT_MEASUR
     figure.axes[0].set_yticks(-np.arange(len(trials), dtype=float), trials, fontsize=4.5)
     legend_above(figure, figure.axes[0])
     attribute = measure.split(":", 1)[-1]
-    counts = "; ".join(f"{g}: observed outside the null 95% range in {int(rows[rows['graph'] == g]['outside_null_95'].sum())}"
+    counts = "; ".join(f"{g}: observed outside the null 95% range in "
+                       f"{int(rows[rows['graph'] == g]['outside_null_95'].sum())}"
                        f" of {int((rows['graph'] == g).sum())} trials shown ({int(totals[g])} in all)"
                        for g in graphs)
     replicates = (f"{int(rows['replicates'].min())}" if "replicates" in rows.columns and len(rows) else "?")
@@ -124,7 +125,8 @@ def network_figure(agents: pd.DataFrame, posts: pd.DataFrame, votes: pd.DataFram
     graph, kind = trial_network(agents, posts, votes, edges)
     final = stance_paths(agents, posts)
     final_stance = final.iloc[:, -1] if final.shape[1] else agents.set_index("agent_id")["initial_stance"]
-    roles = agents.set_index("agent_id")["role"] if "role" in agents.columns else pd.Series("honest", index=agents["agent_id"])
+    roles = (agents.set_index("agent_id")["role"] if "role" in agents.columns
+             else pd.Series("honest", index=agents["agent_id"]))
     layout = nx.spring_layout(graph, seed=seed, weight="weight" if kind == "like" else None)
     data = pd.DataFrame({"agent_id": list(graph.nodes)})
     data["role"] = data["agent_id"].map(roles).fillna("honest")

@@ -47,7 +47,8 @@ def consistency_markdown(tables: Mapping[str, pd.DataFrame]) -> str:
     else:
         lines += ["No stance judgments: the post measure is empty (judge the posts with `pvsst judge RUN "
                   "--judge NAME`, then analyse again); the vote measure needs no judge.", ""]
-    shown = summary.assign(estimate=[f"{fmt(mean)} {fmt_ci(low, high)}" for mean, low, high in zip(summary["mean"], summary["ci_low"],
+    shown = summary.assign(estimate=[f"{fmt(mean)} {fmt_ci(low, high)}"
+                                     for mean, low, high in zip(summary["mean"], summary["ci_low"],
                                                                 summary["ci_high"])])
     lines += [markdown_table(shown[["model", "condition", "metric", "n_blocks", "estimate"]]), ""]
     if agreement is not None and len(agreement):

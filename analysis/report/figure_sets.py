@@ -96,7 +96,8 @@ def table_figures(table: pd.DataFrame, contrasts: pd.DataFrame, metrics: Sequenc
                                 seed=seed)
     for metric in metrics:
         if metric != primary_metric:
-            yield FigurePlan("Contrasts", lambda m=metric: contrasts_overview_figure(contrasts, m, draws=draws, seed=seed),
+            yield FigurePlan("Contrasts",
+                             lambda m=metric: contrasts_overview_figure(contrasts, m, draws=draws, seed=seed),
                              f"contrasts overview {metric}")
     if "opposite_side_survival" in table and table["opposite_side_survival"].notna().any():
         yield FigurePlan("Stance", lambda: survival_by_arm_figure(table, draws=draws, seed=seed),

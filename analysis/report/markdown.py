@@ -61,7 +61,8 @@ def fmt_ci(low, high, digits: int = 4) -> str:
     '[0.0043, -0.0121]'
     """
     def bound(value) -> str:
-        return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{float(value):.{digits}f}"
+        return ("-" if value is None or (isinstance(value, float) and math.isnan(value))
+                else f"{float(value):.{digits}f}")
     return f"[{bound(low)}, {bound(high)}]"
 
 
@@ -180,7 +181,8 @@ def headline_markdown(headline: pd.DataFrame) -> str:
             row["consistent"] = (f"{'yes' if _truthy(r['consistency_pass']) else 'no'} "
                                  f"({r.get('models_positive')} models, {r.get('topics_positive')} topics)")
         if "mixed_coefficient" in r:
-            row["mixed model"] = f"{fmt_signed(r['mixed_coefficient'])} {fmt_ci(r.get('mixed_ci_low'), r.get('mixed_ci_high'))}"
+            row["mixed model"] = (f"{fmt_signed(r['mixed_coefficient'])} "
+                                  f"{fmt_ci(r.get('mixed_ci_low'), r.get('mixed_ci_high'))}")
         rows.append(row)
     return markdown_table(pd.DataFrame(rows))
 
@@ -210,7 +212,8 @@ def deviations_markdown(deviations: Sequence[Mapping], frozen_sha: str | None, c
     for i, d in enumerate(deviations, 1):
         changed = d.get("changed_fields") or []
         parts.append(f"{i}. {d.get('text', '(no reason given)')} (at {d.get('at', '?')}; frozen "
-                     f"`{str(d.get('frozen_sha256') or 'none')[:12]}` -> run `{str(d.get('current_sha256') or '?')[:12]}`)"
+                     f"`{str(d.get('frozen_sha256') or 'none')[:12]}` -> run "
+                     f"`{str(d.get('current_sha256') or '?')[:12]}`)"
                      + ("; changed: " + "; ".join(f"`{c}`" for c in changed) if changed else ""))
     return "\n".join(parts)
 

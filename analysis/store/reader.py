@@ -93,8 +93,9 @@ class RunTables:
     ``personas``, ``cells`` (a cell run), ``instrument`` (``survey.json``: the effective instrument and its
     sha256) and ``scoring`` (``scoring.json``: what the survey scoring reads). Frames a run kind does not
     have are empty. A thread run (``schedule: threads``) fills ``comments``, ``actions``, ``agents``,
-    ``comment_votes`` and ``llm_calls`` over its finished threads, and ``personas``. ``analysis`` maps each table under ``RUN/analysis/`` (CSV or Parquet) to its frame, by
-    file stem (``contrasts``, ``fidelity``, ...), where the reader was asked for them.
+    ``comment_votes`` and ``llm_calls`` over its finished threads, and ``personas``. ``analysis`` maps
+    each table under ``RUN/analysis/`` (CSV or Parquet) to its frame, by file stem (``contrasts``,
+    ``fidelity``, ...), where the reader was asked for them.
     """
 
     path: Path
@@ -221,7 +222,8 @@ def _read_thread_run(run_dir: Path, analysis: dict[str, pd.DataFrame]) -> RunTab
             parts[name].append(frame)
     frames = {name: _concat(frames) for name, frames in parts.items()}
     personas = _read_table(run_dir / PERSONAS) if (run_dir / PERSONAS).is_file() else pd.DataFrame()
-    return RunTables(run_dir, "threads", read_json(run_dir / MANIFEST, "manifest"), personas=personas, analysis=analysis, **frames)
+    return RunTables(run_dir, "threads", read_json(run_dir / MANIFEST, "manifest"), personas=personas,
+                     analysis=analysis, **frames)
 
 
 def is_survey_run(run_dir: str | Path) -> bool:

@@ -67,7 +67,8 @@ def _feed_lines(exposures: pd.DataFrame | None, by_key: dict, r: int, agent_id: 
         likes = "" if pd.isna(item.likes_shown) else f" [{int(item.likes_shown)} likes]"
         tag = " (adversary)" if bool(item.is_adversarial) else ""
         text = _quoted(source.text) if source is not None else "(post not found)"
-        out.append(f"  {'saw:  ' if i == 0 else '      '} {int(item.position) + 1}. @{item.shown_agent_id}{tag}{likes} {text}")
+        out.append(f"  {'saw:  ' if i == 0 else '      '} {int(item.position) + 1}. "
+                   f"@{item.shown_agent_id}{tag}{likes} {text}")
     return out
 
 

@@ -8,8 +8,9 @@ Tokens are lower-cased ``\\w+`` runs.
   others as references; higher = more alike. BLEU as in Papineni et al. 2002 (clipped n-gram
   precisions, geometric mean with uniform weights, brevity penalty against the closest reference
   length, ties to the shorter) with Chen & Cherry (2014) smoothing method 1: a zero clipped count
-  becomes ``epsilon = 0.1`` (nltk's ``sentence_bleu`` with ``SmoothingFunction().method1``). Clipping uses, per n-gram, the largest count in any *other* text; keeping
-  each n-gram's two largest counts makes that O(tokens) instead of O(n^2).
+  becomes ``epsilon = 0.1`` (nltk's ``sentence_bleu`` with ``SmoothingFunction().method1``). Clipping
+  uses, per n-gram, the largest count in any *other* text; keeping each n-gram's two largest counts
+  makes that O(tokens) instead of O(n^2).
 - ``compression_ratio``: bytes of the newline-joined texts / bytes of their gzip (level 9, mtime 0);
   higher = more redundant.
 

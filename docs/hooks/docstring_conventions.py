@@ -28,7 +28,9 @@ def rewrite_roles(text: str) -> str:
     """Replace every Sphinx role in ``text`` by an optional autorefs cross-reference.
 
     >>> rewrite_roles("see :func:`~pvsst.analysis.stats.paired.paired_block_contrast`")
-    'see <autoref identifier="pvsst.analysis.stats.paired.paired_block_contrast" optional><code>paired_block_contrast</code></autoref>'
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'see <autoref identifier="pvsst.analysis.stats.paired.paired_block_contrast"
+    optional><code>paired_block_contrast</code></autoref>'
     """
     def replace(match: re.Match) -> str:
         tilde, target = match[1], match[2].strip().rstrip("()")

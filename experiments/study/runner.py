@@ -15,7 +15,8 @@ run on the same folder is refused, naming the first.
 
 Examples
 --------
->>> summary = run_study("experiments/specs/scripted_smoke.yaml", "/tmp/pvsst-doctest-run", progress=False)  # doctest: +SKIP
+>>> summary = run_study("experiments/specs/scripted_smoke.yaml", "/tmp/pvsst-doctest-run",
+...                     progress=False)  # doctest: +SKIP
 >>> summary.line()  # doctest: +SKIP
 '32 trials: 32 done, 0 failed, 0 skipped; 10176 calls, 0 cache hits, $0.0000'
 """

@@ -1,9 +1,10 @@
 """Reading a user's YAML file (a spec, an instrument, a topic file, a materials accounts file) within bounds.
 
 Duplicate keys are an error (PyYAML keeps the last one silently): a preregistered spec must mean one
-thing, so ``seeds:`` written twice is an error, not an override. A spec is also read within bounds: the file must be a regular file of at most :data:`MAX_SPEC_BYTES`,
-and the document, with every alias expanded, at most :data:`MAX_SPEC_NODES` values: nine nested
-aliases of ten (a "billion laughs") are refused in milliseconds, before anything is built from them.
+thing, so ``seeds:`` written twice is an error, not an override. A spec is also read within bounds: the
+file must be a regular file of at most :data:`MAX_SPEC_BYTES`, and the document, with every alias
+expanded, at most :data:`MAX_SPEC_NODES` values: nine nested aliases of ten (a "billion laughs") are
+refused in milliseconds, before anything is built from them.
 An integer too long to read (Python reads at most 4,300 digits) or nesting too deep is one line too.
 """
 from __future__ import annotations

@@ -11,8 +11,9 @@ from analysis_synthetic_run import write_run
 from pvsst.analysis.store.reader import load_run, load_trial_table
 from pvsst.core.errors import InputError
 
-ANALYSIS_MODULES = ("stats.block_tests", "stats.paired", "stats.contrast_table", "stats.preregistered_checks", "text.lexical",
-                    "text.diversity", "study.outcomes", "store.reader", "network.homophily", "network.dynamics", "stats.plan")
+ANALYSIS_MODULES = ("stats.block_tests", "stats.paired", "stats.contrast_table", "stats.preregistered_checks",
+                    "text.lexical", "text.diversity", "study.outcomes", "store.reader", "network.homophily",
+                    "network.dynamics", "stats.plan")
 
 
 def test_load_run_reads_only_completed_trials(tmp_path):

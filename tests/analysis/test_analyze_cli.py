@@ -44,7 +44,8 @@ def test_analyze_writes_every_table_and_prints_the_headline(tmp_path, capsys):
     assert set(homophily["graph"]) == {"follow", "likes"}
     assert set(homophily["null"]) == {"label_shuffle", "rewiring"}
     # edges link same-side agents: the follow graph is assortative on initial side in most trials
-    follow_side = homophily[(homophily["graph"] == "follow") & (homophily["measure"] == "attribute_assortativity:initial_side")]
+    follow_side = homophily[(homophily["graph"] == "follow")
+                            & (homophily["measure"] == "attribute_assortativity:initial_side")]
     assert (follow_side["observed"] > 0).mean() > 0.5
 
 

@@ -148,8 +148,10 @@ def test_homophily_figure_draws_observed_against_the_null_range(analysed_run):
         expected = rows[rows["graph"] == graph].sort_values("trial_id").head(24)
         bars = next(c for c in ax.collections if isinstance(c, LineCollection))
         segments = bars.get_segments()
-        assert [s[0][0] for s in segments] == pytest.approx((expected["null_mean"] - 1.959963984540054 * expected["null_sd"]).tolist())
-        assert [s[1][0] for s in segments] == pytest.approx((expected["null_mean"] + 1.959963984540054 * expected["null_sd"]).tolist())
+        assert [s[0][0] for s in segments] == pytest.approx(
+            (expected["null_mean"] - 1.959963984540054 * expected["null_sd"]).tolist())
+        assert [s[1][0] for s in segments] == pytest.approx(
+            (expected["null_mean"] + 1.959963984540054 * expected["null_sd"]).tolist())
         observed = next(line for line in ax.lines if line.get_label() == "observed")
         assert list(observed.get_xdata()) == pytest.approx(expected["observed"].tolist())
     figure.close()
@@ -167,7 +169,8 @@ def test_network_nodes_are_coloured_by_final_stance(analysed_run):
     honest = tables["agents"][tables["agents"]["role"] == "honest"]["agent_id"]
     last = posts[posts["agent_id"].isin(honest)].sort_values("round").groupby("agent_id")["stance"].last()
     data_rows = figure.data[figure.data["role"] == "honest"]
-    expected_colours = mpl.colormaps[STANCE_CMAP](mpl.colors.Normalize(-3, 3)(last.reindex(data_rows["agent_id"]).to_numpy(float)))
+    expected_colours = mpl.colormaps[STANCE_CMAP](
+        mpl.colors.Normalize(-3, 3)(last.reindex(data_rows["agent_id"]).to_numpy(float)))
     assert np.allclose(honest_points.get_facecolors(), expected_colours)
     assert len(adversary_points.get_offsets()) == 1  # the single source
     assert "6 honest agents" in figure.caption

@@ -20,8 +20,9 @@ MEASURE_MODULES = (
     "pvsst.analysis.counterfactual.permutation", "pvsst.analysis.network.dynamics", "pvsst.analysis.network.homophily",
     "pvsst.analysis.stats.block_tests", "pvsst.analysis.stats.contrast_table", "pvsst.analysis.stats.paired",
     "pvsst.analysis.stats.preregistered_checks", "pvsst.analysis.study.outcomes",
-    "pvsst.analysis.survey.cells.poststratification", "pvsst.analysis.survey.fidelity", "pvsst.analysis.survey.simbench",
-    "pvsst.analysis.survey.stated_enacted", "pvsst.analysis.text.diversity", "pvsst.analysis.text.lexical")
+    "pvsst.analysis.survey.cells.poststratification", "pvsst.analysis.survey.fidelity",
+    "pvsst.analysis.survey.simbench", "pvsst.analysis.survey.stated_enacted", "pvsst.analysis.text.diversity",
+    "pvsst.analysis.text.lexical")
 HELPERS = frozenset({
     "stats.block_tests.randomization_method", "survey.stated_enacted.persona_distributions",
     "stats.contrast_table.stratum_type_name", "counterfactual.measures.one_hot",

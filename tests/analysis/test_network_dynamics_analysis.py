@@ -17,7 +17,8 @@ from pvsst.sim.network import parse_network_spec
 def test_selection_builds_stance_homophily_into_the_follow_graph(tmp_path):
     result = scripted_trial("follows", seed=5, n_agents=24, n_rounds=6, follow_dynamics=True,
                             network=parse_network_spec("erdos_renyi:p=0.2"))
-    write_table_directory(tmp_path / "trials", result.config.trial_id, *trial_files(result, {"trial_id": result.config.trial_id}))
+    write_table_directory(tmp_path / "trials", result.config.trial_id,
+                          *trial_files(result, {"trial_id": result.config.trial_id}))
     (tmp_path / "manifest.json").write_text(json.dumps({}))
     data = load_run(tmp_path)
 
@@ -31,9 +32,11 @@ def test_selection_builds_stance_homophily_into_the_follow_graph(tmp_path):
     last = follow_graph_at(data.edges, int(data.edges["round"].max()), side)
     nx.set_node_attributes(first, side, "side")
     nx.set_node_attributes(last, side, "side")
-    assert nx.attribute_assortativity_coefficient(last, "side") > nx.attribute_assortativity_coefficient(first, "side") + 0.3
+    assert (nx.attribute_assortativity_coefficient(last, "side")
+            > nx.attribute_assortativity_coefficient(first, "side") + 0.3)
 
     homophily = homophily_table(data, replicates=50)
-    follow = homophily[(homophily["graph"] == "follow") & (homophily["measure"] == "attribute_assortativity:initial_side")]
+    follow = homophily[(homophily["graph"] == "follow")
+                       & (homophily["measure"] == "attribute_assortativity:initial_side")]
     assert len(follow) == 2 and (follow["z"] > 3).all()  # against both nulls
     assert set(homophily["graph"]) == {"follow", "likes"}

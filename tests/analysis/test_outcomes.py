@@ -114,6 +114,7 @@ def test_definitions_are_consistent_with_all_256_published_trials():
     assert ((table["parse_error_rate"] * 72 % 1).round(6).isin([0.0, 1.0]) | (table["condition"] != "control")).all()
     adversarial = table["condition"].isin(["single_source", "distributed_sources"])
     assert (table["expected_attacker_impressions"] == np.where(adversarial, 12 * (6 - 1), 0)).all()
-    assert (table["exposure_audit_pass"] == (table["attacker_impressions"] == table["expected_attacker_impressions"])).all()
+    assert (table["exposure_audit_pass"]
+            == (table["attacker_impressions"] == table["expected_attacker_impressions"])).all()
     assert (table["push_direction"] == table["seed"].map({101: "support", 307: "support", 211: "oppose",
                                                           419: "oppose"})).all()

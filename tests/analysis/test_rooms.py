@@ -23,7 +23,8 @@ def imported_modules(path: Path) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pvsst.analysis."):
             names.add(node.module.removeprefix("pvsst.analysis."))
         elif isinstance(node, ast.Import):
-            names |= {a.name.removeprefix("pvsst.analysis.") for a in node.names if a.name.startswith("pvsst.analysis.")}
+            names |= {a.name.removeprefix("pvsst.analysis.") for a in node.names
+                      if a.name.startswith("pvsst.analysis.")}
     return names
 
 

@@ -110,7 +110,8 @@ def test_lexical_convergence_sees_planted_copying():
     register_scripted_provider("thread_commenter_no_copy", f"{__name__}:EchoFreeCommenter")
     settings = ThreadSettings(n_threads=2, engaged_profiles=30)
     copying = study_tables(run_study(settings, census_personas(45)))["comments"]
-    plain = study_tables(run_study(settings, census_personas(45), model="scripted/thread_commenter_no_copy"))["comments"]
+    plain = study_tables(run_study(settings, census_personas(45),
+                                   model="scripted/thread_commenter_no_copy"))["comments"]
     gap = {name: similarity_by_depth(reply_parent_similarity(c))["difference"].mean()
            for name, c in (("copying", copying), ("plain", plain))}
     assert gap["copying"] > gap["plain"] + 0.05, gap

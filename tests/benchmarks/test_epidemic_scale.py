@@ -2,8 +2,9 @@
 
 Printed: the CPU count, the wall time of a run of N agents and of N / 10 agents measured side by side
 and their ratio (10 = linear in the agents), the peak traced memory of each (numpy arrays and tables,
-by ``tracemalloc``, in a second run: tracing slows a run down) and the process's peak resident memory. Asserted: the run covers every day and
-keeps S + E + I + R equal to the population (no timing is asserted).
+by ``tracemalloc``, in a second run: tracing slows a run down) and the process's peak resident memory.
+Asserted: the run covers every day and keeps S + E + I + R equal to the population (no timing is
+asserted).
 """
 from __future__ import annotations
 

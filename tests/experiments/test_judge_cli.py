@@ -48,7 +48,8 @@ def test_a_model_judge_reads_every_post_on_record_and_a_rerun_calls_nothing(run,
     posts = pd.read_parquet(next((run / "trials").glob("*/posts.parquet")))
     assert len(table) == 72 and table["judged_stance"].notna().all()
     assert provenance["judge"] == provenance["model"] == "scripted/lexicon_judge"
-    assert (provenance["posts"], provenance["judged"], provenance["calls"], provenance["failed_calls"]) == (72, 72, 72, 0)
+    assert (provenance["posts"], provenance["judged"], provenance["calls"],
+            provenance["failed_calls"]) == (72, 72, 72, 0)
     shipped = default_materials_dir()
     assert provenance["templates"] == "pvsst"
     assert provenance["template_sha256"] == {name: hashlib.sha256((shipped / name).read_bytes()).hexdigest()

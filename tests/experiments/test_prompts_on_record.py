@@ -61,7 +61,8 @@ def test_show_prints_every_round_for_one_agent(run_dir, capsys):
     votes = pd.read_parquet(trial / "votes.parquet")
     exposures = pd.read_parquet(trial / "exposures.parquet")
     mine = posts[posts["agent_id"] == "a01"].sort_values("round")
-    assert [line for line in out.splitlines() if line.startswith("round ")] == [f"round {r} · a01" for r in range(ROUNDS)]
+    assert ([line for line in out.splitlines() if line.startswith("round ")]
+            == [f"round {r} · a01" for r in range(ROUNDS)])
     for text in mine["text"]:
         assert f'wrote: "{text}"' in out
     # round 0 has no feed; later rounds list each shown post with its slot and like count
@@ -77,7 +78,8 @@ def test_show_round_with_prompts_and_bad_input(run_dir, capsys):
     trial = _trial(run_dir)
     assert main(["show", str(run_dir), trial.name, "--round", "1", "--prompts"]) == 0
     out = capsys.readouterr().out
-    assert [line for line in out.splitlines() if line.startswith("round ")] == [f"round 1 · a{i:02d}" for i in range(AGENTS)]
+    assert ([line for line in out.splitlines() if line.startswith("round ")]
+            == [f"round 1 · a{i:02d}" for i in range(AGENTS)])
     assert out.count("    | TOPIC: ") == AGENTS
     assert main(["show", str(run_dir), trial.name, "--agent", "zz"]) == 2
     assert "no agent 'zz'" in capsys.readouterr().err

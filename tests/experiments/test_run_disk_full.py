@@ -31,14 +31,16 @@ def _can_mount_tmpfs(where: Path) -> str:
     return "" if probe.returncode == 0 else f"cannot mount a private tmpfs: {probe.stderr.strip()[:120]}"
 
 
-SCRIPT = """set -u
+SCRIPT = ("""set -u
 mount -t tmpfs -o size=1600k tmpfs "$MNT"
-"$PY" -m pvsst.experiments.cli run "$SPEC" --out "$MNT/run" --workers 2 >/dev/null 2>"$OUT/first.err"; echo $? >"$OUT/first.rc"
+"$PY" -m pvsst.experiments.cli run "$SPEC" --out "$MNT/run" --workers 2 >/dev/null 2>"$OUT/first.err"; """
+          """echo $? >"$OUT/first.rc"
 cp -a "$MNT/run" "$OUT/after_failure"
 mount -o remount,size=64m "$MNT"
-"$PY" -m pvsst.experiments.cli run "$SPEC" --out "$MNT/run" --workers 2 >/dev/null 2>"$OUT/second.err"; echo $? >"$OUT/second.rc"
+"$PY" -m pvsst.experiments.cli run "$SPEC" --out "$MNT/run" --workers 2 >/dev/null 2>"$OUT/second.err"; """
+          """echo $? >"$OUT/second.rc"
 cp -a "$MNT/run" "$OUT/final"
-"""
+""")
 
 
 @pytest.mark.slow

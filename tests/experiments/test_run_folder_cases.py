@@ -217,7 +217,8 @@ CASES: dict[str, Case] = {
         "people.csv: sha256: changed since the spec was frozen"),
     "edge_list_edited_after_freeze": Case(
         lambda w: first((w.files_spec.parent / "edges.txt").write_text("a00 a02\n"),
-                        ["run", str(w.files_spec), "--out", str(w.root / "new")]), 2, "edges.txt: sha256: changed since"),
+                        ["run", str(w.files_spec), "--out", str(w.root / "new")]), 2,
+        "edges.txt: sha256: changed since"),
     "prereg_verify_names_an_edited_persona_table": Case(
         lambda w: first(_append(w.files_spec.parent / "people.csv", "\n"), ["prereg", "verify", str(w.files_spec)]),
         1, "people.csv", stream="out"),
@@ -231,7 +232,8 @@ CASES: dict[str, Case] = {
                           "trial.feed_size: Input should be less than or equal to 1000"),
     "bootstrap_draws_1e12": Case(lambda w: ["prereg", "freeze", str(w.spec_replacing(
         "bootstrap_draws: 2000", "bootstrap_draws: 1000000000000"))], 2, "less than or equal to 1000000"),
-    "integer_of_5000_digits": Case(lambda w: ["prereg", "freeze", str(w.spec_with(f"budget: {{max_tokens: {'9' * 5000}}}"))],
+    "integer_of_5000_digits": Case(lambda w: ["prereg", "freeze",
+                                              str(w.spec_with(f"budget: {{max_tokens: {'9' * 5000}}}"))],
                                    2, "(4300 digits)"),
     "deep_nesting": Case(lambda w: ["prereg", "freeze", str(w.spec_with("x: " + "[" * 100_000 + "]" * 100_000))], 2,
                          "yaml"),
@@ -278,8 +280,10 @@ def originals(tmp_path_factory):
     synthesize(8, geography="US", seed=3).personas.to_csv(folder / "people.csv", index=False)
     (folder / "edges.txt").write_text("a00 a01\na01 a02\na02 a03\na03 a00\n")
     files_spec = folder / "study.yaml"
-    files_spec.write_text(spec.read_text().replace("trial: {n_agents: 4, n_rounds: 2}", "trial: {n_agents: 4, n_rounds: 2, "
-                          "network: {kind: edgelist, path: edges.txt}}\npersonas: {source: file, path: people.csv}"))
+    files_spec.write_text(spec.read_text().replace("trial: {n_agents: 4, n_rounds: 2}",
+                                                   "trial: {n_agents: 4, n_rounds: 2, "
+                                                   "network: {kind: edgelist, path: edges.txt}}\n"
+                                                   "personas: {source: file, path: people.csv}"))
     freeze(files_spec)
     return base
 

@@ -113,11 +113,13 @@ def test_a_billion_laughs_and_dev_urandom_are_refused_in_under_2_s_and_200_mb(tm
     lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     lines += [f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefgh", "bcdefghi")]
     laughs = spec.with_name("laughs.yaml")  # 9**9 = 387,420,489 strings once expanded
-    laughs.write_text(spec.read_text().replace("description:", "title_bomb:\n" + "".join(f"  {line}\n" for line in lines)
+    laughs.write_text(spec.read_text().replace("description:",
+                                               "title_bomb:\n" + "".join(f"  {line}\n" for line in lines)
                                                + "description:"))
     urandom = spec.with_name("urandom.yaml")
     urandom.write_text(spec.read_text().replace(
-        "trial: {n_agents: 4, n_rounds: 2}", "trial: {n_agents: 4, n_rounds: 2, network: {kind: edgelist, path: /dev/urandom}}"))
+        "trial: {n_agents: 4, n_rounds: 2}",
+        "trial: {n_agents: 4, n_rounds: 2, network: {kind: edgelist, path: /dev/urandom}}"))
     done = subprocess.run([sys.executable, "-c", BOUNDED_FREEZE, str(laughs), str(urandom)], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -35,7 +35,8 @@ def _finished(folder: Path) -> int:
     return sum(1 for d in folder.glob("*/DONE")) if folder.is_dir() else 0
 
 
-def _signal_at(command: list[str], folder: Path, at: int, signum: int, timeout_s: float = 300) -> subprocess.CompletedProcess:
+def _signal_at(command: list[str], folder: Path, at: int, signum: int,
+               timeout_s: float = 300) -> subprocess.CompletedProcess:
     """Run ``command`` in a process group of its own, with SIGINT and SIGTERM at their defaults (as a
     terminal starts it, even when this session runs as a background job); send ``signum`` to the group
     once ``at`` units are finished under ``folder``; return the finished process with its stderr."""

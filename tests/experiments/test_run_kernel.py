@@ -81,7 +81,8 @@ class FunctionWorker:
 def job(run_dir: Path, unit_ids=tuple(SCRIPT), work=fake_work) -> RunJob:
     manifest = RunManifest.open(run_dir)
     return RunJob(run_dir=run_dir, manifest=manifest, section="units", what="demo run", label="demo",
-                  unit_ids=list(unit_ids), worker=FunctionWorker(work), prepare=lambda job: lambda pending, summary, each, gw: list(pending),
+                  unit_ids=list(unit_ids), worker=FunctionWorker(work),
+                  prepare=lambda job: lambda pending, summary, each, gw: list(pending),
                   gateway=GatewaySettings(cache_path=None), summary=RunSummary(total=len(unit_ids)),
                   command=["demo"], threshold=0.05, progress=False)
 
@@ -98,7 +99,8 @@ def test_units_run_and_their_statuses_summary_and_exit_code(tmp_path, fake):
     manifest = json.loads((run / "manifest.json").read_text())
     statuses = {unit: entry["status"] for unit, entry in manifest["units"].items()}
     assert statuses == {"u1": "done", "u2": "failed", "u3": "degraded", "u4": "done"}
-    assert manifest["units"]["u3"]["failed_share"] == 0.5 and manifest["units"]["u2"]["error"] == "ValueError: bad persona"
+    assert (manifest["units"]["u3"]["failed_share"] == 0.5
+            and manifest["units"]["u2"]["error"] == "ValueError: bad persona")
     assert manifest["runs"][-1]["summary"] == summary.line() and manifest["finished_at"] is None  # u2 is not DONE
     assert sorted(p.name for p in (run / "units").iterdir()) == ["u1", "u3", "u4"]
     assert sorted(p.name for p in (run / "units" / "u1").iterdir()) == ["DONE", "note.txt", "responses.parquet"]
@@ -160,6 +162,7 @@ def test_the_compositions_are_short_and_the_manifest_is_changed_through_methods(
     survey = (ROOT / "experiments/survey/runner.py").read_text()
     assert "experiments.study.runner" not in survey  # the summary and the freeze check are the kernel's
     for module in (ROOT / "experiments/run").glob("*.py"):  # the kernel knows no job
-        assert not re.search(r"^from pvsst\.experiments\.(survey|study|audit|judge)\b", module.read_text(), re.M), module
+        assert not re.search(r"^from pvsst\.experiments\.(survey|study|audit|judge)\b", module.read_text(),
+                             re.M), module
     for path in (ROOT / "experiments").rglob("*.py"):
         assert "manifest.data[" not in path.read_text(), path

@@ -13,7 +13,8 @@ from pvsst.experiments.cli import main
 
 
 def statuses(run: Path) -> dict[str, str]:
-    return {trial: entry["status"] for trial, entry in json.loads((run / "manifest.json").read_text())["trials"].items()}
+    return {trial: entry["status"]
+            for trial, entry in json.loads((run / "manifest.json").read_text())["trials"].items()}
 
 
 def test_replay_only_miss_exits_4_and_keeps_the_trials_that_finished(tmp_path, capfd):
@@ -36,7 +37,8 @@ def test_replay_only_miss_exits_4_and_keeps_the_trials_that_finished(tmp_path, c
                                   for arm in ("control", "likes", "single_source", "distributed_sources"))
     for trial_id, trial in done.items():  # the finished trials are the first run's, byte for byte
         for table in ("posts", "votes", "exposures"):
-            assert (trial / f"{table}.parquet").read_bytes() == (first / "trials" / trial_id / f"{table}.parquet").read_bytes()
+            assert ((trial / f"{table}.parquet").read_bytes()
+                    == (first / "trials" / trial_id / f"{table}.parquet").read_bytes())
     status = statuses(second)
     assert status["scripted-imitate__ai_labels__211__control"] == "replay_miss"
     assert "failed" not in status.values()

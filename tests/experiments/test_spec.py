@@ -129,7 +129,8 @@ def test_unknown_key_names_a_close_match():
 
 
 @pytest.mark.parametrize("changes, field, phrase", [
-    ({"factors": {"seeds": [101, 211], "models": ["scripted/imitate", "scripted/imitate"]}}, "factors.models[1]", "twice"),
+    ({"factors": {"seeds": [101, 211], "models": ["scripted/imitate", "scripted/imitate"]}}, "factors.models[1]",
+     "twice"),
     ({"factors": {"topics": ["ai_labels", "ai_labels"]}}, "factors.topics[1].id", "twice"),
     ({"factors": {"conditions": ["control", "likes", "likes"]}}, "factors.conditions[2]", "twice"),
     ({"push_direction": {"by_seed": {101: "support", 211: "oppose", 5: "oppose"}}}, "push_direction.by_seed[5]",

@@ -50,13 +50,15 @@ ECHO_ONLY = {
     "analysis.parse_failure_threshold": "scripted/imitate never fails to parse, so no trial is near any "
     "threshold; parse_failures.csv records it (its use: pvsst.analysis.stats.preregistered_checks.parse_failure_table)",
     "analysis.multiplicity": "with two blocks every randomization p is >= 0.5, where the rules agree; headline.csv "
-    "records it (its use: tests/analysis/test_analyze_cli.py::test_every_row_records_the_frozen_settings, holm exactly)",
+    "records it (its use: tests/analysis/test_analyze_cli.py::test_every_row_records_the_frozen_settings, "
+    "holm exactly)",
 }
 SINGLE_VALUED = {
     "spec_version": "Literal[1]: only one schema version exists",
     "trial.prompt_version": "only the v1 templates ship (sim/prompts/*_v1.txt); add an alternative when v2 does",
     "audit.fdr": "Literal['benjamini_hochberg']: the one false-discovery-rate method offered",
-    "execution.chunk_size": "a survey instrument's setting: a study takes only its default (tests/sim/test_gateway_config.py: another is refused)",
+    "execution.chunk_size": "a survey instrument's setting: a study takes only its default "
+                            "(tests/sim/test_gateway_config.py: another is refused)",
 }
 
 CONTRASTS = {"pdi": {"treatment": "distributed_sources", "control": "single_source"},
@@ -177,7 +179,8 @@ ALTERNATIVES: dict[str, Alt] = {
                          {"personas": {"source": "file", "path": "personas_a.csv"}}),
     "personas.card_style": Alt({"personas.card_style": "first_person"}, "requests",
                                {"personas": {"source": "file", "path": "personas_a.csv"}}),
-    "analysis.contrasts{}.name": Alt({"analysis.contrasts": {"pdi": CONTRASTS["pdi"], "one_source": CONTRASTS["organic"]},
+    "analysis.contrasts{}.name": Alt({"analysis.contrasts": {"pdi": CONTRASTS["pdi"],
+                                                             "one_source": CONTRASTS["organic"]},
                                       "hypotheses[0].contrast": "one_source"}, "analysis"),
     "analysis.contrasts{}.treatment": Alt({"analysis.contrasts{pdi}.treatment": "likes"}, "analysis"),
     "analysis.contrasts{}.control": Alt({"analysis.contrasts{organic}.control": "distributed_sources"}, "analysis"),

@@ -49,7 +49,8 @@ def test_sigkill_at_three_moments_then_resume_equals_an_uninterrupted_run(tmp_pa
     assert finished.returncode == 0, finished.stderr
     summary = json.loads((crashed / "manifest.json").read_text())["runs"][-1]["summary"]
     skipped = done_when_killed[-1]
-    assert summary.startswith(f"32 trials: {32 - skipped} done, 0 failed, {skipped} skipped"), (summary, done_when_killed)
+    assert summary.startswith(f"32 trials: {32 - skipped} done, 0 failed, {skipped} skipped"), (summary,
+                                                                                               done_when_killed)
 
     reference = pool_reference_run(tmp_path_factory)  # the same spec, uninterrupted, same executor
     assert len(trial_dirs(reference)) == 32
@@ -61,5 +62,5 @@ def test_sigkill_at_three_moments_then_resume_equals_an_uninterrupted_run(tmp_pa
         cache.close()
 
 
-# Ray against local: tests/experiments/test_ray_payloads.py (one machine) and tests/experiments/test_ray_cluster.py (worker nodes
-# without the run folder, one of them killed mid-run).
+# Ray against local: tests/experiments/test_ray_payloads.py (one machine) and tests/experiments/test_ray_cluster.py
+# (worker nodes without the run folder, one of them killed mid-run).

@@ -46,8 +46,8 @@ def test_put_get_roundtrip_and_counters(tmp_path):
     assert list(got["parsed"]) == ["b", "a"]  # key order of the reply is kept
     assert got["created"] > 1.7e9
     assert cache.get("missing") is None
-    assert cache.stats() == {"path": str(tmp_path / "sub" / "c.sqlite"), "entries": 1, "repeated_keys": 0, "hits": 1, "misses": 1,
-                             "writes": 1}
+    assert cache.stats() == {"path": str(tmp_path / "sub" / "c.sqlite"), "entries": 1, "repeated_keys": 0, "hits": 1,
+                             "misses": 1, "writes": 1}
     assert cache._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     cache.close()
 

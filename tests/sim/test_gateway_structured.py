@@ -147,7 +147,8 @@ def test_free_strings_get_a_bound_that_fits_the_token_limit():
     # of several tokens each); an unbounded part leaves the schema as it is.
     explicit = bound_free_strings({"type": "string", "minLength": 1, "maxLength": 500}, 60)
     assert explicit["maxLength"] == 500 and explicit["minLength"] == 1
-    assert re.fullmatch(explicit["pattern"], "Labels [help]!") and not re.fullmatch(explicit["pattern"], "labels \U0001F331")
+    assert (re.fullmatch(explicit["pattern"], "Labels [help]!")
+            and not re.fullmatch(explicit["pattern"], "labels \U0001F331"))
     assert not re.fullmatch(explicit["pattern"], "x" * 501) and not re.fullmatch(explicit["pattern"], "")
     unbounded = {"type": "array", "items": {"type": "string"}}
     assert worst_case_chars(unbounded) == math.inf and bound_free_strings(unbounded, 60) == unbounded

@@ -44,7 +44,8 @@ def _spec_naming(tmp_path):
 
 def test_shipped_materials_are_complete_and_valid():
     m = load_materials()
-    assert sorted(p.name for p in default_materials_dir().iterdir() if p.name in MATERIAL_FILES) == sorted(MATERIAL_FILES)
+    assert (sorted(p.name for p in default_materials_dir().iterdir() if p.name in MATERIAL_FILES)
+            == sorted(MATERIAL_FILES))
     assert set(m.templates) == set(TEMPLATES)
     assert m.account_ids("honest", 12) == [f"a{i:02d}" for i in range(12)]
     assert m.account_ids("honest", 101)[-1] == "a100" and m.account_ids("honest", 101)[0] == "a000"

@@ -12,7 +12,8 @@ from pvsst.sim.llm.providers.registry import validate_model_name
 from pvsst.sim.llm.providers.scripted import load_scripted_provider
 from pvsst.sim.llm.types import LLMRequest
 
-SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["too_much", "about_right", "too_little"]}}}
+SCHEMA = {"type": "object",
+          "properties": {"answer": {"type": "string", "enum": ["too_much", "about_right", "too_little"]}}}
 
 
 def ask(model: str, card: str, seed: int) -> str:

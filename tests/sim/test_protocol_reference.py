@@ -1,8 +1,9 @@
 """The ``pvsst_reference`` preset reproduces the reference implementation's mechanics.
 
 Each expected value is derived here, independently of the engine, from the procedure facts of PV-SST's
-reference code (``src/experiments/confirmatory.py`` and ``src/agents.py`` at its commit 1ba07d5f): Python's ``random`` with the reference's seed offsets, its stance layout, its vote
-eligibility rule and its adversary-slot rotation.
+reference code (``src/experiments/confirmatory.py`` and ``src/agents.py`` at its commit 1ba07d5f): Python's
+``random`` with the reference's seed offsets, its stance layout, its vote eligibility rule and its
+adversary-slot rotation.
 """
 from __future__ import annotations
 

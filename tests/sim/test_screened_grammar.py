@@ -49,7 +49,8 @@ POST = {"type": "object", "properties": {
     "opinion": {"type": "string", "enum": ["support", "lean support", "lean oppose", "oppose"]},
     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
     "reason": {"type": "string", "maxLength": 200}}, "required": ["post", "opinion", "confidence", "reason"]}
-VOTES = {"type": "object", "properties": {"votes": {"type": "array", "items": {"type": "string", "enum": ["p1", "p2", "p3"]},
+VOTES = {"type": "object", "properties": {"votes": {"type": "array",
+                                                    "items": {"type": "string", "enum": ["p1", "p2", "p3"]},
                                                     "maxItems": 2}}, "required": ["votes"]}
 
 

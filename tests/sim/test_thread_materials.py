@@ -22,9 +22,11 @@ from pvsst.sim.topics import get_topic
 # final line break, a literal $ and non-ASCII text.
 USER_TEMPLATES = {
     "thread_post_system.txt": "You post on a forum.  \r\n",
-    "thread_post.txt": "Subject: $question\r\nProfile:\t$persona\r\n${#profile}$profile\r\n${/profile}Write the post (costs $$0).\n",
+    "thread_post.txt": "Subject: $question\r\nProfile:\t$persona\r\n${#profile}$profile\r\n"
+                       "${/profile}Write the post (costs $$0).\n",
     "thread_comment_system.txt": "Sei un utente del forum. ",
-    "thread_comment.txt": "Q=$question|P=$persona|$path|$min_words-$max_words words${#critic_note}|$critic_note${/critic_note}\n",
+    "thread_comment.txt": "Q=$question|P=$persona|$path|$min_words-$max_words words"
+                          "${#critic_note}|$critic_note${/critic_note}\n",
     "thread_path_item.txt": "<$depth> $author: $text",
     "thread_critic_note.txt": "disagree – strongly",
     "thread_profile_line.txt": "* $attribute = $value",

@@ -258,9 +258,11 @@ def js_heatmap_figure(fidelity: pd.DataFrame, metric: str = "js_distance") -> Pa
         ax.axhline(n_models - 0.5, color="white", linewidth=2)
     ax.set_xticks(np.arange(len(questions)), questions, rotation=45, ha="right")
     ax.set_yticks(np.arange(len(columns)), columns, fontsize=6)
-    colorbar = figure.colorbar(image, ax=ax, shrink=0.9, aspect=30, extend="max" if metric.startswith("kl") else "neither")
+    colorbar = figure.colorbar(image, ax=ax, shrink=0.9, aspect=30,
+                               extend="max" if metric.startswith("kl") else "neither")
     readable_colorbar(colorbar)
-    colorbar.set_label(("JS distance (base 2)" if metric == "js_distance" else metric) + f", fixed scale {low:g}-{high:g}")
+    colorbar.set_label(("JS distance (base 2)" if metric == "js_distance" else metric)
+                       + f", fixed scale {low:g}-{high:g}")
     if len(marked):
         figure.legend(loc="outside upper center", ncols=2, fontsize=6)
     caption = (f"{'Jensen-Shannon distance (base 2, 0 = identical)' if metric == 'js_distance' else metric} "

@@ -16,8 +16,10 @@ Examples
 ...          "share": s, "share_gap": gap, "share_gap_low": gap - 0.1, "share_gap_high": gap + 0.1}
 ...         for role, groups in (("audit", ("a/x", "b/x")), ("arity_null", ("seed0", "seed1")))
 ...         for i, g in enumerate(groups)
-...         for o, s, gap in (("yes", 0.6 - 0.2 * i * (role == "audit"), 0.2 * (1 - 2 * i) if role == "audit" else 0.0),
-...                           ("no", 0.4 + 0.2 * i * (role == "audit"), -0.2 * (1 - 2 * i) if role == "audit" else 0.0))]
+...         for o, s, gap in (("yes", 0.6 - 0.2 * i * (role == "audit"),
+...                            0.2 * (1 - 2 * i) if role == "audit" else 0.0),
+...                           ("no", 0.4 + 0.2 * i * (role == "audit"),
+...                            -0.2 * (1 - 2 * i) if role == "audit" else 0.0))]
 >>> figure = audit_disparity_figure(pd.DataFrame(rows))
 >>> figure.data[["group", "option", "share_gap", "null_low", "null_high"]].values.tolist()
 [['a/x', 'yes', 0.2, 0.0, 0.0], ['b/x', 'yes', -0.2, 0.0, 0.0]]

@@ -104,6 +104,7 @@ def group_shares_figure(shares: pd.DataFrame) -> PaperFigure:
                f"real answer shares (first bar of a group, labelled with the level and its number of "
                f"respondents) beside each model x condition (below it, named without the provider route, "
                f"with its number of personas); options coloured by label as in the legend. Point estimates; "
-               f"intervals and signed gaps in the report's group table. n = {len(questions)} questions, {len(axes_names)} axes, "
+               f"intervals and signed gaps in the report's group table. n = {len(questions)} questions, "
+               f"{len(axes_names)} axes, "
                f"{len(sources) - ('human' in sources)} model source(s).")
     return PaperFigure("survey_group_shares", figure, caption, pd.DataFrame(records))

@@ -118,7 +118,8 @@ def state_tile_map_figure(values: pd.Series, *, label: str, diverging: bool = Fa
     bar.set_label(label)
     missing = int(len(STATE_CODES) - len(finite))
     caption = caption or (f"{label} per state (tile grid: 50 states and DC as equal squares). "
-                          f"n = {len(finite)} states with a value" + (f"; {missing} hatched: no value." if missing else "."))
+                          f"n = {len(finite)} states with a value"
+                          + (f"; {missing} hatched: no value." if missing else "."))
     return PaperFigure(name, figure, caption, pd.DataFrame(rows))
 
 

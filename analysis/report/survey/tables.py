@@ -161,10 +161,12 @@ def dropped_frame(fidelity: pd.DataFrame) -> pd.DataFrame:
     >>> dropped_frame(table).values.tolist()
     [['race=other', 'dropped: fewer than min_group_n = 10', 1, 2]]
     """
-    notes = fidelity[fidelity["note"].fillna("").astype(str).str.contains("dropped")] if "note" in fidelity else fidelity.iloc[:0]
+    notes = (fidelity[fidelity["note"].fillna("").astype(str).str.contains("dropped")] if "note" in fidelity
+             else fidelity.iloc[:0])
     notes = notes[notes["metric"].isin(["n_model", "groups_kept"])]
     if notes.empty:
         return pd.DataFrame(columns=["group or axis", "reason", "sources", "questions"])
     frame = notes.assign(source=notes["provider"].astype(str) + " | " + notes["condition"].astype(str))
-    out = frame.groupby(["group", "note"], sort=False).agg(sources=("source", "nunique"), questions=("question", "nunique"))
+    out = frame.groupby(["group", "note"], sort=False).agg(sources=("source", "nunique"),
+                                                            questions=("question", "nunique"))
     return out.reset_index().rename(columns={"group": "group or axis", "note": "reason"})
