@@ -99,6 +99,10 @@ def score(
         for question, result in scores.scenarios.by_question.items():
             parts = [f"{row.factor} {row.share:.1%}" for row in result.shares.itertuples() if row.factor != "all factors"]
             console.print(f"scenario decomposition of {question} (share of explained deviance): " + ", ".join(parts))
+        if scores.scenarios.households is not None:
+            for row in scores.scenarios.households.itertuples():
+                console.print(f"household chaining of {row.question} ({row.model} | {row.condition}): two adults "
+                              f"agree {row.agreement:.3f}, correlation {row.correlation:.3f}")
         console.print("wrote " + ", ".join(str(p) for p in scores.files["scenarios"]))
 
 

@@ -197,6 +197,12 @@ def _household_bank_run(tmp_path):
 
 def test_the_bank_of_a_run_chains_household_decisions_to_their_exact_agreement(tmp_path):
     table = _household_bank_run(tmp_path)
+    assert main(["survey", "score", str(tmp_path / "run")]) == 0
+    reported = pd.read_csv(tmp_path / "run" / "analysis" / "scenario_households.csv").iloc[0]
+    # p = 0.5, a = 0.9, b = 0.1: two adults agree w.p. 0.9; E[both yes] = 0.45, mu = 0.5: correlation 0.8
+    assert reported["agreement"] == pytest.approx(0.9, abs=1e-12)
+    assert reported["correlation"] == pytest.approx(0.8, abs=1e-12)
+    assert reported["households"] == table.drop_duplicates("cell_id")["weight"].sum()
     bank = reporting_bank_table(table, "case_level", CASE_NAMES, "household", HOUSEHOLD_NAMES)
     assert len(bank) == table["cell_id"].nunique() * 4 * 3
     at = bank.query("case_level == '0'").pivot(index="cell_id", columns="household", values="p_yes")
