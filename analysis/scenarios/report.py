@@ -1,4 +1,4 @@
-"""The scenario report of a survey run: what explains each yes / no decision, as tables and a figure.
+"""The scenario report of a survey run: what explains each yes / no decision, as tables.
 
 A scenario run (an instrument with a ``scenarios`` section) answers every cell (or persona) x scenario x
 question. For each question, :func:`decision_table` turns its responses into a decision table of
@@ -23,8 +23,9 @@ explain; and drop-one fits K + 2 models per bootstrap draw, not 2^K. Scenario fa
 every cell by design, so for them the two agree. With the household factor
 (:mod:`pvsst.analysis.scenarios.household_report`) the report also holds the within-household agreement
 and correlation of decisions chained in two-adult households. :func:`write_scenario_report` writes
-``scenario_shares.csv``, ``scenario_effects.csv``, ``scenario_households.csv`` (with a household factor)
-and one figure per question (``figures/scenario_decomposition_<question>.png``).
+``scenario_shares.csv``, ``scenario_effects.csv`` and ``scenario_households.csv`` (with a household
+factor); ``pvsst report`` draws one figure per question from them
+(``report/figures/scenario_decomposition_<question>.png``).
 
 Examples
 --------
@@ -45,7 +46,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.analysis.figures.decomposition import decomposition_figure
 from pvsst.analysis.scenarios.decomposition import Decomposition, decompose
 from pvsst.analysis.scenarios.household_report import has_household_factor, household_table
 from pvsst.core.atomic import atomic_file
@@ -240,9 +240,9 @@ def scenario_report(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict)
 
 
 def write_scenario_report(report: ScenarioReport, run_dir: str | Path) -> list[Path]:
-    """Write ``RUN/analysis/scenario_shares.csv``, ``scenario_effects.csv``, ``scenario_households.csv``
-    (with a household factor) and one decomposition figure per question under ``RUN/analysis/figures/``;
-    return the paths written.
+    """Write ``RUN/analysis/scenario_shares.csv``, ``scenario_effects.csv`` and ``scenario_households.csv``
+    (with a household factor); return the paths written. ``pvsst report`` draws the decomposition figures
+    from them (:mod:`pvsst.analysis.report.survey.scenarios`).
 
     Parameters
     ----------
@@ -269,10 +269,4 @@ def write_scenario_report(report: ScenarioReport, run_dir: str | Path) -> list[P
         with atomic_file(folder / name) as tmp:
             frame.to_csv(tmp, index=False)
         paths.append(folder / name)
-    for question, result in report.by_question.items():
-        figure = decomposition_figure(result.shares, result.effects, caption_note=f"question {question}; "
-                                      f"{result.interval}")
-        figure.name = f"scenario_decomposition_{question}"
-        paths += figure.save(folder / "figures", formats=("png",))
-        figure.close()
     return paths

@@ -81,7 +81,7 @@ def score(
     audit_groups.csv); where a stated (verbalized) condition pairs with an enacted one, the
     stated-vs-enacted consistency (RUN/analysis/consistency.csv, consistency_personas.csv).
     With a scenarios section, the decomposition of each decision (RUN/analysis/scenario_shares.csv,
-    scenario_effects.csv, figures/scenario_decomposition_<question>.png).
+    scenario_effects.csv) and, with a household factor, scenario_households.csv.
     Everything is computed before anything is written: bad input (exit 2) leaves no file behind."""
     scores = survey_score.score_run(run_dir, draws=draws)
     console = rich_console.Console(width=200, highlight=False)
