@@ -97,7 +97,8 @@ def score(
                                                                 scores.files["consistency"][0]))
     if scores.scenarios is not None:
         for question, result in scores.scenarios.by_question.items():
-            parts = [f"{row.factor} {row.share:.1%}" for row in result.shares.itertuples() if row.factor != "all factors"]
+            parts = [f"{row.factor} {row.share:.1%}" for row in result.shares.itertuples()
+                     if row.factor != "all factors"]
             console.print(f"scenario decomposition of {question} (share of explained deviance): " + ", ".join(parts))
         if scores.scenarios.households is not None:
             for row in scores.scenarios.households.itertuples():
