@@ -1,4 +1,4 @@
-"""The scenario report of a survey run: what explains each yes / no decision, as tables and a figure.
+"""The scenario report of a survey run: what explains each yes / no decision, as tables.
 
 A scenario run (an instrument with a ``scenarios`` section) answers every cell (or persona) x scenario x
 question. For each question, :func:`decision_table` turns its responses into a decision table of
@@ -20,8 +20,12 @@ and average marginal effects) with the instrument's ``analysis.bootstrap_draws``
 ``ci_level``. Drop-one rather than Shapley: a cell run's attributes are correlated (income with
 education), and Shapley values would hand a factor that changes nothing a share of what its correlates
 explain; and drop-one fits K + 2 models per bootstrap draw, not 2^K. Scenario factors are crossed with
-every cell by design, so for them the two agree. :func:`write_scenario_report` writes ``scenario_shares.csv``,
-``scenario_effects.csv`` and one figure per question (``figures/scenario_decomposition_<question>.png``).
+every cell by design, so for them the two agree. With the household factor
+(:mod:`pvsst.analysis.scenarios.household_report`) the report also holds the within-household agreement
+and correlation of decisions chained in two-adult households. :func:`write_scenario_report` writes
+``scenario_shares.csv``, ``scenario_effects.csv`` and ``scenario_households.csv`` (with a household
+factor); ``pvsst report`` draws one figure per question from them
+(``report/figures/scenario_decomposition_<question>.png``).
 
 Examples
 --------
@@ -42,8 +46,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.analysis.figures.decomposition import decomposition_figure
 from pvsst.analysis.scenarios.decomposition import Decomposition, decompose
+from pvsst.analysis.scenarios.household_report import has_household_factor, household_table
 from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import ANALYSIS, SURVEY
@@ -52,6 +56,7 @@ SCENARIO_COLUMN = "scenario"
 REFERENCE_PREFIX = "reference"
 METHOD = "drop_one"
 SHARES_FILE, EFFECTS_FILE = "scenario_shares.csv", "scenario_effects.csv"
+HOUSEHOLDS_FILE = "scenario_households.csv"
 
 
 def scenario_levels(scenario_id: str) -> dict[str, str]:
@@ -175,9 +180,12 @@ def decision_factors(table: pd.DataFrame, personas: pd.DataFrame, spec: dict) ->
 
 @dataclass(frozen=True)
 class ScenarioReport:
-    """The decomposition of each question of a scenario run (``by_question``) and its two tables."""
+    """The decomposition of each question of a scenario run (``by_question``) and its two tables, and,
+    with a household factor, the within-household agreement it implies (``households``,
+    :func:`pvsst.analysis.scenarios.household_report.household_table`)."""
 
     by_question: dict[str, Decomposition]
+    households: pd.DataFrame | None = None
 
     def shares(self) -> pd.DataFrame:
         """Every question's share table, with a ``question`` column first and, last, the ``method`` and
@@ -213,9 +221,13 @@ def scenario_report(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict)
     if not spec.get("scenarios") or SCENARIO_COLUMN not in responses.columns:
         return None
     settings = spec["analysis"]
-    out = {}
+    levels = {f["id"]: [lv["id"] for lv in f["levels"]] for f in spec["scenarios"]["factors"]}
+    out, households = {}, []
     for question in [q["id"] for q in spec.get("questions") or []]:
         table = decision_table(responses, personas, spec, question)
+        if has_household_factor(levels):
+            households.append(household_table(table if spec.get("cells") else table.drop(columns="weight",
+                                                                                           errors="ignore"), question))
         factors = decision_factors(table, personas, spec)
         if not factors:
             continue
@@ -224,12 +236,13 @@ def scenario_report(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict)
         out[question] = decompose(table, factors, method=METHOD, bootstrap_draws=int(settings["bootstrap_draws"]),
                                   seed=int(settings["bootstrap_seed"]), ci_level=float(settings["ci_level"]),
                                   source=f"question {question}")
-    return ScenarioReport(out) if out else None
+    return ScenarioReport(out, pd.concat(households, ignore_index=True) if households else None) if out else None
 
 
 def write_scenario_report(report: ScenarioReport, run_dir: str | Path) -> list[Path]:
-    """Write ``RUN/analysis/scenario_shares.csv``, ``scenario_effects.csv`` and one decomposition figure
-    per question under ``RUN/analysis/figures/``; return the paths written.
+    """Write ``RUN/analysis/scenario_shares.csv``, ``scenario_effects.csv`` and ``scenario_households.csv``
+    (with a household factor); return the paths written. ``pvsst report`` draws the decomposition figures
+    from them (:mod:`pvsst.analysis.report.survey.scenarios`).
 
     Parameters
     ----------
@@ -249,14 +262,11 @@ def write_scenario_report(report: ScenarioReport, run_dir: str | Path) -> list[P
     folder = Path(run_dir) / ANALYSIS
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, frame in ((SHARES_FILE, report.shares()), (EFFECTS_FILE, report.effects())):
+    tables = [(SHARES_FILE, report.shares()), (EFFECTS_FILE, report.effects())]
+    if report.households is not None:
+        tables.append((HOUSEHOLDS_FILE, report.households))
+    for name, frame in tables:
         with atomic_file(folder / name) as tmp:
             frame.to_csv(tmp, index=False)
         paths.append(folder / name)
-    for question, result in report.by_question.items():
-        figure = decomposition_figure(result.shares, result.effects, caption_note=f"question {question}; "
-                                      f"{result.interval}")
-        figure.name = f"scenario_decomposition_{question}"
-        paths += figure.save(folder / "figures", formats=("png",))
-        figure.close()
     return paths

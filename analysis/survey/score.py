@@ -17,7 +17,7 @@ then writes them to ``RUN/analysis/``, so bad input leaves nothing behind:
                                                 (:func:`pvsst.analysis.survey.consistency.score_consistency`)
 ``scenario_shares.csv``,                        an instrument with a ``scenarios`` section
 ``scenario_effects.csv``,                       (:func:`pvsst.analysis.scenarios.report.scenario_report`)
-``figures/scenario_decomposition_<q>.png``
+``scenario_households.csv``
 ==============================================  =====================================================
 
 Every bootstrap takes its draws from the instrument's ``analysis.bootstrap_draws``, or from ``draws``

@@ -89,7 +89,7 @@ def score(
     audit_groups.csv); where a stated (verbalized) condition pairs with an enacted one, the
     stated-vs-enacted consistency (RUN/analysis/consistency.csv, consistency_personas.csv).
     With a scenarios section, the decomposition of each decision (RUN/analysis/scenario_shares.csv,
-    scenario_effects.csv, figures/scenario_decomposition_<question>.png).
+    scenario_effects.csv) and, with a household factor, scenario_households.csv.
     Everything is computed before anything is written: bad input (exit 2) leaves no file behind."""
     scores = survey_score.score_run(run_dir, draws=draws)
     console = rich_console.Console(width=200, highlight=False)
@@ -108,6 +108,10 @@ def score(
             parts = [f"{row.factor} {row.share:.1%}" for row in result.shares.itertuples()
                      if row.factor != "all factors"]
             console.print(f"scenario decomposition of {question} (share of explained deviance): " + ", ".join(parts))
+        if scores.scenarios.households is not None:
+            for row in scores.scenarios.households.itertuples():
+                console.print(f"household chaining of {row.question} ({row.model} | {row.condition}): two adults "
+                              f"agree {row.agreement:.3f}, correlation {row.correlation:.3f}")
         console.print("wrote " + ", ".join(str(p) for p in scores.files["scenarios"]))
 
 

@@ -106,13 +106,14 @@ def _shares(tmp_path, model: str) -> pd.DataFrame:
     out = tmp_path / "run"
     assert main(["survey", "run", str(write(tmp_path, small_design(model, k=60))), "--out", str(out)]) == 0
     assert main(["survey", "score", str(out)]) == 0
-    assert (out / "analysis" / "figures" / "scenario_decomposition_report.png").is_file()
     return pd.read_csv(out / "analysis" / "scenario_shares.csv").set_index("factor")
 
 
 @pytest.mark.slow
 def test_a_planted_income_effect_gets_at_least_95_percent_of_the_explained_variation(tmp_path):
     shares = _shares(tmp_path, "scripted/planted_income_reporting")
+    assert main(["report", str(tmp_path / "run"), "--format", "md", "--figures", "png"]) == 0
+    assert list((tmp_path / "run" / "report" / "figures").glob("scenario_decomposition_report.*"))
     assert list(shares.index) == ["sex", "income_band", "case_level", "framing", "all factors"]
     assert shares.loc["income_band", "share"] >= 0.95
     assert shares.loc["income_band", "contribution_low"] > 0.1
@@ -197,6 +198,12 @@ def _household_bank_run(tmp_path):
 
 def test_the_bank_of_a_run_chains_household_decisions_to_their_exact_agreement(tmp_path):
     table = _household_bank_run(tmp_path)
+    assert main(["survey", "score", str(tmp_path / "run")]) == 0
+    reported = pd.read_csv(tmp_path / "run" / "analysis" / "scenario_households.csv").iloc[0]
+    # p = 0.5, a = 0.9, b = 0.1: two adults agree w.p. 0.9; E[both yes] = 0.45, mu = 0.5: correlation 0.8
+    assert reported["agreement"] == pytest.approx(0.9, abs=1e-12)
+    assert reported["correlation"] == pytest.approx(0.8, abs=1e-12)
+    assert reported["households"] == table.drop_duplicates("cell_id")["weight"].sum()
     bank = reporting_bank_table(table, "case_level", CASE_NAMES, "household", HOUSEHOLD_NAMES)
     assert len(bank) == table["cell_id"].nunique() * 4 * 3
     at = bank.query("case_level == '0'").pivot(index="cell_id", columns="household", values="p_yes")
@@ -267,4 +274,5 @@ def test_the_shipped_design_runs_on_the_embedded_model_and_is_decomposed(tmp_pat
     assert "scenario decomposition of report" in capsys.readouterr().out
     shares = pd.read_csv(out / "analysis" / "scenario_shares.csv")
     assert shares["factor"].tolist() == ["sex", "case_level", "framing", "all factors"]
-    assert (out / "analysis" / "figures" / "scenario_decomposition_report.png").is_file()
+    assert main(["report", str(out), "--format", "md", "--figures", "png"]) == 0
+    assert list((out / "report" / "figures").glob("scenario_decomposition_report.*"))

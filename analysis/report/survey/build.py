@@ -37,6 +37,7 @@ from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, mar
 from pvsst.analysis.report.survey import tables
 from pvsst.analysis.report.survey.audit import audit_figure_plans, audit_sections, read_audit_tables
 from pvsst.analysis.report.survey.cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
+from pvsst.analysis.report.survey.scenarios import scenario_figure_plans
 from pvsst.analysis.store.reader import is_survey_run
 from pvsst.analysis.survey.conditions import condition_markdown, condition_table
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
@@ -316,6 +317,7 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
     shares = labelled_shares(answer_shares(run), spec)
     audits = read_audit_tables(run)
     plans, cells_text = [*survey_figures(shares, fidelity), *audit_figure_plans(audits)], ""
+    plans += scenario_figure_plans(run_dir)
     if run.population is not None:
         step("post-stratified estimates")
         cells = read_cell_analysis(run)
