@@ -68,9 +68,14 @@ def test_audit_section_and_figure_in_the_report(tmp_path):
 
 
 @pytest.mark.slow
-def test_an_audit_of_modal_answers_under_logprobs_says_so_on_every_row(tmp_path):
+def test_a_logprobs_audit_measures_whole_distributions_and_labels_its_modal_answers(tmp_path):
     spec = audit_spec(sets=10, questions=1, arity_null=False)
     spec["conditions"] = ["persona_profile_logprobs"]
     run = run_and_score(tmp_path, spec, "logprobs-audit")
     questions = read_analysis(run, "audit.csv")
     assert (questions["elicitation"] == "logprobs").all() and (questions["note"] == MODAL_NOTE).all()
+    # on whole distributions: one group of four shifted by 0.15 (TV 0.15 to each other member, 0 between
+    # the rest) gives a mean pairwise TV of 0.15 x 3 / 6 = 0.075, where modal answers read a flip rate of 1
+    row = questions.iloc[0]
+    assert row["flip_rate"] == 1 and row["member_tv"] == pytest.approx(0.075, abs=1e-6)
+    assert row["member_tv_low"] <= row["member_tv"] <= row["member_tv_high"] and row["expected_flip_rate"] < 1
