@@ -36,7 +36,8 @@ DEFINITIONS = (
     ("share gap", "a group's share of an option minus the mean of the other groups' shares of it."),
     ("share spread", "max over options of (max over groups - min over groups) of the group shares."),
     ("omnibus p", "within-set permutation test of the chi-square of the groups x options counts; adjusted by "
-                  "Benjamini-Hochberg across questions (omnibus p BH); flagged when below audit.alpha."),
+                  "Benjamini-Hochberg across every source (model x condition) x question the table shows (omnibus "
+                  "p BH; audit.csv's bh_family names each family); flagged when below audit.alpha."),
     ("MDE (80%)", "minimum detectable effect: the largest over groups and options of (z(1 - alpha/2) + z(0.80)) "
                   "x the bootstrap SD of the share gap; a shift of that size in any group's share is detected with "
                   "80% power by one test at audit.alpha (before BH)."),
