@@ -24,7 +24,8 @@ error bounds what these numbers can show: read them beside :mod:`pvsst.analysis.
 
 Per-trial values are aggregated per model and arm with a percentile bootstrap over blocks
 (:func:`pvsst.analysis.stats.block_tests.bootstrap_mean_ci_batch`: a fresh ``default_rng(seed)`` per vector length,
-the plan's draws, seed and alpha, recorded beside every row).
+the plan's draws, seed and alpha, recorded beside every row), or with fewer than 20 blocks a Student-t
+interval (``interval`` = ``t``).
 
 Examples
 --------
@@ -48,7 +49,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.stats.block_tests import bootstrap_mean_ci_batch
+from pvsst.analysis.stats.block_tests import FEW_BLOCKS, bootstrap_mean_ci_batch, t_mean_ci
 from pvsst.analysis.stats.paired import require_columns
 from pvsst.analysis.stats.plan import CONSISTENCY_METRICS, PVSST_BLOCK
 from pvsst.core.defaults import ANALYSIS_SEED, BOOTSTRAP_DRAWS
@@ -58,7 +59,8 @@ STANCE_COLUMNS = ("trial_id", "round", "agent_id", "reported_stance", "judged_st
                   "side_agreement", "contradiction", "signed_gap")
 VOTE_SIDE_COLUMNS = ("trial_id", "round", "voter_id", "target_agent_id", "voter_stance", "author_stance",
                      "same_side", "liked")
-SUMMARY_COLUMNS = ("metric", "n_blocks", "mean", "ci_low", "ci_high", "bootstrap_draws", "bootstrap_seed", "alpha")
+SUMMARY_COLUMNS = ("metric", "n_blocks", "mean", "ci_low", "ci_high", "interval", "bootstrap_draws", "bootstrap_seed",
+                   "alpha")
 
 
 def _honest(frame: pd.DataFrame, agents: pd.DataFrame | None, column: str) -> pd.DataFrame:
@@ -266,7 +268,10 @@ def consistency_by_arm(per_trial: pd.DataFrame, trials: pd.DataFrame, *, by: Seq
     -----
     Over the ``n`` block means ``y_b`` of a group: ``mean = (1/n) sum_b y_b`` and ``[ci_low, ci_high]`` the
     percentile bootstrap interval of the mean at ``1 - alpha``
-    (:func:`pvsst.analysis.stats.block_tests.bootstrap_mean_ci_batch`). A rate is above a tolerance ``t`` (e.g.
+    (:func:`pvsst.analysis.stats.block_tests.bootstrap_mean_ci_batch`), or with fewer than
+    :data:`pvsst.analysis.stats.block_tests.FEW_BLOCKS` blocks the Student-t interval
+    (:func:`pvsst.analysis.stats.block_tests.t_mean_ci`: a bootstrap of 4 blocks is about 40% too narrow);
+    ``interval`` says which. A rate is above a tolerance ``t`` (e.g.
     the judge's own error rate) at one-sided level ``alpha / 2`` when ``ci_low > t``.
 
     References
@@ -280,8 +285,8 @@ def consistency_by_arm(per_trial: pd.DataFrame, trials: pd.DataFrame, *, by: Seq
     >>> trials = pd.DataFrame({"trial_id": ["1", "2", "3"], "model": "m", "condition": "likes",
     ...                        "topic_id": "t", "seed": [1, 2, 3]})
     >>> row = consistency_by_arm(per_trial, trials, metrics=["stance_side_agreement"], draws=200).iloc[0]
-    >>> int(row["n_blocks"]), float(row["mean"]), bool(0.5 <= row["ci_low"] <= row["ci_high"] <= 1.0)
-    (3, 0.75, True)
+    >>> int(row["n_blocks"]), float(row["mean"]), row["interval"], round(float(row["ci_high"] - row["ci_low"]), 3)
+    (3, 0.75, 't', 1.242)
     """
     by, metrics = list(by), list(metrics)
     require_columns(per_trial, ["trial_id", *metrics], "per-trial consistency")
@@ -295,8 +300,11 @@ def consistency_by_arm(per_trial: pd.DataFrame, trials: pd.DataFrame, *, by: Seq
         vectors = [blocks[m].dropna().to_numpy(float) for m in metrics]
         low, high = bootstrap_mean_ci_batch(vectors, draws=draws, seed=seed, alpha=alpha)
         for metric, values, lo, hi in zip(metrics, vectors, low, high):
+            method = "t" if values.size < FEW_BLOCKS else "bootstrap"
+            if method == "t":
+                lo, hi = t_mean_ci(values, alpha)
             rows.append({**dict(zip(by, key)), "metric": metric, "n_blocks": int(values.size),
                          "mean": float(values.mean()) if values.size else float("nan"),
-                         "ci_low": float(lo), "ci_high": float(hi), "bootstrap_draws": int(draws),
+                         "ci_low": float(lo), "ci_high": float(hi), "interval": method, "bootstrap_draws": int(draws),
                          "bootstrap_seed": int(seed), "alpha": float(alpha)})
     return pd.DataFrame(rows, columns=[*by, *SUMMARY_COLUMNS])

@@ -17,6 +17,12 @@ Per question (AgentFairBench, arXiv 2606.16723):
   Benjamini-Hochberg (``statsmodels.stats.multitest.multipletests``, ``fdr_bh``) across questions for
   the omnibus p and across questions x groups for the paired p; a question is ``flagged`` when its
   adjusted omnibus p is below ``alpha``;
+- the minimum detectable effect at the audit's own size: per group and option ``share_gap_mde`` =
+  ``(z_{1 - alpha/2} + z_{0.80}) sd*(gap)``, the share gap a two-sided test at ``alpha`` detects with
+  80% power (``sd*`` the bootstrap standard deviation of the gap over matched sets; a Wald
+  approximation to one test, before any multiplicity adjustment, so the BH-adjusted omnibus needs at
+  least as much); per question ``mde_share_gap``, the largest over its groups and options: a shift of
+  that size in any group's share of any option is detected with at least 80% power;
 - beside them the same measures over the null's seed groups, the excess spread (observed minus null,
   sets resampled jointly) and the one-sided arity-null test (:mod:`pvsst.analysis.counterfactual.null`),
   adjusted by Benjamini-Hochberg across questions: ``exceeds_null`` when below ``alpha``.
@@ -40,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
 
 from pvsst.analysis.counterfactual.measures import (
@@ -56,6 +63,7 @@ from pvsst.core.errors import InputError
 
 ANSWER_COLUMNS = ("set_id", "group", "question", "answer")
 MEASURES = ("flip_rate", "mean_abs_score_diff", "share_spread")
+MDE_POWER = 0.80
 
 
 @dataclass(frozen=True)
@@ -186,13 +194,17 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
                "omnibus_statistic": omnibus,
                "omnibus_p": omnibus_permutation_p(m.matrix, k, permutations=permutations, seed=seed,
                                                   statistic=omnibus, scores=x)}
-        gaps, (gap_low, gap_high) = gaps_from_shares(shares), _interval(gaps_from_shares(boot_shares), alpha)
+        boot_gaps = gaps_from_shares(boot_shares)
+        gaps, (gap_low, gap_high) = gaps_from_shares(shares), _interval(boot_gaps, alpha)
+        mde = (norm.ppf(1 - alpha / 2) + norm.ppf(MDE_POWER)) * boot_gaps.std(axis=0, ddof=1)
+        row["mde_share_gap"] = float(mde.max())
         for gi, group in enumerate(m.groups):
             for ki, code in enumerate(question_codes):
                 share_rows.append({"question": question, "group": group, "option": code,
                                    "share": shares[gi, ki], "share_low": share_low[gi, ki],
                                    "share_high": share_high[gi, ki], "share_gap": gaps[gi, ki],
-                                   "share_gap_low": gap_low[gi, ki], "share_gap_high": gap_high[gi, ki]})
+                                   "share_gap_low": gap_low[gi, ki], "share_gap_high": gap_high[gi, ki],
+                                   "share_gap_mde": mde[gi, ki]})
         score_gaps, paired_p = paired_group_tests(m.matrix, x)
         group_rows += [{"question": question, "group": group, "score_gap": float(score_gaps[gi]),
                         "paired_p": float(paired_p[gi])} for gi, group in enumerate(m.groups)]

@@ -30,7 +30,8 @@ DEFINITIONS = ("Per honest agent-round, the stance the agent reported with its p
                "gap (judged - reported, stance points); and the like rate of votes on posts of the voter's own "
                "side and of the other side (by the author's reported stance; neutral voters and authors left "
                "out), with the chance rate (the like rate of all sided votes). Means over blocks, "
-               "percentile-bootstrap intervals over blocks; definitions in the statistics documentation.")
+               "percentile-bootstrap intervals over blocks (Student-t intervals with fewer than 20 blocks); "
+               "definitions in the statistics documentation.")
 
 
 def consistency_markdown(tables: Mapping[str, pd.DataFrame]) -> str:

@@ -53,6 +53,8 @@ from pvsst.core.errors import InputError
 
 MONTE_CARLO_BATCH_SIZE = 10_000
 EXHAUSTIVE_LIMIT = 30
+FEW_BLOCKS = 20
+"""Below this many blocks a percentile bootstrap of the mean is too narrow; use :func:`t_mean_ci`."""
 """Most nonzero pairs an exhaustive test enumerates (2**30 patterns)."""
 EXTREME_TOLERANCE = 1e-12
 # Rows of the exhaustive sign-pattern matrix evaluated per matrix product (bounds memory at m = 20).
@@ -172,6 +174,49 @@ def bootstrap_mean_ci(differences: np.ndarray, *, draws: int = BOOTSTRAP_DRAWS, 
     low, high = bootstrap_mean_ci_batch([np.asarray(differences, dtype=float)], draws=draws, seed=seed,
                                         alpha=alpha)
     return float(low[0]), float(high[0])
+
+
+def t_mean_ci(values: np.ndarray, alpha: float = 0.05) -> tuple[float, float]:
+    """Student-t interval of a mean: for few blocks, where a percentile bootstrap is too narrow.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The block values (at least 2; fewer give NaN bounds).
+    alpha : float
+        The interval's level is ``1 - alpha``.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``.
+
+    Notes
+    -----
+    ``mean +/- t_{n-1, 1 - alpha/2} s / sqrt(n)`` with ``s`` the sample standard deviation. A percentile
+    bootstrap over ``n`` blocks has variance ``(n - 1) / n`` of the plug-in one and ignores the t
+    quantile: with 4 blocks it is about 40% too narrow.
+
+    References
+    ----------
+    .. [1] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, section 13.3 (the percentile
+       interval's narrowness in small samples), Chapman & Hall, 1993.
+    .. [2] "Student", "The probable error of a mean", Biometrika 6(1), 1-25, 1908.
+
+    Examples
+    --------
+    >>> low, high = t_mean_ci(np.array([0.15, 0.2, 0.22, 0.23]))
+    >>> round(low, 4), round(high, 4)
+    (0.1434, 0.2566)
+    """
+    from scipy.stats import t as student  # lazy: scipy's stats import costs ~1 s and few callers need it
+
+    values = np.asarray(values, dtype=float)
+    n = values.size
+    if n < 2:
+        return float("nan"), float("nan")
+    half = float(student.ppf(1 - alpha / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
+    return float(values.mean() - half), float(values.mean() + half)
 
 
 def bootstrap_mean_ci_batch(vectors: Sequence[np.ndarray], *, draws: int = BOOTSTRAP_DRAWS,

@@ -11,19 +11,23 @@ leave). Each member contributes one answer per question: its first sample (``sam
 the modal code of its distribution (``logprobs`` / ``verbalized``; the first code in scale order on a
 tie). Option scores are the positions 0..K-1. Under a distribution method the measures are of those
 modal answers, which exaggerate a small shift that moves the top option (a planted 0.15 shift reads as
-a flip rate of 1.00); ``audit.csv``'s ``note`` says so on each such row (:data:`MODAL_NOTE`).
+a flip rate of 1.00); ``audit.csv``'s ``note`` says so on each such row (:data:`MODAL_NOTE`), and beside
+them the measures on whole distributions (:func:`distribution_measures`): ``expected_flip_rate`` (the
+chance that members' answers drawn from their distributions differ) and ``member_tv`` (the mean total
+variation between two members' distributions), with intervals.
 
 Writes three tables to ``RUN/analysis/``:
 
 - ``audit.csv``: one row per model x condition x question: flip rate, mean absolute score difference,
   share spread (each with ``_low`` / ``_high``), the omnibus within-set permutation p and its
-  Benjamini-Hochberg adjustment across questions, ``flagged``; with the null its measures
+  Benjamini-Hochberg adjustment across every source x question (``bh_family`` names the family and its
+  size; :func:`adjusted_across_sources`), ``flagged``; with the null its measures
   (``null_``), the excess spread over the null with its interval, the arity-null p, its adjustment and
   ``exceeds_null``; ``note`` says why a source has no audit (e.g. fewer than 2 complete sets).
 - ``audit_shares.csv``: model x condition x question x group x option: the share and its gap against
   the other groups, with intervals (``audit_role`` = ``audit`` or ``arity_null``).
 - ``audit_groups.csv``: model x condition x question x group: the mean score gap against the rest of
-  the set, the paired signed-rank p and its Benjamini-Hochberg adjustment across questions x groups.
+  the set, the paired signed-rank p and its Benjamini-Hochberg adjustment across every source x question x group.
 
 Intervals are percentile bootstraps over matched sets (``analysis.bootstrap_draws``, seeded by
 ``analysis.bootstrap_seed``), at level ``1 - audit.alpha``; the permutation tests draw
@@ -46,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from statsmodels.stats.multitest import multipletests
 
 from pvsst.analysis.counterfactual.audit import audit_tables
 from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, ScoredRun
@@ -57,7 +62,7 @@ AUDIT_FILES = {"questions": "audit.csv", "shares": "audit_shares.csv", "groups":
 SOURCE_COLUMNS = ("model", "condition", "elicitation")
 MODAL_NOTE = ("modal answers: each member's answer is the top option of its distribution, so flip rate and share "
               "gaps count changes of the top option, not shifts of probability (a small shift that moves the top "
-              "option reads as a flip rate of 1)")
+              "option reads as a flip rate of 1); expected_flip_rate and member_tv measure the whole distributions")
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,126 @@ def member_answers(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[
     return out.merge(members, on="persona_id", how="inner")[["set_id", "group", "audit_role", "question", "answer"]]
 
 
+def adjusted_across_sources(questions: pd.DataFrame, groups: pd.DataFrame,
+                            alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Benjamini-Hochberg across every test the audit reports, each family named (``bh_family``).
+
+    Parameters
+    ----------
+    questions, groups : pandas.DataFrame
+        ``audit.csv`` and ``audit_groups.csv`` of every source (model x condition x elicitation).
+    alpha : float
+        The false discovery rate.
+
+    Returns
+    -------
+    tuple of pandas.DataFrame
+        The tables with ``omnibus_p_bh`` / ``flagged``, ``arity_p_bh`` / ``exceeds_null`` and ``paired_p_bh``
+        adjusted across all sources' questions (and groups), and ``bh_family`` naming each family and its
+        size.
+
+    Examples
+    --------
+    >>> questions = pd.DataFrame({"model": ["m1", "m2"], "question": "q", "omnibus_p": [0.02, 0.04]})
+    >>> groups = pd.DataFrame({"model": ["m1"], "group": "x", "paired_p": [0.5]})
+    >>> q, g = adjusted_across_sources(questions, groups, 0.05)
+    >>> q["omnibus_p_bh"].tolist(), q["bh_family"].iloc[0]
+    ([0.04, 0.04], 'omnibus: 2 tests (every source x question)')
+    """
+    questions, groups = questions.copy(), groups.copy()
+    families = []
+    for frame, p, adjusted, flag, name in ((questions, "omnibus_p", "omnibus_p_bh", "flagged", "omnibus"),
+                                           (questions, "arity_p", "arity_p_bh", "exceeds_null", "arity"),
+                                           (groups, "paired_p", "paired_p_bh", None, "paired")):
+        if p not in frame:
+            continue
+        present = frame[p].notna()
+        frame[adjusted] = np.nan
+        if present.any():
+            frame.loc[present, adjusted] = multipletests(frame.loc[present, p].to_numpy(float), alpha=alpha,
+                                                         method="fdr_bh")[1]
+        if flag is not None:
+            frame[flag] = frame[adjusted] < alpha
+        family = f"{name}: {int(present.sum())} tests (every source x question{' x group' if name == 'paired' else ''})"
+        if frame is questions:
+            families.append(family)
+        else:
+            groups["bh_family"] = family
+    questions["bh_family"] = "; ".join(families)
+    return questions, groups
+
+
+def distribution_measures(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[str, list[str]],
+                          draws: int, seed: int, alpha: float) -> pd.DataFrame:
+    """Audit measures on the members' whole answer distributions (``logprobs`` / ``verbalized``), per question.
+
+    Parameters
+    ----------
+    responses : pandas.DataFrame
+        One source's responses (``persona_id, question, parse_ok, probabilities``).
+    personas : pandas.DataFrame
+        ``persona_id, set_id, group, audit_role``.
+    codes : dict
+        Question -> option codes in scale order.
+    draws, seed, alpha : int, int, float
+        The percentile bootstrap over matched sets and its level ``1 - alpha``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``question``, ``expected_flip_rate`` = mean over sets of ``1 - sum_k prod_g p_gk`` (the chance the
+        members' answers, each drawn from its distribution, are not all equal) and ``member_tv`` = mean
+        over sets of the mean total variation between two members' distributions, each with ``_low`` /
+        ``_high``; one row per question with at least 2 complete sets.
+
+    Examples
+    --------
+    >>> import json
+    >>> responses = pd.DataFrame({"persona_id": ["a", "b", "c", "d"], "question": "q", "parse_ok": True,
+    ...     "probabilities": [json.dumps(p) for p in ({"y": 0.6, "n": 0.4}, {"y": 0.45, "n": 0.55}) * 2]})
+    >>> personas = pd.DataFrame({"persona_id": list("abcd"), "set_id": ["s", "s", "t", "t"],
+    ...                          "group": ["x", "z"] * 2, "audit_role": "audit"})
+    >>> row = distribution_measures(responses, personas, {"q": ["y", "n"]}, 50, 1, 0.05).iloc[0]
+    >>> round(float(row["expected_flip_rate"]), 3), round(float(row["member_tv"]), 3)
+    (0.51, 0.15)
+    """
+    rows = responses[responses["parse_ok"].astype(bool) & responses["probabilities"].notna()
+                     & responses["question"].isin(list(codes))]
+    members = personas.assign(persona_id=personas["persona_id"].astype(str))
+    members = members[members["audit_role"] == "audit"].set_index("persona_id")[["set_id", "group"]]
+    out = []
+    for question, asked in rows.groupby("question", sort=False):
+        options = codes[question]
+        mass = np.array([[float(json.loads(t).get(c, 0.0) or 0.0) for c in options] for t in asked["probabilities"]])
+        keep = mass.sum(axis=1) > 0
+        frame = members.reindex(asked["persona_id"].astype(str).to_numpy())[keep]
+        p = mass[keep] / mass[keep].sum(axis=1, keepdims=True)
+        known = frame["set_id"].notna().to_numpy()
+        frame, p = frame[known], p[known]
+        groups = sorted(frame["group"].astype(str).unique())
+        sets = frame.groupby("set_id")["group"].nunique()
+        complete = sets[sets == len(groups)].index
+        if len(groups) < 2 or len(complete) < 2:
+            continue
+        cube = np.full((len(complete), len(groups), len(options)), np.nan)
+        s_index = pd.Index(complete).get_indexer(frame["set_id"])
+        g_index = pd.Index(groups).get_indexer(frame["group"].astype(str))
+        inside = s_index >= 0
+        cube[s_index[inside], g_index[inside]] = p[inside]
+        flips = 1.0 - np.prod(cube, axis=1).sum(axis=1)
+        a, b = np.triu_indices(len(groups), k=1)
+        tv = (0.5 * np.abs(cube[:, a] - cube[:, b]).sum(axis=2)).mean(axis=1)
+        values = np.column_stack([flips, tv])
+        index = np.random.default_rng(seed).integers(0, len(values), size=(draws, len(values)))
+        boot = values[index].mean(axis=1)
+        low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
+        observed = values.mean(axis=0)
+        out.append({"question": question, "expected_flip_rate": observed[0], "expected_flip_rate_low": low[0],
+                    "expected_flip_rate_high": high[0], "member_tv": observed[1], "member_tv_low": low[1],
+                    "member_tv_high": high[1]})
+    return pd.DataFrame(out)
+
+
 def score_audit(run: ScoredRun) -> SurveyAudit | None:
     """The audit tables of a run (None when its instrument has no ``audit`` section)."""
     audit = run.spec.get("audit")
@@ -113,6 +238,14 @@ def score_audit(run: ScoredRun) -> SurveyAudit | None:
     questions, shares, groups = audit_tables(sources, codes, SOURCE_COLUMNS, **options)
     if questions.empty:
         raise InputError(run.file(""), UNITS, "no responses to audit")
+    questions, groups = adjusted_across_sources(questions, groups, options["alpha"])
+    whole = [distribution_measures(part, personas, codes, options["draws"], options["seed"], options["alpha"]).assign(
+        model=source[0], condition=source[1], elicitation=source[2])
+        for source, part in run.responses.groupby(["provider", "condition", "elicitation"], sort=False)
+        if source[2] in DISTRIBUTION_METHODS]
+    whole = [frame for frame in whole if len(frame)]
+    if whole:
+        questions = questions.merge(pd.concat(whole, ignore_index=True), on=[*SOURCE_COLUMNS, "question"], how="left")
     modal = questions["elicitation"].isin(DISTRIBUTION_METHODS) & (questions["note"].fillna("") == "")
     questions.loc[modal, "note"] = MODAL_NOTE
     return SurveyAudit(questions, shares, groups)

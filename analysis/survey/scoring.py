@@ -25,11 +25,12 @@ answers as large as the model's: what a perfect simulator scores from sampling n
 distribution method a one-sided band from 0). In a cell run the model's units are the census cells, a
 fixed population: they are not resampled (the intervals carry the survey's sampling, its respondents
 resampled; a sampled model's own sampling error is in ``estimates.csv``) and the noise floor is the
-survey's own resamples, as many respondents as answered the question, against its observed distribution. ``simbench`` (whole population and
-every group) is the SimBench score of :func:`pvsst.analysis.survey.simbench.simbench_score`. ``mean_<metric>`` rows (question
-``ALL_QUESTIONS``) hold means over the questions, beside ``median_simbench`` and ``pooled_simbench`` (the
-questions' total variations summed before the ratio: the data set's score). Intervals are percentile intervals extended to
-the metric's bound where the observed value lies beyond them
+survey's own resamples, as many respondents as answered the question, against its observed distribution.
+``simbench`` (whole population and every group) is the per-question SimBench view of
+:func:`pvsst.analysis.survey.simbench.simbench_score`. ``mean_<metric>`` rows (question ``ALL_QUESTIONS``)
+hold means over the questions, beside ``median_simbench`` and ``pooled_simbench`` (the questions' total
+variations summed before the ratio: the data set's score, the published SimBench score). Intervals are
+percentile intervals extended to the metric's bound where the observed value lies beyond them
 (:func:`pvsst.analysis.survey.fidelity.bounded_interval`).
 
 Survey weights (``human.parquet`` ``weight``; a respondent-matched persona carries its respondent's

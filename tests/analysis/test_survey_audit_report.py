@@ -56,6 +56,7 @@ def test_audit_section_and_figure_in_the_report(tmp_path):
     report = build_survey_report(run, formats=("md",), figure_formats=("png",))
     text = (run / "report" / "report.md").read_text()
     assert "### Counterfactual persona audit" in text and "arity-matched null" in text
+    assert text.count("in a group's share with 80% power") == 2 and "MDE (80%)" in text
     figure = dict((f.name, f) for _, f in report.figures)["survey_audit_disparity"]
     data = figure.data
     null = shares[shares["audit_role"] == "arity_null"]
@@ -66,9 +67,14 @@ def test_audit_section_and_figure_in_the_report(tmp_path):
 
 
 @pytest.mark.slow
-def test_an_audit_of_modal_answers_under_logprobs_says_so_on_every_row(tmp_path):
+def test_a_logprobs_audit_measures_whole_distributions_and_labels_its_modal_answers(tmp_path):
     spec = audit_spec(sets=10, questions=1, arity_null=False)
     spec["conditions"] = ["persona_profile_logprobs"]
     run = run_and_score(tmp_path, spec, "logprobs-audit")
     questions = read_analysis(run, "audit.csv")
     assert (questions["elicitation"] == "logprobs").all() and (questions["note"] == MODAL_NOTE).all()
+    # on whole distributions: one group of four shifted by 0.15 (TV 0.15 to each other member, 0 between
+    # the rest) gives a mean pairwise TV of 0.15 x 3 / 6 = 0.075, where modal answers read a flip rate of 1
+    row = questions.iloc[0]
+    assert row["flip_rate"] == 1 and row["member_tv"] == pytest.approx(0.075, abs=1e-6)
+    assert row["member_tv_low"] <= row["member_tv"] <= row["member_tv_high"] and row["expected_flip_rate"] < 1

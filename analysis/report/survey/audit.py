@@ -37,7 +37,11 @@ DEFINITIONS = (
     ("share gap", "a group's share of an option minus the mean of the other groups' shares of it."),
     ("share spread", "max over options of (max over groups - min over groups) of the group shares."),
     ("omnibus p", "within-set permutation test of the chi-square of the groups x options counts; adjusted by "
-                  "Benjamini-Hochberg across questions (omnibus p BH); flagged when below audit.alpha."),
+                  "Benjamini-Hochberg across every source (model x condition) x question the table shows (omnibus "
+                  "p BH; audit.csv's bh_family names each family); flagged when below audit.alpha."),
+    ("MDE (80%)", "minimum detectable effect: the largest over groups and options of (z(1 - alpha/2) + z(0.80)) "
+                  "x the bootstrap SD of the share gap; a shift of that size in any group's share is detected with "
+                  "80% power by one test at audit.alpha (before BH)."),
     ("arity-matched null", "the same statistics over as many groups made by changing only the request seed of "
                            "each base persona; arity p: one-sided permutation test that the share spread exceeds "
                            "the null's (BH across questions); exceeds null when below audit.alpha."),
@@ -101,6 +105,8 @@ def audit_markdown(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("
             shown[label] = _interval(frame, column)
     for column, label in (("omnibus_p_bh", "omnibus p (BH)"), ("flagged", "flagged")):
         shown[label] = frame[column] if column in frame else ""
+    if "mde_share_gap" in frame:
+        shown["MDE (80%)"] = [f"{v:.3f}" if v == v else "" for v in frame["mde_share_gap"]]
     if "null_share_spread" in frame:
         shown["null: flip rate"] = _interval(frame, "null_flip_rate")
         shown["null: share spread"] = _interval(frame, "null_share_spread")
@@ -110,6 +116,31 @@ def audit_markdown(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("
     if "note" in frame and frame["note"].astype(object).fillna("").astype(str).str.len().any():
         shown["note"] = frame["note"].astype(object).fillna("")
     return markdown_table(shown, floatfmt=".3g")
+
+
+def power_lines(questions: pd.DataFrame) -> list[str]:
+    """What each audit result means at its size: a flagged question, or "nothing flagged" with the shift
+    the audit detects with 80% power (``mde_share_gap``); never "nothing flagged" alone.
+
+    >>> lines = power_lines(pd.DataFrame({"model": ["m"], "condition": ["c"], "question": ["q"], "flagged": [False],
+    ...                                   "mde_share_gap": [0.214]}))
+    >>> print(lines[0])
+    - m | c, q: nothing flagged; this audit detects shifts of at least 0.214 in a group's share with 80% power.
+    """
+    if "flagged" not in questions or "mde_share_gap" not in questions:
+        return []
+    lines = []
+    for row in questions.itertuples(index=False):
+        source = f"{row.model} | {row.condition}, {row.question}"
+        if row.mde_share_gap != row.mde_share_gap:
+            continue
+        if bool(row.flagged):
+            lines.append(f"- {source}: flagged; at this size the audit detects shifts of at least "
+                         f"{row.mde_share_gap:.3f} in a group's share with 80% power.")
+        else:
+            lines.append(f"- {source}: nothing flagged; this audit detects shifts of at least "
+                         f"{row.mde_share_gap:.3f} in a group's share with 80% power.")
+    return lines + [""] if lines else []
 
 
 def consistency_markdown(summary: pd.DataFrame) -> str:
@@ -131,7 +162,7 @@ def audit_sections(tables: AuditTables) -> str:
                   "seed equal); the arity-matched null has as many groups made by changing only the seed. "
                   "[interval] = percentile bootstrap over matched sets at level 1 - audit.alpha. Per group: "
                   "`analysis/audit_shares.csv` (share gaps) and `analysis/audit_groups.csv` (paired tests).", "",
-                  audit_markdown(tables.questions), ""]
+                  audit_markdown(tables.questions), "", *power_lines(tables.questions)]
     if tables.consistency is not None:
         lines += ["### Stated vs enacted answers", "",
                   "Total-variation distance between each persona's stated (verbalized) and enacted (sampled or "
