@@ -233,6 +233,9 @@ def test_judge_analyze_report_on_a_thread_run_with_the_planted_discloser(disclos
     for heading in ("## Thread shape", "## Reply homophily", "## Lexical convergence", "## Attribute inference"):
         assert heading in report
     assert "scripted/attribute_reader" in report
+    header = next(line for line in report.splitlines() if line.startswith("| judge "))
+    for column in ("top1_low", "top3", "top3_low", "top3_high", "majority_top3", "random_top3_high"):
+        assert f" {column} " in header, header
     figures = sorted(p.name for p in (discloser_run / "report" / "figures").iterdir())
     assert figures[0] == "thread_depth_histogram.png" and figures[1].startswith("thread_tree_thread-00")
     # judging again makes no call
