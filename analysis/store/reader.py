@@ -162,7 +162,7 @@ def open_run(path: str | Path) -> RunTables:
     """
     path = _run_dir(path)
     analysis = _analysis_outputs(path / ANALYSIS)
-    if _read_optional_json(path / MANIFEST).get("schedule") == THREADS:
+    if _read_optional_json(path / MANIFEST, "manifest").get("schedule") == THREADS:
         return _read_thread_run(path, analysis)
     if not is_survey_run(path):
         return load_run(path, analysis)
