@@ -26,7 +26,8 @@ from pvsst.core.input_files import read_json
 from pvsst.core.run_layout import MANIFEST, REPORT
 
 ATTRIBUTE_COLUMNS = ("judge", "attribute", "n_authors", "n_failed", "top1", "top1_low", "top1_high", "top3",
-                     "majority_top1", "random_top1", "random_top1_low", "random_top1_high")
+                     "top3_low", "top3_high", "majority_top1", "majority_top3", "random_top1", "random_top1_low",
+                     "random_top1_high", "random_top3", "random_top3_low", "random_top3_high")
 HOMOPHILY_COLUMNS = ("measure", "observed", "null_mean", "null_sd", "z", "p_value", "replicates")
 
 
@@ -71,7 +72,8 @@ def thread_markdown(manifest: dict, analysis: ThreadAnalysis, figures, figure_fo
                   "`pvsst report RUN` again.", ""]
     else:
         parts += ["Each judge's top-1 and top-3 accuracy (95% Wilson intervals) per attribute, beside the majority "
-                  "baseline (best constant guess, in hindsight) and the random baseline with its 2.5-97.5% range:",
+                  "baselines (best constant guesses, in hindsight) and the random baselines with their 2.5-97.5% "
+                  "ranges:",
                   "", markdown_table(attributes[list(ATTRIBUTE_COLUMNS)]), ""]
     if notes:
         parts += ["## Notes", "", *[f"- {note}" for note in notes], ""]

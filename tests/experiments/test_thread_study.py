@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import pvsst
+from pvsst.core.run_layout import PERSONAS
 from pvsst.experiments.cli import main
 from pvsst.experiments.prereg.freeze import freeze, verify
 from pvsst.experiments.threads.attribute_job import judge_attributes
@@ -85,13 +86,21 @@ def _run_cmd(spec: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "pvsst.experiments.cli", "run", str(spec), "--out", str(out)]
 
 
-@pytest.mark.slow
-def test_the_shipped_spec_killed_mid_run_resumes_to_an_uninterrupted_runs_bytes(tmp_path):
-    spec = spec_copy(tmp_path / "spec")
-    reference = tmp_path / "reference"
+@pytest.fixture(scope="module")
+def shipped_run(tmp_path_factory) -> tuple[Path, Path]:
+    """The shipped 5-thread spec (40 engaged personas, 2 rounds) frozen in a copy, and its one local run:
+    the reference the killed-and-resumed run and the Ray run are compared with."""
+    folder = tmp_path_factory.mktemp("shipped")
+    spec = spec_copy(folder / "spec")
+    reference = folder / "local"
     summary = run_thread_study(spec, reference, progress=False)
-    assert summary.line().startswith("5 threads: 5 done, 0 failed, 0 skipped"), summary.line()
+    assert summary.line().startswith("5 threads: 5 done, 0 failed, 0 skipped; 523 calls"), summary.line()
+    return spec, reference
 
+
+@pytest.mark.slow
+def test_the_shipped_spec_killed_mid_run_resumes_to_an_uninterrupted_runs_bytes(shipped_run, tmp_path):
+    spec, reference = shipped_run
     crashed = tmp_path / "crashed"
     proc = subprocess.Popen(_run_cmd(spec, crashed), start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -125,18 +134,20 @@ def test_the_shipped_spec_killed_mid_run_resumes_to_an_uninterrupted_runs_bytes(
 
 
 @pytest.mark.slow
-def test_the_ray_executor_stores_what_the_local_one_does(tmp_path):
+def test_the_shipped_spec_through_ray_stores_the_local_runs_bytes(shipped_run, tmp_path):
     ray = pytest.importorskip("ray")
+    spec, reference = shipped_run
     try:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     except Exception as err:  # noqa: BLE001 - no Ray on this machine: nothing to compare
         pytest.skip(f"ray.init failed: {err}")
     try:
-        spec = spec_copy(tmp_path / "spec", SMALL)
-        run_thread_study(spec, tmp_path / "local", progress=False)
         summary = run_thread_study(spec, tmp_path / "ray", executor="ray", workers=2, progress=False)
-        assert summary.line().startswith("2 threads: 2 done"), summary.line()
-        assert_same_threads(tmp_path / "local", tmp_path / "ray")
+        assert summary.line().startswith("5 threads: 5 done, 0 failed, 0 skipped; 523 calls"), summary.line()
+        assert_same_threads(reference, tmp_path / "ray")
+        assert (reference / PERSONAS).read_bytes() == (tmp_path / "ray" / PERSONAS).read_bytes()
+        engaged = pd.read_parquet(tmp_path / "ray" / "threads" / "thread-004" / "agents.parquet")["role"]
+        assert engaged.value_counts().to_dict() == {"engaged": 40, "author": 1}
     finally:
         ray.shutdown()
 
@@ -222,6 +233,9 @@ def test_judge_analyze_report_on_a_thread_run_with_the_planted_discloser(disclos
     for heading in ("## Thread shape", "## Reply homophily", "## Lexical convergence", "## Attribute inference"):
         assert heading in report
     assert "scripted/attribute_reader" in report
+    header = next(line for line in report.splitlines() if line.startswith("| judge "))
+    for column in ("top1_low", "top3", "top3_low", "top3_high", "majority_top3", "random_top3_high"):
+        assert f" {column} " in header, header
     figures = sorted(p.name for p in (discloser_run / "report" / "figures").iterdir())
     assert figures[0] == "thread_depth_histogram.png" and figures[1].startswith("thread_tree_thread-00")
     # judging again makes no call
