@@ -178,6 +178,8 @@ class RequestRecorder:
 
         def recording_init(self_, *args, **kwargs):
             shown = {k: v for k, v in kwargs.items() if k != "cache"}
+            if args:  # Gateway(config, cache, ...): the config, never the cache
+                shown["config"] = args[0]
             recorder.gateways.append(json.dumps(shown, sort_keys=True, default=str))
             real_init(self_, *args, **kwargs)
 
