@@ -22,8 +22,11 @@ pytestmark = pytest.mark.slow
 
 
 def test_stated_and_enacted_answers_are_compared_per_persona_and_in_the_population(tmp_path):
-    spec = small_instrument(model="scripted/planted_answer_null", conditions=["persona_profile", "persona_profile_verbalized"],
-                      controls=["uniform"])
+    spec = small_instrument(
+        model="scripted/planted_answer_null",
+        conditions=["persona_profile", "persona_profile_verbalized"],
+        controls=["uniform"],
+    )
     spec["personas"].update(n=40)
     spec["execution"]["chunk_size"] = 40
     run = run_and_score(tmp_path, spec, "consistency")
