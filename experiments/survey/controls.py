@@ -116,7 +116,8 @@ def draw_rng(request: LLMRequest) -> np.random.Generator:
     >>> def at(folder):
     ...     path = folder + "/data.csv"
     ...     line = reference_line(path, "id", "1", "q", {"1": "yes"}, data={"path": path})
-    ...     return LLMRequest(model_name="scripted/uniform", seed=3, messages=({"role": "user", "content": "Q\\n" + line},))
+    ...     messages = ({"role": "user", "content": "Q\\n" + line},)
+    ...     return LLMRequest(model_name="scripted/uniform", seed=3, messages=messages)
     >>> int(draw_rng(at("/home/a")).integers(1000)) == int(draw_rng(at("/mnt/b")).integers(1000))
     True
     """

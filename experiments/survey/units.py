@@ -123,10 +123,10 @@ def scenario_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame
     question's wording, and its id enters the request seed. With ``steerings`` each persona's requests
     carry its steering.
 
-    ``sample``: ``samples_per_persona`` (a cell run: ``cells.k``) requests per persona x question. ``logprobs``: one request that
-    scores the reply codes (``option_scoring``) at temperature 0 (a served model's answer path; the
-    scores are the model's own probabilities). ``verbalized``: one request for a probability per code,
-    with room for the JSON (``max_tokens`` at least 24 + 12 per code).
+    ``sample``: ``samples_per_persona`` (a cell run: ``cells.k``) requests per persona x question.
+    ``logprobs``: one request that scores the reply codes (``option_scoring``) at temperature 0 (a served
+    model's answer path; the scores are the model's own probabilities). ``verbalized``: one request for a
+    probability per code, with room for the JSON (``max_tokens`` at least 24 + 12 per code).
     """
     condition = condition_by_id(spec, unit.condition)
     scripted = unit.provider.startswith("scripted/")

@@ -1,4 +1,5 @@
-"""State figures render what they claim: 51 tiles with a colour bar, the identity line and the oracle beside the model."""
+"""State figures render what they claim: 51 tiles with a colour bar, the identity line and the oracle beside
+the model."""
 from __future__ import annotations
 
 import numpy as np

@@ -5,8 +5,8 @@
   persona's total-variation distance between a uniform distribution and one answer is exactly
   1 - 1/3 = 2/3; the population's mean enacted distribution is near uniform, so the population
   distance is small (40 personas: below 0.22, the 99th percentile of the TV between the uniform
-  distribution and the shares of 40 uniform draws, by simulation; its mean is 0.09). The scripted uniform control pairs ``reference_verbalized``
-  with ``reference`` and gives the same 2/3.
+  distribution and the shares of 40 uniform draws, by simulation; its mean is 0.09). The scripted uniform control pairs
+  ``reference_verbalized`` with ``reference`` and gives the same 2/3.
 - The report shows both sections and draws both figures; the audit figure's band is the null's range.
 """
 from __future__ import annotations
