@@ -57,8 +57,10 @@ def instrument(cells, geography: str | None = "state", attributes: dict | None =
 def respondents() -> pd.DataFrame:
     """TV16 respondents in the persona vocabulary, with their coded answers (one column per question)."""
     raw = load_survey_table(TV16)
-    maps = [AttributeMap(name, a["column"], None if "values" not in a else {k: tuple(v) for k, v in a["values"].items()})
-            for name, a in ATTRIBUTES.items()]
+    maps = [
+        AttributeMap(name, a["column"], None if "values" not in a else {k: tuple(v) for k, v in a["values"].items()})
+        for name, a in ATTRIBUTES.items()
+    ]
     people = matched_personas(raw, "uid", maps, "r", TV16)
     for question, options in QUESTIONS.items():
         code = {float(v): c for c, values in options.items() for v in values}

@@ -92,8 +92,13 @@ def member_answers(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[
     if distribution.any():
         answers[distribution] = [_modal(text, codes[q]) for text, q in zip(rows.loc[distribution, "probabilities"],
                                                                           rows.loc[distribution, "question"])]
-    out = pd.DataFrame({"persona_id": rows["persona_id"].astype(str).to_numpy(), "question": rows["question"].to_numpy(),
-                        "answer": answers.to_numpy()})
+    out = pd.DataFrame(
+        {
+            "persona_id": rows["persona_id"].astype(str).to_numpy(),
+            "question": rows["question"].to_numpy(),
+            "answer": answers.to_numpy(),
+        }
+    )
     out = out[[a in codes[q] for a, q in zip(out["answer"], out["question"])]]
     members = personas.assign(persona_id=personas["persona_id"].astype(str))[["persona_id", "set_id", "group",
                                                                               "audit_role"]]

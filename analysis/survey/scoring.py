@@ -302,7 +302,10 @@ def score_fidelity(run: ScoredRun) -> pd.DataFrame:
                 kept.setdefault(metric, []).append(draws_of.get(metric))
             n_calls = len(asked)
             answered = asked["parse_ok"] & asked["answer"].isin(scale.codes)
-            n_model, nonsubstantive = float(answered.sum()), (asked["parse_ok"] & ~answered).mean() if n_calls else np.nan
+            n_model, nonsubstantive = (
+                float(answered.sum()),
+                (asked["parse_ok"] & ~answered).mean() if n_calls else np.nan,
+            )
             if method in DISTRIBUTION_METHODS:  # personas with a substantive distribution; the mean other mass
                 mass = substantive_distributions(asked, scale)["substantive"]
                 n_model, nonsubstantive = float((mass > 0).sum()), float((1 - mass).mean()) if len(mass) else np.nan

@@ -16,7 +16,8 @@ Examples
 --------
 >>> shares = answer_shares(read_scored_run("RUN"))  # doctest: +SKIP
 >>> list(shares.columns)  # doctest: +SKIP
-['question', 'source', 'provider', 'condition', 'elicitation', 'group', 'option', 'position', 'share', 'ci_low', 'ci_high', 'n_units']
+['question', 'source', 'provider', 'condition', 'elicitation', 'group', 'option', 'position', 'share', 'ci_low',
+ 'ci_high', 'n_units']
 """
 from __future__ import annotations
 

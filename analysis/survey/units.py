@@ -90,7 +90,9 @@ def failed_calls(responses: pd.DataFrame) -> pd.Series:
     >>> failed_calls(frame).tolist()
     [False, True, True]
     """
-    by_design = (responses["provider"].astype(str) == "scripted/oracle") & (responses["status"].astype(str) == "refusal")
+    by_design = (responses["provider"].astype(str) == "scripted/oracle") & (
+        responses["status"].astype(str) == "refusal"
+    )
     return ~responses["parse_ok"].astype(bool) & ~by_design
 
 

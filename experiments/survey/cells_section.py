@@ -61,14 +61,18 @@ def check_cells(cells: CellsSpec, persona_source: str, mapped: set[str], groupin
 
     Examples
     --------
-    >>> check_cells(CellsSpec(attributes=["sex", "partyy"]), "census", set(), [], 1)
+    >>> check_cells(CellsSpec(attributes=["sex", "partyy"]), "census", set(), [],
+    ...             1)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    pvsst.core.validation.SpecFieldError: unknown cell attribute 'partyy' (persona attributes: age_band, sex, race_ethnicity, education, college, state, region, income_band, party_id, party, ideology, religiosity)
-    >>> check_cells(CellsSpec(attributes=["sex", "party"]), "respondents", {"sex"}, [], 1)
+    pvsst.core.validation.SpecFieldError: unknown cell attribute 'partyy' (persona attributes: age_band, sex,
+    race_ethnicity, education, college, state, region, income_band, party_id, party, ideology, religiosity)
+    >>> check_cells(CellsSpec(attributes=["sex", "party"]), "respondents", {"sex"}, [],
+    ...             1)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    pvsst.core.validation.SpecFieldError: the population (respondent-matched personas) lacks cell attribute 'party': map party_id in personas.attributes
+    pvsst.core.validation.SpecFieldError: the population (respondent-matched personas) lacks cell attribute 'party':
+    map party_id in personas.attributes
     """
     for i, attribute in enumerate(cells.attributes):
         if attribute not in CELL_ATTRIBUTES:

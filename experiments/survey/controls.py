@@ -116,7 +116,8 @@ def draw_rng(request: LLMRequest) -> np.random.Generator:
     >>> def at(folder):
     ...     path = folder + "/data.csv"
     ...     line = reference_line(path, "id", "1", "q", {"1": "yes"}, data={"path": path})
-    ...     return LLMRequest(model_name="scripted/uniform", seed=3, messages=({"role": "user", "content": "Q\\n" + line},))
+    ...     messages = ({"role": "user", "content": "Q\\n" + line},)
+    ...     return LLMRequest(model_name="scripted/uniform", seed=3, messages=messages)
     >>> int(draw_rng(at("/home/a")).integers(1000)) == int(draw_rng(at("/mnt/b")).integers(1000))
     True
     """
@@ -130,7 +131,10 @@ def draw_rng(request: LLMRequest) -> np.random.Generator:
     name = PurePath(path).name
     moved = {**reference, "source": PurePath(reference["source"]).name, "data": {**reference["data"], "path": name}}
     messages = list(request.messages)
-    messages[at] = {**messages[at], "content": content.replace(line, f"{REFERENCE_TAG} {json.dumps(moved, sort_keys=True)}")}
+    messages[at] = {
+        **messages[at],
+        "content": content.replace(line, f"{REFERENCE_TAG} {json.dumps(moved, sort_keys=True)}"),
+    }
     return request_rng(dataclasses.replace(request, messages=tuple(messages)))
 
 
@@ -171,7 +175,9 @@ class OracleProvider:
 
     def reply(self, request: LLMRequest) -> ProviderReply:
         ref = _require_reference(request, self.name)
-        raw = _answers_by_respondent(_data_key(ref), ref["id_column"], ref["column"]).get(canonical_value(ref["respondent"]))
+        raw = _answers_by_respondent(_data_key(ref), ref["id_column"], ref["column"]).get(
+            canonical_value(ref["respondent"])
+        )
         code = ref["values"].get(raw) if raw is not None else None
         codes = distribution_codes(request)
         if codes is not None:

@@ -123,10 +123,10 @@ def scenario_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame
     question's wording, and its id enters the request seed. With ``steerings`` each persona's requests
     carry its steering.
 
-    ``sample``: ``samples_per_persona`` (a cell run: ``cells.k``) requests per persona x question. ``logprobs``: one request that
-    scores the reply codes (``option_scoring``) at temperature 0 (a served model's answer path; the
-    scores are the model's own probabilities). ``verbalized``: one request for a probability per code,
-    with room for the JSON (``max_tokens`` at least 24 + 12 per code).
+    ``sample``: ``samples_per_persona`` (a cell run: ``cells.k``) requests per persona x question.
+    ``logprobs``: one request that scores the reply codes (``option_scoring``) at temperature 0 (a served
+    model's answer path; the scores are the model's own probabilities). ``verbalized``: one request for a
+    probability per code, with room for the JSON (``max_tokens`` at least 24 + 12 per code).
     """
     condition = condition_by_id(spec, unit.condition)
     scripted = unit.provider.startswith("scripted/")
@@ -136,7 +136,11 @@ def scenario_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame
     by_id = personas.set_index("persona_id")
     values = {a.question: a.values for a in answer_columns(spec)}
     system = {"role": "system", "content": system_prompt(spec, condition)}
-    read = [q.column for q in spec.questions] + [spec.data.respondent_id] + ([spec.data.weight] if spec.data.weight else [])
+    read = (
+        [q.column for q in spec.questions]
+        + [spec.data.respondent_id]
+        + ([spec.data.weight] if spec.data.weight else [])
+    )
     recipe = None if spec.data.plain_rdataset(read) else spec.data.recipe()
     # The values a persona's row holds, read column by column (a row lookup per persona builds a whole
     # mixed-type row: most of a large unit's time); each is the element the row would hold.
@@ -166,7 +170,9 @@ def scenario_requests(spec: SurveySpec, unit: SurveyUnit, personas: pd.DataFrame
             if method == "logprobs":
                 shape.update(option_scoring=codes, temperature=0.0)
             elif method == "verbalized":
-                shape.update(schema=distribution_schema(codes), max_tokens=max(spec.sampling.max_tokens, 24 + 12 * len(codes)))
+                shape.update(
+                    schema=distribution_schema(codes), max_tokens=max(spec.sampling.max_tokens, 24 + 12 * len(codes))
+                )
             for sample in range(samples):
                 requests.append((LLMRequest(
                     model_name=unit.provider, messages=(system, user), **shape,
@@ -196,15 +202,30 @@ def run_unit(task: SurveyUnitTask) -> UnitResult:
     for request, order, scenario, result in zip(requests, orders, scenarios, results):
         answer, probabilities = reply_answer(result.parsed if result.ok else None, method)
         record = result.record
-        rows.append({"unit_id": unit.unit_id, "provider": unit.provider, "condition": unit.condition,
-                     "elicitation": method, "persona_id": request.agent_id,
-                     "reference_respondent_id": str(references.at[request.agent_id, REFERENCE_PREFIX + request.phase]),
-                     "question": request.phase, "sample": request.round, "answer": answer,
-                     "probabilities": probabilities, "parse_ok": answer is not None, "status": record.status, "call_id": record.call_id,
-                     "request_seed": request.seed, "cached": record.cached, "attempts": record.attempts,
-                     "latency_s": record.latency_s,
-                     "option_order": "|".join(order), "prompt_sha256": request.prompt_sha256(),
-                     SCENARIO_COLUMN: scenario})
+        rows.append(
+            {
+                "unit_id": unit.unit_id,
+                "provider": unit.provider,
+                "condition": unit.condition,
+                "elicitation": method,
+                "persona_id": request.agent_id,
+                "reference_respondent_id": str(references.at[request.agent_id, REFERENCE_PREFIX + request.phase]),
+                "question": request.phase,
+                "sample": request.round,
+                "answer": answer,
+                "probabilities": probabilities,
+                "parse_ok": answer is not None,
+                "status": record.status,
+                "call_id": record.call_id,
+                "request_seed": request.seed,
+                "cached": record.cached,
+                "attempts": record.attempts,
+                "latency_s": record.latency_s,
+                "option_order": "|".join(order),
+                "prompt_sha256": request.prompt_sha256(),
+                SCENARIO_COLUMN: scenario,
+            }
+        )
     # the scenario column only in a scenario run: other runs keep their tables as they were
     responses = pd.DataFrame(rows, columns=list(RESPONSE_COLUMNS) + ([SCENARIO_COLUMN] if spec.scenarios else []))
     calls = pd.DataFrame([r.record.to_dict() for r in results], columns=list(CALL_RECORD_FIELDS))

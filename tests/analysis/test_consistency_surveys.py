@@ -29,9 +29,18 @@ def responses_table(stated: np.ndarray, enacted: np.ndarray | None = None, sampl
                      "question": "q", "answer": None, "probabilities": json.dumps(dict(zip(CODES, p.tolist()))),
                      "parse_ok": True})
         if enacted is not None:
-            rows.append({"provider": "m", "condition": "did", "elicitation": "logprobs", "persona_id": f"p{i}",
-                         "question": "q", "answer": None, "probabilities": json.dumps(dict(zip(CODES, enacted[i].tolist()))),
-                         "parse_ok": True})
+            rows.append(
+                {
+                    "provider": "m",
+                    "condition": "did",
+                    "elicitation": "logprobs",
+                    "persona_id": f"p{i}",
+                    "question": "q",
+                    "answer": None,
+                    "probabilities": json.dumps(dict(zip(CODES, enacted[i].tolist()))),
+                    "parse_ok": True,
+                }
+            )
         for answer in ([] if samples is None else samples[i]):
             rows.append({"provider": "m", "condition": "did", "elicitation": "sample", "persona_id": f"p{i}",
                          "question": "q", "answer": CODES[answer], "probabilities": None, "parse_ok": True})

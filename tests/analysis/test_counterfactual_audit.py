@@ -124,9 +124,15 @@ def planted_answers(model: str, personas: pd.DataFrame, run: int = 0) -> pd.Data
     schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": list(OPTIONS)}}}
     rows = []
     for persona in personas.itertuples():
-        card = f"A {persona.age}-year-old {persona.race} {'woman' if persona.sex == 'female' else 'man'} living in Ohio."
-        request = LLMRequest(model_name=model, schema=schema, seed=persona.set_id * 7 + 1000 * run,
-                             messages=({"role": "user", "content": f"Answer as this person would:\n{card}\n\nQuestion: q0"},))
+        card = (
+            f"A {persona.age}-year-old {persona.race} {'woman' if persona.sex == 'female' else 'man'} living in Ohio."
+        )
+        request = LLMRequest(
+            model_name=model,
+            schema=schema,
+            seed=persona.set_id * 7 + 1000 * run,
+            messages=({"role": "user", "content": f"Answer as this person would:\n{card}\n\nQuestion: q0"},),
+        )
         rows.append({"set_id": persona.set_id, "group": persona.group, "question": "q0",
                      "answer": provider.reply(request).text.split('"')[-2]})
     return pd.DataFrame(rows)
@@ -137,7 +143,12 @@ def test_planted_provider_end_to_end():
     base["race"], base["sex"] = "white", "male"
     personas = counterfactual_personas(base, {"race": ["Black", "white"], "sex": ["female", "male"]})
     personas["set_id"] = personas["set_id"].astype(int)
-    assert len(personas) == 1200 and set(personas["group"]) == {"Black/female", "Black/male", "white/female", "white/male"}
+    assert len(personas) == 1200 and set(personas["group"]) == {
+        "Black/female",
+        "Black/male",
+        "white/female",
+        "white/male",
+    }
     for run in range(3):
         planted = counterfactual_audit(planted_answers("scripted/planted_answer_shift", personas, run),
                                        {"q0": list(OPTIONS)}, **FAST)

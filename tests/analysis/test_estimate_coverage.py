@@ -62,7 +62,9 @@ def test_sampled_intervals_cover_the_planted_share_in_93_to_97_percent_of_runs(p
     row = table[table["option"] == "yes"].iloc[0]
     answers = np.c_[yes[0], k - yes[0]]
     estimate = poststratify(matrix, answers / k)
-    low, high = wilson_interval(estimate, effective_answers(matrix, answers, estimate, sampled_variance(matrix, answers)))
+    low, high = wilson_interval(
+        estimate, effective_answers(matrix, answers, estimate, sampled_variance(matrix, answers))
+    )
     assert row["interval"] == "wilson" and row["cell_draws"] == k
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((low[0, 0], high[0, 0]), abs=1e-15)
     assert 0.02 < row["ci_high"] - row["ci_low"] < 0.25

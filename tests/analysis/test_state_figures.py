@@ -1,4 +1,5 @@
-"""State figures render what they claim: 51 tiles with a colour bar, the identity line and the oracle beside the model."""
+"""State figures render what they claim: 51 tiles with a colour bar, the identity line and the oracle beside
+the model."""
 from __future__ import annotations
 
 import numpy as np
@@ -85,9 +86,15 @@ def test_a_colour_bar_of_one_value_has_several_ticks_of_three_significant_digits
 
 
 def test_group_errors_draws_one_marker_per_group_and_source_and_rejects_bad_tables():
-    errors = pd.DataFrame({"group": ["party=D", "party=R", "party=I"] * 2, "source": ["model"] * 3 + ["cell_oracle"] * 3,
-                           "abs_error": [0.05, 0.1, 0.2, 0.01, 0.02, 0.03],
-                           "ci_low": [0.02, 0.07, 0.1, 0.0, 0.01, 0.01], "ci_high": [0.08, 0.13, 0.3, 0.02, 0.03, 0.05]})
+    errors = pd.DataFrame(
+        {
+            "group": ["party=D", "party=R", "party=I"] * 2,
+            "source": ["model"] * 3 + ["cell_oracle"] * 3,
+            "abs_error": [0.05, 0.1, 0.2, 0.01, 0.02, 0.03],
+            "ci_low": [0.02, 0.07, 0.1, 0.0, 0.01, 0.01],
+            "ci_high": [0.08, 0.13, 0.3, 0.02, 0.03, 0.05],
+        }
+    )
     figure = group_errors_figure(errors)
     ax = figure.axes[0]
     dots = [c for c in ax.collections if c.get_label() in ("model", "cell_oracle")]

@@ -88,7 +88,9 @@ def test_six_group_spread_exceeds_two_runs_but_not_the_arity_matched_null(tmp_pa
         row = counterfactual_audit(obs, CODES, null_answers=null, **FAST).questions.iloc[0]
         exceeds_two_runs += row["share_spread"] > two_runs
         flagged += bool(row["exceeds_null"])
-    print(f"six-group spread > two-seed-group difference in {exceeds_two_runs}/20 blocks; arity null flags {flagged}/20")
+    print(
+        f"six-group spread > two-seed-group difference in {exceeds_two_runs}/20 blocks; arity null flags {flagged}/20"
+    )
     assert exceeds_two_runs >= 14
     assert flagged <= 2
     whole = read_analysis(run, "audit.csv").iloc[0]

@@ -5,8 +5,8 @@
   persona's total-variation distance between a uniform distribution and one answer is exactly
   1 - 1/3 = 2/3; the population's mean enacted distribution is near uniform, so the population
   distance is small (40 personas: below 0.22, the 99th percentile of the TV between the uniform
-  distribution and the shares of 40 uniform draws, by simulation; its mean is 0.09). The scripted uniform control pairs ``reference_verbalized``
-  with ``reference`` and gives the same 2/3.
+  distribution and the shares of 40 uniform draws, by simulation; its mean is 0.09). The scripted uniform control pairs
+  ``reference_verbalized`` with ``reference`` and gives the same 2/3.
 - The report shows both sections and draws both figures; the audit figure's band is the null's range.
 """
 from __future__ import annotations
@@ -22,8 +22,11 @@ pytestmark = pytest.mark.slow
 
 
 def test_stated_and_enacted_answers_are_compared_per_persona_and_in_the_population(tmp_path):
-    spec = small_instrument(model="scripted/planted_answer_null", conditions=["persona_profile", "persona_profile_verbalized"],
-                      controls=["uniform"])
+    spec = small_instrument(
+        model="scripted/planted_answer_null",
+        conditions=["persona_profile", "persona_profile_verbalized"],
+        controls=["uniform"],
+    )
     spec["personas"].update(n=40)
     spec["execution"]["chunk_size"] = 40
     run = run_and_score(tmp_path, spec, "consistency")

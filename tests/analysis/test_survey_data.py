@@ -42,7 +42,11 @@ def test_an_option_nobody_chose_is_kept_and_design_columns_are_read():
     table = human_answers("toy/data", "rid", [AnswerColumn("q", "q", {**CODES, "2": "extra"}, ignore=("9",))], [],
                           frame=frame, strata_column="st", cluster_column="psu")
     assert "extra" not in set(table["q"].dropna())  # no respondent chose it, and loading accepts that
-    assert table["stratum"].tolist() == ["x", "x", "x", "y", "y", "y"] and table["cluster"].tolist()[:3] == ["1", "1", "2"]
+    assert table["stratum"].tolist() == ["x", "x", "x", "y", "y", "y"] and table["cluster"].tolist()[:3] == [
+        "1",
+        "1",
+        "2",
+    ]
     with pytest.raises(InputError, match="data.cluster"):
         human_answers("toy/data", "rid", [], [], frame=frame.assign(psu=[1, None, 2, 2, 3, 3]), cluster_column="psu")
 
@@ -112,12 +116,25 @@ def test_control_providers_through_the_gateway():
         assert gateway.run([control_request("scripted/marginal", 1, seed=7)])[0].text == draws[7].text
         missing = gateway.run([LLMRequest(model_name="scripted/oracle", messages=({"role": "user", "content": "hi"},))])
         assert not missing[0].ok and "SURVEY-REFERENCE" in missing[0].record.error
-    assert json.loads(control_request("scripted/oracle", 1).messages[0]["content"].splitlines()[-1].split(" ", 1)[1])["column"] == "nataid"
+    assert (
+        json.loads(control_request("scripted/oracle", 1).messages[0]["content"].splitlines()[-1].split(" ", 1)[1])[
+            "column"
+        ]
+        == "nataid"
+    )
 
 
-@pytest.mark.parametrize("module", ["pvsst.analysis.survey.fidelity", "pvsst.analysis.survey.data", "pvsst.experiments.survey.controls",
-                                    "pvsst.experiments.survey.spec", "pvsst.experiments.survey.prompts",
-                                    "pvsst.experiments.survey.personas"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "pvsst.analysis.survey.fidelity",
+        "pvsst.analysis.survey.data",
+        "pvsst.experiments.survey.controls",
+        "pvsst.experiments.survey.spec",
+        "pvsst.experiments.survey.prompts",
+        "pvsst.experiments.survey.personas",
+    ],
+)
 def test_doctests(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0

@@ -114,7 +114,10 @@ def test_an_option_no_respondent_chose_is_asked_and_scored(tmp_path, capsys):
     overall = shares[(shares["group"] == "all") & (shares["question"] == "natenvir")]
     human = overall[(overall["source"] == "human") & (overall["option"] == "far_too_much")].iloc[0]
     assert human["share"] == 0.0 and human["ci_low"] == 0.0 and human["ci_high"] == 0.0
-    assert overall[(overall["provider"] == "scripted/uniform") & (overall["option"] == "far_too_much")]["share"].iloc[0] > 0
+    assert (
+        overall[(overall["provider"] == "scripted/uniform") & (overall["option"] == "far_too_much")]["share"].iloc[0]
+        > 0
+    )
     fidelity = pd.read_csv(out / "analysis" / "fidelity.csv")
     kl = fidelity_row(fidelity, "scripted/uniform", "kl_human_model", question="natenvir")
     assert np.isfinite([kl["value"], kl["ci_low"], kl["ci_high"]]).all() and kl["value"] > 0

@@ -106,12 +106,26 @@ def test_post_stratified_estimates_equal_the_personas_mean(runs):
     persona = _distributions(runs["per_persona"]["responses"])
     attributes = runs["population"].set_index("persona_id")[["state", "party"]].astype(str)
     persona = persona.join(attributes, on="persona_id")
-    direct = pd.concat([
-        persona.groupby(["question", "option"])["probability"].mean().rename("direct").reset_index().assign(domain="all"),
-        persona.groupby(["question", "state", "option"])["probability"].mean().rename("direct").reset_index()
-        .rename(columns={"state": "domain"}),
-        persona.groupby(["question", "party", "option"])["probability"].mean().rename("direct").reset_index()
-        .assign(domain=lambda f: "party=" + f["party"]).drop(columns="party")])
+    direct = pd.concat(
+        [
+            persona.groupby(["question", "option"])["probability"]
+            .mean()
+            .rename("direct")
+            .reset_index()
+            .assign(domain="all"),
+            persona.groupby(["question", "state", "option"])["probability"]
+            .mean()
+            .rename("direct")
+            .reset_index()
+            .rename(columns={"state": "domain"}),
+            persona.groupby(["question", "party", "option"])["probability"]
+            .mean()
+            .rename("direct")
+            .reset_index()
+            .assign(domain=lambda f: "party=" + f["party"])
+            .drop(columns="party"),
+        ]
+    )
     joined = estimates.merge(direct, on=["question", "domain", "option"])
     assert len(joined) == len(estimates) and set(joined["level"]) == {"national", "geography", "group"}
     assert joined["domain"].nunique() == 1 + runs["population"]["state"].nunique() + 4

@@ -24,7 +24,10 @@ def test_missing_source_column_exits_2(tmp_path, capsys):
     spec = small_instrument()
     spec["questions"][0]["column"] = "natnothing"
     out = tmp_path / "run"
-    err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(out), "--n", "5"])
+    err = refused(
+        capsys,
+        ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(out), "--n", "5"],
+    )
     assert "natnothing" in err and "questions[natenvir].column" in err
     assert not out.exists()  # nothing half-written
 
@@ -32,14 +35,40 @@ def test_missing_source_column_exits_2(tmp_path, capsys):
 def test_option_values_that_do_not_match_the_data_exit_2(tmp_path, capsys):
     spec = small_instrument()
     spec["questions"][0]["options"][2]["values"] = [-2]  # the data's -1 (too much) is now unclaimed
-    err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(tmp_path / "r"), "--n", "5"])
+    err = refused(
+        capsys,
+        [
+            "survey",
+            "run",
+            "--deviation",
+            "unfreezable",
+            str(write(tmp_path, spec)),
+            "--out",
+            str(tmp_path / "r"),
+            "--n",
+            "5",
+        ],
+    )
     assert "match no option code" in err and "-1" in err
 
 
 def test_empty_group_exits_2(tmp_path, capsys):
     spec = small_instrument()
     spec["grouping"][1]["data_values"] = {"male": [0], "female": [1], "nonbinary": [2]}
-    err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec)), "--out", str(tmp_path / "r"), "--n", "5"])
+    err = refused(
+        capsys,
+        [
+            "survey",
+            "run",
+            "--deviation",
+            "unfreezable",
+            str(write(tmp_path, spec)),
+            "--out",
+            str(tmp_path / "r"),
+            "--n",
+            "5",
+        ],
+    )
     assert "empty group" in err and "nonbinary" in err
 
 
@@ -48,16 +77,45 @@ def test_other_bad_input_exits_2(tmp_path, capsys):
     assert "unknown key" in refused(capsys, ["survey", "run", str(write(tmp_path, bad)), "--out", str(tmp_path / "r")])
     bad = small_instrument()
     bad["grouping"][0]["persona_column"] = "shoe_size"
-    assert "shoe_size" in refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, bad)), "--out", str(tmp_path / "r"), "--n", "5"])
+    assert "shoe_size" in refused(
+        capsys,
+        [
+            "survey",
+            "run",
+            "--deviation",
+            "unfreezable",
+            str(write(tmp_path, bad)),
+            "--out",
+            str(tmp_path / "r"),
+            "--n",
+            "5",
+        ],
+    )
     good = write(tmp_path, small_instrument(), "good.yaml")
-    assert "--personas" in refused(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--personas", "aliens"])
-    assert "model" in refused(capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--model", "scripted/nobody"])
+    assert "--personas" in refused(
+        capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--personas", "aliens"]
+    )
+    assert "model" in refused(
+        capsys, ["survey", "run", str(good), "--out", str(tmp_path / "r"), "--model", "scripted/nobody"]
+    )
     assert "not a pvsst run folder" in refused(capsys, ["survey", "score", str(tmp_path)])
     # Respondent-matched personas need a mapping of data columns to persona attributes.
     unmapped = small_instrument()
     unmapped["personas"]["attributes"] = {}
-    err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, unmapped, "unmapped.yaml")), "--out",
-                                  str(tmp_path / "c"), "--personas", "respondents"])
+    err = refused(
+        capsys,
+        [
+            "survey",
+            "run",
+            "--deviation",
+            "unfreezable",
+            str(write(tmp_path, unmapped, "unmapped.yaml")),
+            "--out",
+            str(tmp_path / "c"),
+            "--personas",
+            "respondents",
+        ],
+    )
     assert "personas.attributes" in err
 
 

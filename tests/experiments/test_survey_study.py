@@ -75,7 +75,11 @@ def test_weighted_human_shares_equal_a_direct_weighted_computation(weighted_runs
     # The marginal control draws from the weighted marginal (its answers, 2012 personas)...
     responses = read_responses(tables["weighted"][1])
     # (its draws do not depend on the data file's folder, test_controls_draw_the_same_answers_from_any_folder)
-    counts = responses[responses["provider"] == "scripted/marginal"]["answer"].value_counts().reindex(WEIGHTED_CODES, fill_value=0)
+    counts = (
+        responses[responses["provider"] == "scripted/marginal"]["answer"]
+        .value_counts()
+        .reindex(WEIGHTED_CODES, fill_value=0)
+    )
     assert counts.sum() == len(wave)
     assert (counts / counts.sum()).to_numpy() == pytest.approx(shares, abs=0.08)
     assert chisquare(counts.to_numpy(), shares * counts.sum()).pvalue > 1e-6
@@ -84,7 +88,9 @@ def test_weighted_human_shares_equal_a_direct_weighted_computation(weighted_runs
         assert fidelity_value(table, "scripted/oracle", metric) == pytest.approx(0.0, abs=1e-9)
     unweighted, _ = tables["unweighted"]
     plain_entropy = -(plain * np.log(plain)).sum() / np.log(3)
-    assert fidelity_value(unweighted, "scripted/uniform", "entropy_norm_human") == pytest.approx(plain_entropy, abs=1e-6)
+    assert fidelity_value(unweighted, "scripted/uniform", "entropy_norm_human") == pytest.approx(
+        plain_entropy, abs=1e-6
+    )
     assert abs(shares[2] - plain[2]) > 0.05  # the weights are informative
 
 
@@ -134,8 +140,15 @@ def test_other_file_formats_read_the_same_values(tmp_path):
 
     pyreadstat.write_sav(frame, str(tmp_path / "f.sav"))
     for name in ("f.csv", "f.dta", "f.sav"):
-        loaded = load_data({"path": str(tmp_path / name), "format": {"csv": "csv", "dta": "stata", "sav": "spss"}[name[2:]],
-                            "value_labels": False, "derive": {"old": "age >= 65"}, "filter": "year == 2012"})
+        loaded = load_data(
+            {
+                "path": str(tmp_path / name),
+                "format": {"csv": "csv", "dta": "stata", "sav": "spss"}[name[2:]],
+                "value_labels": False,
+                "derive": {"old": "age >= 65"},
+                "filter": "year == 2012",
+            }
+        )
         expected = frame[frame["year"] == 2012]
         np.testing.assert_allclose(loaded["q"].to_numpy(dtype=float), expected["q"].to_numpy(dtype=float))
         np.testing.assert_allclose(loaded["wt"].to_numpy(dtype=float), expected["wt"].to_numpy(dtype=float))
@@ -154,7 +167,18 @@ def test_bad_local_data_exits_2(tmp_path, capsys):
         spec = weighted_instrument(data)
         spec["data"].update(change)
         out = tmp_path / f"run{i}"
-        err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
+        err = refused(
+            capsys,
+            [
+                "survey",
+                "run",
+                "--deviation",
+                "unfreezable",
+                str(write(tmp_path, spec, f"bad{i}.yaml")),
+                "--out",
+                str(out),
+            ],
+        )
         assert fragment in err, err
         assert not out.exists()
 
@@ -226,7 +250,18 @@ def test_several_models_are_scored_side_by_side(tmp_path, capsys):
     assert manifest["models"] == ["scripted/echo", "scripted/uniform"]
     assert manifest["deviations"][0]["overrides"]["model"] == ["scripted/echo", "scripted/uniform"]
     spec["model"] = "scripted/echo"
-    err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, "both.yaml")), "--out", str(tmp_path / "b")])
+    err = refused(
+        capsys,
+        [
+            "survey",
+            "run",
+            "--deviation",
+            "unfreezable",
+            str(write(tmp_path, spec, "both.yaml")),
+            "--out",
+            str(tmp_path / "b"),
+        ],
+    )
     assert "models" in err and "not both" in err
 
 
@@ -253,7 +288,10 @@ def test_every_response_links_to_its_full_prompt(tmp_path, capsys):
         messages = json.loads(row.messages_json)
         assert [m["role"] for m in messages] == ["system", "user"] and messages[1]["content"] == row.user
     joined = responses.merge(prompts, on="prompt_sha256")
-    wording = {"natenvir": "Improving and protecting the environment", "natheal": "Improving and protecting the nation's health"}
+    wording = {
+        "natenvir": "Improving and protecting the environment",
+        "natheal": "Improving and protecting the nation's health",
+    }
     assert joined.apply(lambda r: wording[r["question"]] in r["user"], axis=1).all()
     assert joined["user"].str.contains("SURVEY-REFERENCE").all()
     labels = joined[joined["condition"] == "persona_label"]
@@ -330,7 +368,18 @@ def test_bad_respondent_mappings_exit_2(tmp_path, capsys):
         spec = weighted_instrument(data)
         spec["personas"]["attributes"] = attributes
         out = tmp_path / f"run{i}"
-        err = refused(capsys, ["survey", "run", "--deviation", "unfreezable", str(write(tmp_path, spec, f"bad{i}.yaml")), "--out", str(out)])
+        err = refused(
+            capsys,
+            [
+                "survey",
+                "run",
+                "--deviation",
+                "unfreezable",
+                str(write(tmp_path, spec, f"bad{i}.yaml")),
+                "--out",
+                str(out),
+            ],
+        )
         assert fragment in err, err
         assert not out.exists()
 

@@ -49,8 +49,11 @@ def test_count_matrix_is_the_wide_form_of_the_counts(people):
     matrix = table.count_matrix()
     assert matrix.shape == (table.n_cells, people["state"].nunique())
     assert int(matrix.to_numpy().sum()) == len(people)
-    assert int(matrix.loc[table.cells["cell_id"][0], "CA"]) == int(((people["sex"] == "male") & (people["region"] == "Northeast")
-                                                                     & (people["state"] == "CA")).sum()) == 0
+    assert (
+        int(matrix.loc[table.cells["cell_id"][0], "CA"])
+        == int(((people["sex"] == "male") & (people["region"] == "Northeast") & (people["state"] == "CA")).sum())
+        == 0
+    )
 
 
 def test_cell_ids_depend_only_on_the_cell(people):

@@ -50,7 +50,9 @@ def test_same_seed_same_population_and_members_share_income(population):
     assert all(again[c].astype(str).equals(result.personas[c].astype(str)) for c in again.columns)
     other = scenario_population(people, PLANTED, seed=6).personas
     assert not other["household_id"].equals(result.personas["household_id"])
-    per_home = result.personas.groupby("household_id")[["household_income", "household_income_band", "region"]].nunique()
+    per_home = result.personas.groupby("household_id")[
+        ["household_income", "household_income_band", "region"]
+    ].nunique()
     assert (per_home == 1).all().all()
 
 

@@ -72,8 +72,12 @@ def population_from_table(frame: pd.DataFrame, source: str = CELLS_FILE) -> Cell
         frame = frame[~national]
     definitions = frame.drop_duplicates(["cell_id", *attributes])
     if definitions["cell_id"].duplicated().any():
-        raise InputError(source, "cell_id", f"cell {definitions['cell_id'][definitions['cell_id'].duplicated()].iloc[0]!r} "
-                         "has two sets of attribute values")
+        raise InputError(
+            source,
+            "cell_id",
+            f"cell {definitions['cell_id'][definitions['cell_id'].duplicated()].iloc[0]!r} "
+            "has two sets of attribute values",
+        )
     frame = frame[frame["population"] > 0]
     counts = frame.groupby(["cell_id", "geography"], sort=False, as_index=False)["population"].sum()
     counts = counts.rename(columns={"geography": "state", "population": "count"})

@@ -1,8 +1,10 @@
 """Simulated state shares scored against a real survey's, beside three yardsticks on the same cells.
 
-Sources compared with the survey's raw (weighted) state shares ``h_g`` (:func:`pvsst.analysis.survey.cells.geography.state_shares`):
+Sources compared with the survey's raw (weighted) state shares ``h_g``
+(:func:`pvsst.analysis.survey.cells.geography.state_shares`):
 
-- a simulator: its post-stratified state estimates (:func:`pvsst.analysis.survey.cells.poststratification.population_estimates`);
+- a simulator: its post-stratified state estimates
+  (:func:`pvsst.analysis.survey.cells.poststratification.population_estimates`);
 - ``cell_oracle`` (:func:`cell_oracle`): the survey's own answer distribution in each cell, post-stratified
   with the population's (census) counts. It is a reference, not a ceiling: a simulator that answered every
   cell exactly like its respondents scores this, and a source that ignores the cells can score better (on
