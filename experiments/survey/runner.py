@@ -104,9 +104,10 @@ def run_survey(spec_path: str | Path, run_dir: str | Path, *, model: str | list[
     deviations, lock, data = _deviations(spec_path, file_spec, spec, deviation, options, gateway or {})
     command = ["survey", "run", spec_path, *_option_words(options), *gateway_words(gateway or {})]
     inputs = None
-    if not (run_dir / SURVEY).is_file():  # the data and the personas are checked before anything is written
+    if not (run_dir / SURVEY).is_file():  # the data, personas and steerings are checked before anything is written
         human = human_table(spec)
         inputs = (human, *asked_tables(spec, human))
+        condition_steerings(spec, inputs[1], spec_path.parent)
     with claimed_run_folder(run_dir):
         manifest = survey_manifest(run_dir, spec_path, file_spec, spec, lock, data)
         manifest.add_deviations(deviations, same=_same)

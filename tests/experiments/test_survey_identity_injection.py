@@ -1,7 +1,10 @@
 """Identity injection in a survey run: the instrument section, its lock, the requests it steers, refusals."""
 from __future__ import annotations
 
+import io
+import json
 import shutil
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +131,37 @@ def test_freezing_an_instrument_whose_vectors_lack_an_attribute_exits_2(tmp_path
     lock_path(instrument).unlink()
     err = refused(capsys, ["prereg", "freeze", str(instrument)])
     assert "no vectors for attribute 'ideology'" in err and not lock_path(instrument).exists()
+
+
+def _write_unchecked(path, header: dict, values: np.ndarray) -> None:
+    """A vectors file written by hand, past the checks :func:`save_vectors` makes."""
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, array in (("header", np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)),
+                            ("vectors", values)):
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, array)
+            archive.writestr(f"{name}.npy", buffer.getvalue())
+
+
+def _nan_in_male(vectors: IdentityVectors) -> tuple[dict, np.ndarray]:
+    values = vectors.vectors.copy()
+    values[vectors.entries.index(("sex", "male")), 2, 7] = np.inf
+    return vectors.header, values
+
+
+@pytest.mark.parametrize(("damage", "message"), [
+    (lambda v: ({**v.header, "model_sha256": "cd" * 32}, v.vectors), "measured on another model file"),
+    (_nan_in_male, "non-finite values in the vector of sex=male"),
+])
+def test_vectors_of_another_model_or_non_finite_are_refused_at_freeze_and_run(tmp_path, capsys, damage, message):
+    instrument = _copy_instrument(tmp_path)
+    lock_path(instrument).unlink()
+    _write_unchecked(tmp_path / "wvs2011_values_smollm2.npz", *damage(load_vectors(VECTORS)))
+    err = refused(capsys, ["prereg", "freeze", str(instrument)])
+    assert message in err and "wvs2011_values_smollm2.npz" in err and not lock_path(instrument).exists()
+    out = tmp_path / "run"
+    err = refused(capsys, ["survey", "run", str(instrument), "--out", str(out), "--n", "2", "--deviation", "test"])
+    assert message in err and not out.exists()
 
 
 @pytest.mark.slow
