@@ -106,7 +106,14 @@ class LocalExecutor:
                 process.kill()
             for process in workers:
                 process.join(timeout=5)
-            # the pool's manager thread may wait on a queue its killed workers held: do not join it
+            # A worker killed while sending a result leaves half a message in the result pipe: the pool's
+            # manager thread then blocks reading the rest, and Python joins that thread at exit (a hang
+            # after the run's last line). This process holds the pipe's only live write end: closing it
+            # ends that read (EOF), so the thread sees a broken pool and ends. Not joined here either.
+            result_queue = getattr(self.pool, "_result_queue", None)
+            writer = getattr(result_queue, "_writer", None)
+            if writer is not None:
+                writer.close()
             self.pool.shutdown(wait=False, cancel_futures=True)
             return
         self.pool.shutdown(wait=True, cancel_futures=True)
