@@ -19,6 +19,7 @@ from pvsst.sim.stance import STANCE_LABELS
 
 if TYPE_CHECKING:  # pragma: no cover
     from pvsst.sim.feeds import FeedItem
+    from pvsst.sim.llm.steering import Steering
     from pvsst.sim.model import SocialModel
 
 class SocialAgent(mesa.Agent):
@@ -46,6 +47,11 @@ class SocialAgent(mesa.Agent):
     def label(self) -> str:
         return str(self.persona["label"])
 
+    @property
+    def steering(self) -> "Steering | None":
+        """The identity injection of this account's calls: its persona's, if the trial steers it."""
+        return self.model.steerings.get(str(self.persona["persona_id"]))
+
     def _request(self, messages: tuple, schema: dict, round: int, phase: int, phase_name: str,
                  temperature: float, max_tokens: int) -> LLMRequest:
         cfg = self.model.config
@@ -57,7 +63,7 @@ class SocialAgent(mesa.Agent):
             json_mode=protocol.json_mode, parse="lenient" if protocol.reply_handling == "lenient" else "schema",
             retry_seed=protocol.retry_seed, think=False if protocol.reasoning == "off" else None,
             transport_retries=protocol.transport_retries, reasoning_blocks=protocol.reasoning_blocks,
-            ollama_route=protocol.ollama_route,
+            ollama_route=protocol.ollama_route, steering=self.steering,
         )
 
     def post_request(self, round: int, feed: list["FeedItem"], feed_note: str | None) -> LLMRequest:
@@ -120,6 +126,11 @@ class AdversaryAgent(SocialAgent):
 
     def agenda(self) -> tuple[str, str]:
         return STANCE_LABELS[self.initial_stance], self.angle
+
+    @property
+    def steering(self) -> None:
+        """Adversaries are never steered (their blend-in personas carry no attributes)."""
+        return None
 
     def post_request(self, round: int, feed: list["FeedItem"] | None = None,
                      feed_note: str | None = None) -> LLMRequest:

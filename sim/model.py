@@ -17,7 +17,7 @@ Examples
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import mesa
 import networkx as nx
@@ -27,6 +27,7 @@ from pvsst.sim.accounts import adversary_ids, honest_ids, viewer_ordinal
 from pvsst.sim.agents import AdversaryAgent, HonestAgent, SocialAgent
 from pvsst.sim.feeds import FeedItem, Viewer, get_feed_policy, with_adversary_slot
 from pvsst.sim.llm.prompt_table import send_on_record
+from pvsst.sim.llm.steering import Steering
 from pvsst.sim.llm.types import LLMRequest, LLMResult
 from pvsst.sim.materials import load_materials
 from pvsst.sim.network import build_follow_graph
@@ -46,10 +47,15 @@ class ExposureCheckError(RuntimeError):
 
 
 class SocialModel(mesa.Model):
-    """One trial of the peer-voted testbed."""
+    """One trial of the peer-voted testbed.
+
+    ``steerings`` maps a persona id to the identity injection of its honest agents' post and vote calls
+    (:class:`~pvsst.sim.llm.steering.Steering`); a persona without one, and every adversary, is unsteered.
+    """
 
     def __init__(self, config: TrialSetup, gateway, personas: pd.DataFrame | None = None,
-                 on_round: Callable[[int], None] | None = None):
+                 on_round: Callable[[int], None] | None = None,
+                 steerings: Mapping[str, Steering] | None = None):
         self.streams = RandomStreams(config.seed)
         super().__init__(rng=self.streams.generator("mesa"))
         self.config = config
@@ -59,6 +65,7 @@ class SocialModel(mesa.Model):
         self.materials = load_materials(config.protocol.materials)
         self.recorder = TrialRecorder()
         self.on_round = on_round
+        self.steerings = dict(steerings or {})
         self.feed_policy = get_feed_policy(config.arm.feed_policy)
         self.feed_rng = self.streams.generator("feeds")
         self.vote_rng = self.streams.generator("votes")

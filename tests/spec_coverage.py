@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 from pydantic import BaseModel
@@ -281,6 +282,22 @@ def analysis_fingerprint(run_dir: Path) -> dict[str, str]:
                                    multiplicity=settings.multiplicity)
     parts["verdicts"] = numbers["verdicts"] = _digest([v.__dict__ for v in verdicts])
     return {"analysis": parts, "numbers": numbers}
+
+
+SHIPPED_VECTORS = Path(__file__).resolve().parents[1] / "experiments" / "surveys" / "wvs2011_values_smollm2.npz"
+
+
+def write_identity_vectors(path: Path, seed: int) -> None:
+    """Random identity vectors of sex and every education level, as if measured on the embedded model."""
+    from pvsst.personas.vocabulary import EDUCATION_LEVELS, SEXES
+    from pvsst.sim.identity.vectors import IdentityVectors, load_vectors, save_vectors
+
+    shipped = load_vectors(SHIPPED_VECTORS)
+    entries = [["sex", v] for v in SEXES] + [["education", v] for v in EDUCATION_LEVELS]
+    header = {**shipped.header, "entries": entries,
+              "attributes": {a: {v: {"personas": 1, "prompts": 1} for b, v in entries if b == a} for a, _ in entries}}
+    shape = (len(entries), len(header["layers"]), header["n_embd"])
+    save_vectors(IdentityVectors(header, np.random.default_rng(seed).normal(0, 1, shape).astype(np.float32)), path)
 
 
 def write_spec(path: Path, data: dict) -> Path:

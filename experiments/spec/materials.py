@@ -2,8 +2,8 @@
 
 ``protocol.materials: DIR`` is read relative to the spec file; absent, the materials pvsst ships
 (``sim/materials/pvsst``). Every other file a run reads is named by a spec field
-(:data:`INPUT_FILE_FIELDS`: the persona table, the edge list), also relative to the spec file. The
-hashes of all of them are frozen with the spec (:func:`spec_materials_hashes`,
+(:data:`INPUT_FILE_FIELDS`: the persona table, the edge list, the identity vectors), also relative to
+the spec file. The hashes of all of them are frozen with the spec (:func:`spec_materials_hashes`,
 :mod:`pvsst.experiments.spec.lock`) and compared again by every run.
 
 Examples
@@ -53,9 +53,11 @@ def spec_materials_dir(spec: StudySpec, spec_dir: Path | None = None) -> Path:
 INPUT_FILE_FIELDS: dict[str, Callable[[StudySpec], str | None]] = {
     "personas.path": lambda spec: spec.personas.path if spec.personas.source == "file" else None,
     "trial.network.path": lambda spec: spec.trial.network.path if spec.trial.network.kind == "edgelist" else None,
+    "identity_injection.vectors": lambda spec: (spec.identity_injection.vectors
+                                                if spec.identity_injection is not None else None),
 }
 """Each spec field that names a file a run reads besides the materials, and how to read the field. A new
-kind of input file (identity vectors, say) is covered by the lock and the run's check once named here."""
+kind of input file is covered by the lock and the run's check once named here."""
 
 
 def spec_input_files(spec: StudySpec, spec_dir: Path | None = None) -> dict[str, Path]:

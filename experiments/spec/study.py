@@ -43,6 +43,7 @@ from pvsst.experiments.spec.base import (
     first_duplicate,
 )
 from pvsst.experiments.spec.execution import SURVEY_ONLY_DEFAULTS, Execution, drop_defaults
+from pvsst.experiments.spec.identity_injection import StudyIdentityInjectionSpec, unsteerable_model_problem
 from pvsst.experiments.spec.protocol_section import ProtocolSpec
 from pvsst.experiments.spec.trial import PersonaSpec, check_request_seeds
 from pvsst.sim.conditions import CONDITIONS, get_condition
@@ -243,6 +244,8 @@ class StudySpec(StrictModel):
     run_order: RunOrder = RunOrder()
     # A counterfactual first-round audit of the agents (pvsst.sim.first_round_audit), run after the trials.
     audit: AuditSpec | None = None
+    # Each honest agent's identity vectors added to the embedded model's hidden states (PSII).
+    identity_injection: StudyIdentityInjectionSpec | None = None
 
     def topic(self, topic_id: str) -> TopicSpec:
         """The topic called ``topic_id``."""
@@ -281,6 +284,7 @@ class StudySpec(StrictModel):
         self._check_stages()
         self._check_audit()
         self._check_bootstrap()
+        self._check_identity_injection()
         self.execution.check_models(self.factors.models)
         self.execution.check_study()
         return self
@@ -341,6 +345,19 @@ class StudySpec(StrictModel):
                                  "hashed or audit fewer sets")
         if self.trial.votes_per_voter < 1:
             raise SpecFieldError("audit", "audits first-round votes: trial.votes_per_voter must be at least 1")
+
+    def _check_identity_injection(self) -> None:
+        if self.identity_injection is None:
+            return
+        problem = unsteerable_model_problem(self.factors.models)
+        if problem:
+            raise SpecFieldError("identity_injection", problem)
+        if self.personas.source == "default":
+            raise SpecFieldError("identity_injection", "needs personas.source census or file: the built-in "
+                                 "personas carry no attributes to inject")
+        if self.audit is not None:
+            raise SpecFieldError("identity_injection", "a counterfactual audit of steered agents is not supported; "
+                                 "drop the audit section or the identity injection")
 
     def _check_stages(self) -> None:
         stages = self.run_order.stages
@@ -413,6 +430,8 @@ def canonical_spec(spec: StudySpec) -> dict:
     data["execution"] = drop_defaults(data["execution"], SURVEY_ONLY_DEFAULTS)
     if data.get("audit") is None:  # a spec without an audit hashes as it did before audits existed
         data.pop("audit", None)
+    if data.get("identity_injection") is None:  # likewise a spec without identity injection
+        data.pop("identity_injection", None)
     return json.loads(canonical_json(data))
 
 

@@ -6,7 +6,7 @@ same :class:`BlockWorker`: ``run`` (or, on Ray, ``stream``, which sends each tri
 so results do not depend on where a trial ran.
 
 Workers receive plain data only (the frozen spec, the block's plans, the persona table, the bytes of the
-spec's materials and edge list (:mod:`pvsst.experiments.study.files`), gateway settings) and return
+spec's materials, edge list and identity vectors (:mod:`pvsst.experiments.study.files`), gateway settings) and return
 each finished trial as a :class:`~pvsst.experiments.run.kernel.UnitResult`; the run kernel alone writes
 the run store.
 """
@@ -39,7 +39,7 @@ class BlockTask:
     spec: dict                           # the canonical spec
     plans: tuple[ScheduledTrial, ...]
     gateway: GatewaySettings
-    files: StudyFiles = StudyFiles()     # the spec's materials and edge list, as bytes (never their paths)
+    files: StudyFiles = StudyFiles()     # the spec's materials, edge list and vectors, as bytes (never paths)
     personas: pd.DataFrame | None = None  # the run's persona table itself, never its path
     budget_usd: float | None = None      # the run's caps ...
     budget_tokens: int | None = None

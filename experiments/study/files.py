@@ -1,17 +1,18 @@
 """The files a study's trials read besides the spec, shipped to workers as bytes, not as paths.
 
-A spec may name files next to it: a materials directory (``protocol.materials``) and an edge list
-(``trial.network.path``). A worker on another machine does not see the driver's disk, so the driver
-reads them once (:func:`collect_study_files`) and every block task carries their content; the worker
-writes them into its own scratch folder (:meth:`StudyFiles.stage`, once per content) and runs the
-trials from there. The same path is taken by every executor, so where a trial ran never matters.
+A spec may name files next to it: a materials directory (``protocol.materials``), an edge list
+(``trial.network.path``) and identity vectors (``identity_injection.vectors``). A worker on another
+machine does not see the driver's disk, so the driver reads them once (:func:`collect_study_files`)
+and every block task carries their content; the worker writes them into its own scratch folder
+(:meth:`StudyFiles.stage`, once per content) and runs the trials from there. The same path is taken
+by every executor, so where a trial ran never matters.
 
 Examples
 --------
 >>> from pvsst.experiments.spec.study import load_spec
 >>> files, origins = collect_study_files(load_spec("experiments/specs/quickstart.yaml"), Path("experiments/specs"))
->>> files.materials, files.edge_list, origins   # pvsst's own materials ship with the package: nothing to send
-((), None, {})
+>>> files.materials, files.edge_list, files.vectors, origins   # pvsst's own materials ship with the package
+((), None, None, {})
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from pvsst.core.input_files import regular_file
 from pvsst.core.run_layout import MATERIALS
 from pvsst.experiments.spec.materials import spec_materials_dir
 from pvsst.experiments.spec.study import StudySpec
+from pvsst.experiments.study.injection import check_study_injection
 from pvsst.personas.records import read_personas
 from pvsst.sim.accounts import honest_ids
 from pvsst.sim.materials import MATERIAL_FILES, load_materials, materials_hashes
@@ -42,20 +44,25 @@ SCRATCH_ENV = "PVSST_SCRATCH"
 
 @dataclass(frozen=True)
 class StagedFiles:
-    """Where a worker wrote a study's files: its materials directory and edge list (``None``: none)."""
+    """Where a worker wrote a study's files: its materials directory, edge list and identity vectors
+    (``None``: none)."""
 
     materials_dir: Path | None = None
     edge_list: Path | None = None
+    vectors: Path | None = None
 
 
 @dataclass(frozen=True)
 class StudyFiles:
-    """The content of a study's own files: ``materials`` (file name, bytes) and the ``edge_list`` bytes
-    under its file name. No path of the driver's: this is what a block task carries."""
+    """The content of a study's own files: ``materials`` (file name, bytes), the ``edge_list`` bytes and
+    the identity ``vectors`` bytes, each under its file name. No path of the driver's: this is what a
+    block task carries."""
 
     materials: tuple[tuple[str, bytes], ...] = ()
     edge_list: bytes | None = None
     edge_list_name: str = "edges.txt"
+    vectors: bytes | None = None
+    vectors_name: str = "vectors.npz"
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -63,6 +70,8 @@ class StudyFiles:
             h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
         h.update(b"edges\0" + (hashlib.sha256(self.edge_list).digest() if self.edge_list is not None else b"-"))
         h.update(self.edge_list_name.encode())
+        if self.vectors is not None:  # absent otherwise: the folders of unsteered studies keep their names
+            h.update(b"vectors\0" + hashlib.sha256(self.vectors).digest() + self.vectors_name.encode())
         return h.hexdigest()
 
     def stage(self, scratch: str | Path | None = None) -> StagedFiles:
@@ -77,7 +86,7 @@ class StudyFiles:
         >>> staged.edge_list.read_text(), staged.materials_dir is None
         ('a00 a01\\n', True)
         """
-        if not self.materials and self.edge_list is None:
+        if not self.materials and self.edge_list is None and self.vectors is None:
             return StagedFiles()
         root = Path(scratch or os.environ.get(SCRATCH_ENV) or tempfile.gettempdir()) / STAGING_FOLDER
         target = root / self.digest()
@@ -91,13 +100,17 @@ class StudyFiles:
                         (tmp / MATERIALS / name).write_bytes(data)
                 if self.edge_list is not None:
                     (tmp / self.edge_list_name).write_bytes(self.edge_list)
+                if self.vectors is not None:
+                    (tmp / VECTORS_FOLDER).mkdir()
+                    (tmp / VECTORS_FOLDER / self.vectors_name).write_bytes(self.vectors)
                 os.replace(tmp, target)
             except OSError:
                 shutil.rmtree(tmp, ignore_errors=True)
                 if not target.is_dir():  # another worker of this machine staged the same files first
                     raise
         return StagedFiles(materials_dir=target / MATERIALS if self.materials else None,
-                           edge_list=target / self.edge_list_name if self.edge_list is not None else None)
+                           edge_list=target / self.edge_list_name if self.edge_list is not None else None,
+                           vectors=target / VECTORS_FOLDER / self.vectors_name if self.vectors is not None else None)
 
     def name_the_originals(self, message: str, origins: dict[str, str]) -> str:
         """``message`` (a worker's error) with the paths of staged copies replaced by the driver's paths
@@ -110,20 +123,22 @@ class StudyFiles:
         '/me/e.txt: bad'
         """
         where = rf"\S*{re.escape(STAGING_FOLDER)}/{self.digest()}/"
-        for what, name in (("materials", "materials"), ("edge_list", self.edge_list_name)):
+        for what, name in (("materials", "materials"), ("edge_list", self.edge_list_name),
+                           ("vectors", f"{VECTORS_FOLDER}/{self.vectors_name}")):
             if what in origins:
                 message = re.sub(where + re.escape(name), lambda _: origins[what], message)
         return message
 
 
 STAGING_FOLDER = "pvsst-study-files"
+VECTORS_FOLDER = "identity_vectors"
 
 
 def collect_study_files(spec: StudySpec, spec_dir: Path) -> tuple[StudyFiles, dict[str, str]]:
-    """Read the materials directory and edge list ``spec`` names (relative to ``spec_dir``): their content
-    for the block tasks, and the paths they came from (``materials`` / ``edge_list``, for the driver's
-    messages). pvsst's own materials are not sent (every worker has the package). An unreadable file is
-    an ``InputError``."""
+    """Read the materials directory, edge list and identity vectors ``spec`` names (relative to
+    ``spec_dir``): their content for the block tasks, and the paths they came from (``materials`` /
+    ``edge_list`` / ``vectors``, for the driver's messages). pvsst's own materials are not sent (every
+    worker has the package). An unreadable file is an ``InputError``."""
     materials: tuple[tuple[str, bytes], ...] = ()
     origins = {}
     if spec.protocol.to_protocol().materials is not None:
@@ -137,7 +152,13 @@ def collect_study_files(spec: StudySpec, spec_dir: Path) -> tuple[StudyFiles, di
         path = path if path.is_absolute() else Path(spec_dir) / path
         edge_list, name = _read(path, "trial.network.path"), path.name
         origins["edge_list"] = str(path)
-    return StudyFiles(materials=materials, edge_list=edge_list, edge_list_name=name), origins
+    vectors, vectors_name = None, "vectors.npz"
+    if spec.identity_injection is not None:
+        path = spec.identity_injection.vectors_path(spec_dir)
+        vectors, vectors_name = _read(path, "identity_injection.vectors"), path.name
+        origins["vectors"] = str(path)
+    return StudyFiles(materials=materials, edge_list=edge_list, edge_list_name=name, vectors=vectors,
+                      vectors_name=vectors_name), origins
 
 
 def _read(path: Path, field: str) -> bytes:
@@ -150,8 +171,9 @@ def _read(path: Path, field: str) -> bytes:
 
 def check_study_files(spec: StudySpec, spec_dir: Path) -> None:
     """Read and check every file a run of ``spec`` (a spec file in ``spec_dir``) reads, as the run would:
-    the materials (templates, persona tables, account ids), the edge list (its lines and agent ids) and
-    a persona file. A problem is an ``InputError`` naming the file.
+    the materials (templates, persona tables, account ids), the edge list (its lines and agent ids), a
+    persona file and the identity vectors (:func:`~pvsst.experiments.study.injection.check_study_injection`).
+    A problem is an ``InputError`` naming the file.
 
     Examples
     --------
@@ -170,6 +192,7 @@ def check_study_files(spec: StudySpec, spec_dir: Path) -> None:
     if spec.personas.source == "file":
         path = Path(spec.personas.path)
         read_personas(path if path.is_absolute() else Path(spec_dir) / path)
+    check_study_injection(spec, spec_dir)
 
 
 def write_materials(run_dir: str | Path, source: str | Path) -> dict[str, str]:

@@ -24,6 +24,7 @@ from pvsst.experiments.spec.execution import Execution
 from pvsst.experiments.spec.materials import spec_input_files, spec_materials_dir, spec_materials_hashes
 from pvsst.experiments.spec.study import StudySpec, canonical_spec, load_spec
 from pvsst.experiments.study.files import check_study_files
+from pvsst.experiments.study.injection import check_study_injection
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ def open_study(spec_path: str | Path, deviation: str | None, overrides: dict | N
                                         spec_input_files(spec, spec_path.parent))
     if record is not None:  # not as frozen: check what a freeze would have checked, before anything is written
         check_study_files(spec, spec_path.parent)
+    else:  # the vectors must still fit the model files installed here
+        check_study_injection(spec, spec_path.parent)
     override = override_record(overrides or {}, spec.execution.model_dump(mode="json"),
                                execution.model_dump(mode="json"), digest, digest, "execution")
     return StudyInput(spec_path, deviation, {k: v for k, v in (overrides or {}).items() if v is not None},

@@ -22,6 +22,7 @@ from pvsst.experiments.spec.design import ScheduledTrial
 from pvsst.experiments.spec.materials import spec_protocol
 from pvsst.experiments.spec.study import StudySpec
 from pvsst.experiments.study.files import StagedFiles, StudyFiles
+from pvsst.experiments.study.injection import profiled, trial_steerings
 from pvsst.sim.llm.stops import RunStop
 from pvsst.sim.materials import load_materials
 from pvsst.sim.protocol import differs_from_preset
@@ -98,10 +99,13 @@ def execute_trial(spec: StudySpec, plan: ScheduledTrial, gateway, personas: pd.D
     """Run one trial; a done result carries its tables and ``metrics.json``, and the manifest's call
     accounting (:func:`call_accounting`). Failures come back as a status, not raised (except a run-level
     stop, :class:`~pvsst.sim.llm.stops.RunStop`: budget spent, replay-only miss, which must end the whole
-    run). Nothing is written here."""
+    run). Nothing is written here. A study with identity injection steers its honest agents' calls
+    (:mod:`pvsst.experiments.study.injection`)."""
     started = time.perf_counter()
     try:
-        result = run_trial(trial_config(spec, plan, files.stage()), gateway, personas)
+        staged = files.stage()
+        steerings = trial_steerings(spec, personas, staged.vectors, seed=plan.seed)
+        result = run_trial(trial_config(spec, plan, staged), gateway, profiled(spec, personas), steerings=steerings)
         metrics = trial_metrics(result)
     except RunStop:
         raise

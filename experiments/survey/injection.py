@@ -25,9 +25,6 @@ import pandas as pd
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import file_sha256
 from pvsst.experiments.survey.spec import SurveySpec
-from pvsst.sim.identity.injection import persona_steerings
-from pvsst.sim.llm.providers.embedded import model_sha256
-from pvsst.sim.llm.providers.registry import split_model
 from pvsst.sim.llm.steering import Steering
 
 
@@ -65,16 +62,6 @@ def condition_steerings(spec: SurveySpec, personas: pd.DataFrame,
     """``{condition_id: {persona_id: Steering}}`` of every steered condition, for every persona of
     ``personas``; the noise seed of a persona comes from the instrument's ``seed``. The vectors must
     have been measured on the file of every embedded model the instrument asks (``InputError``)."""
-    out: dict[str, dict[str, Steering]] = {}
-    models = [split_model(m)[1] for m in spec.asked_models if split_model(m)[0] == "embedded"]
-    for condition in spec.conditions:
-        section = condition.identity_injection
-        if section is None:
-            continue
-        path = section.vectors_path(spec_dir).resolve()
-        for name in models or [None]:
-            out[condition.id] = persona_steerings(
-                personas, path, attributes=section.attributes, layers=section.layers, coef=section.coef,
-                noise_sigma=section.noise_sigma, scope=section.scope, seed=spec.seed,
-                model_sha256=model_sha256(name) if name else None)
-    return out
+    return {condition.id: condition.identity_injection.steerings(personas, spec_dir, spec.asked_models,
+                                                                  seed=spec.seed)
+            for condition in spec.conditions if condition.identity_injection is not None}

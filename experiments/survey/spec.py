@@ -34,7 +34,7 @@ from pvsst.core.yaml_file import read_yaml_mapping
 from pvsst.experiments.spec.audit_section import AuditSpec
 from pvsst.experiments.spec.base import Identifier, NonEmptyText, SpecFieldError, StrictModel, first_duplicate
 from pvsst.experiments.spec.execution import STUDY_ONLY_DEFAULTS, Execution
-from pvsst.experiments.spec.identity_injection import IdentityInjectionSpec
+from pvsst.experiments.spec.identity_injection import IdentityInjectionSpec, unsteerable_model_problem
 from pvsst.experiments.survey.cells_section import CellsSpec, check_cells
 from pvsst.experiments.survey.scenarios_section import ScenariosSpec, check_scenarios
 from pvsst.sim.llm.types import canonical_json
@@ -305,10 +305,9 @@ class SurveySpec(StrictModel):
         self.execution.check_survey()
         self.execution.check_models(self.asked_models, where="models")
         steered = [i for i, c in enumerate(self.conditions) if c.identity_injection is not None]
-        unsteerable = [m for m in self.asked_models if not m.startswith("embedded/")]
-        if steered and unsteerable:
-            raise SpecFieldError(f"conditions[{steered[0]}].identity_injection", f"identity injection needs a local "
-                                 f"llama.cpp model (embedded/...); {unsteerable[0]} cannot be steered")
+        problem = unsteerable_model_problem(self.asked_models)
+        if steered and problem:
+            raise SpecFieldError(f"conditions[{steered[0]}].identity_injection", problem)
         return self
 
     @property

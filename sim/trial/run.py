@@ -14,12 +14,13 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from pvsst.sim.llm.prompt_table import prompt_table
+from pvsst.sim.llm.steering import Steering
 from pvsst.sim.llm.types import CALL_RECORD_FIELDS
 from pvsst.sim.model import SocialModel
 from pvsst.sim.trial.settings import TrialSetup
@@ -65,23 +66,26 @@ def agents_frame(model: SocialModel) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def prepare_trial(config: TrialSetup, personas: pd.DataFrame | None = None) -> SocialModel:
+def prepare_trial(config: TrialSetup, personas: pd.DataFrame | None = None,
+                  steerings: Mapping[str, Steering] | None = None) -> SocialModel:
     """Build the population, personas and network of a trial without calling any model.
 
-    Bad input (persona table, network) fails here, before anything is written.
+    Bad input (persona table, network) fails here, before anything is written. ``steerings``: the
+    identity injection of each persona's calls, by persona id (:class:`~pvsst.sim.model.SocialModel`).
     """
-    return SocialModel(config, gateway=None, personas=personas)
+    return SocialModel(config, gateway=None, personas=personas, steerings=steerings)
 
 
 def run_trial(config: TrialSetup, gateway, personas: pd.DataFrame | None = None,
-              on_round: Callable[[int], None] | None = None, model: SocialModel | None = None) -> TrialResult:
+              on_round: Callable[[int], None] | None = None, model: SocialModel | None = None,
+              steerings: Mapping[str, Steering] | None = None) -> TrialResult:
     """Run every round of one trial through ``gateway``; raises if the exposure check fails.
 
-    ``model`` may be one returned by :func:`prepare_trial` for the same config.
+    ``model`` may be one returned by :func:`prepare_trial` for the same config (and steerings).
     """
     started = time.perf_counter()
     gateway.drain_records()
-    model = model or prepare_trial(config, personas)
+    model = model or prepare_trial(config, personas, steerings)
     model.gateway, model.on_round = gateway, on_round
     model.run()
     records = [r.to_dict() for r in gateway.drain_records()]

@@ -31,6 +31,7 @@ from spec_coverage import (
     leaf_paths,
     store_fingerprint,
     with_patch,
+    write_identity_vectors,
     write_spec,
 )
 
@@ -105,6 +106,12 @@ CENSUS = {"personas": {"source": "census", "n": 12, "geography": "US", "seed": 0
 TWO_SEEDS = {"factors.seeds": [101, 211]}
 STAGES = {**TWO_SEEDS,
           "run_order.stages": [{"name": "first", "seeds": [211]}, {"name": "second", "seeds": [101]}]}
+# Identity injection: the embedded model, 2 census agents, 1 round, 2 arms (one adversary post, a vote each),
+# short replies; vectors of sex and every education level written by _support_files.
+INJECTED = {**CENSUS, "factors.models": ["embedded/smollm2-135m"], "factors.conditions": ["likes", "single_source"],
+            "analysis.contrasts": {"organic": CONTRASTS["organic"]}, "hypotheses": BASE["hypotheses"][:1],
+            "trial.n_agents": 2, "trial.n_rounds": 1, "trial.max_tokens": 16, "trial.vote_max_tokens": 8,
+            "identity_injection": {"vectors": "vectors_a.npz", "attributes": ["sex"], "layers": [10, 11], "coef": 1.0}}
 # A provider whose reported stance varies (imitate's never does, so every audit p would be 1).
 AUDIT = {**CENSUS, "factors.models": ["scripted/planted_stance_shift"],
          "audit": {"vary": {"sex": ["female", "male"]}, "matched_sets": 3, "permutations": 99}}
@@ -244,6 +251,14 @@ ALTERNATIVES: dict[str, Alt] = {
                                            {"factors.models": ["scripted/novotes"],
                                             "protocol.reply_handling": "lenient"}),
     "run_order.by": Alt({"run_order.by": ["condition", "model", "topic_id", "seed"]}, "store", TWO_SEEDS),
+    "identity_injection.vectors": Alt({"identity_injection.vectors": "vectors_b.npz"}, "requests", INJECTED),
+    "identity_injection.attributes": Alt({"identity_injection.attributes": ["sex", "education"]}, "requests",
+                                         INJECTED),
+    "identity_injection.layers": Alt({"identity_injection.layers": [12]}, "requests", INJECTED),
+    "identity_injection.coef": Alt({"identity_injection.coef": 3.0}, "requests", INJECTED),
+    "identity_injection.noise_sigma": Alt({"identity_injection.noise_sigma": 0.5}, "requests", INJECTED),
+    "identity_injection.scope": Alt({"identity_injection.scope": "prompt"}, "requests", INJECTED),
+    "identity_injection.profile": Alt({"identity_injection.profile": False}, "requests", INJECTED),
     # The first-round audit units (RUN/audits/) and the study_audit tables of the analysis.
     "audit.vary": Alt({"audit.vary": {"sex": ["female", "male"], "race_ethnicity": ["black", "white"]}}, "store",
                       AUDIT),
@@ -270,8 +285,9 @@ def test_every_leaf_field_has_an_alternative_or_a_documented_exemption():
 
 
 def _support_files(directory: Path) -> None:
-    """Files the file-based alternatives name: two edge lists, two persona tables and two materials
-    directories (one reworded, one whose honest ids carry numbers other than their ordinals)."""
+    """Files the file-based alternatives name: two edge lists, two persona tables, two materials
+    directories (one reworded, one whose honest ids carry numbers other than their ordinals) and two
+    identity-vectors files."""
     assert main(["protocol", "new", str(directory / "materials_b")]) == 0
     post_system = directory / "materials_b" / "post_system.txt"
     post_system.write_text("Coverage wording. " + post_system.read_text())
@@ -285,6 +301,8 @@ def _support_files(directory: Path) -> None:
     people = synthesize(8, geography="US", seed=3).personas
     people.iloc[:4].to_csv(directory / "personas_a.csv", index=False)
     people.iloc[4:].to_csv(directory / "personas_b.csv", index=False)
+    write_identity_vectors(directory / "vectors_a.npz", seed=0)
+    write_identity_vectors(directory / "vectors_b.npz", seed=1)
 
 
 class RunRecord(dict):

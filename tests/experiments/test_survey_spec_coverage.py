@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -34,13 +33,12 @@ from spec_coverage import (
     leaf_paths,
     table_digest,
     with_patch,
+    write_identity_vectors,
     write_spec,
 )
 
 from pvsst.experiments.cli import main
 from pvsst.experiments.survey.spec import SurveySpec
-from pvsst.personas.vocabulary import EDUCATION_LEVELS, SEXES
-from pvsst.sim.identity.vectors import IdentityVectors, load_vectors, save_vectors
 
 pytestmark = pytest.mark.slow
 
@@ -232,16 +230,6 @@ def survey_store_fingerprint(run: Path) -> dict[str, str]:
     return parts
 
 
-def _write_vectors(path: Path, seed: int) -> None:
-    """Random identity vectors of sex and every education level, as if measured on the embedded model."""
-    shipped = load_vectors(GSS.parent / "wvs2011_values_smollm2.npz")
-    entries = [["sex", v] for v in SEXES] + [["education", v] for v in EDUCATION_LEVELS]
-    header = {**shipped.header, "entries": entries,
-              "attributes": {a: {v: {"personas": 1, "prompts": 1} for b, v in entries if b == a} for a, _ in entries}}
-    shape = (len(entries), len(header["layers"]), header["n_embd"])
-    save_vectors(IdentityVectors(header, np.random.default_rng(seed).normal(0, 1, shape).astype(np.float32)), path)
-
-
 class SurveyRuns:
     def __init__(self, directory: Path, recorder: RequestRecorder):
         self.directory, self.recorder, self.memo = directory, recorder, {}
@@ -252,8 +240,8 @@ class SurveyRuns:
         gss.iloc[:1500].to_csv(directory / "gss_a.csv", index=False)
         gss.iloc[500:].to_csv(directory / "gss_b.csv", index=False)
         gss.iloc[500:].to_parquet(directory / "gss_b.parquet", index=False)
-        _write_vectors(directory / "vectors_a.npz", seed=0)
-        _write_vectors(directory / "vectors_b.npz", seed=1)
+        write_identity_vectors(directory / "vectors_a.npz", seed=0)
+        write_identity_vectors(directory / "vectors_b.npz", seed=1)
         labelled = gss.iloc[:1500].astype({"id": "int32"})
         labelled.to_stata(directory / "gss_a.dta", write_index=False,
                           value_labels={"id": {int(i): f"R{int(i)}" for i in labelled["id"]}})
