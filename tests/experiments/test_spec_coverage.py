@@ -106,11 +106,14 @@ CENSUS = {"personas": {"source": "census", "n": 12, "geography": "US", "seed": 0
 TWO_SEEDS = {"factors.seeds": [101, 211]}
 STAGES = {**TWO_SEEDS,
           "run_order.stages": [{"name": "first", "seeds": [211]}, {"name": "second", "seeds": [101]}]}
-# Identity injection: the embedded model, 2 census agents, 1 round, 2 arms (one adversary post, a vote each),
-# short replies; vectors of sex and every education level written by _support_files.
-INJECTED = {**CENSUS, "factors.models": ["embedded/smollm2-135m"], "factors.conditions": ["likes", "single_source"],
-            "analysis.contrasts": {"organic": CONTRASTS["organic"]}, "hypotheses": BASE["hypotheses"][:1],
-            "trial.n_agents": 2, "trial.n_rounds": 1, "trial.max_tokens": 16, "trial.vote_max_tokens": 8,
+# Identity injection: the embedded model, 2 census agents, 1 round, no votes, the likes and control arms (4 short
+# post calls a run: a truncated reply is not cached, so the arms do not share them); vectors of sex and every
+# education level written by _support_files.
+INJECTED = {**CENSUS, "factors.models": ["embedded/smollm2-135m"], "factors.conditions": ["likes", "control"],
+            "analysis.contrasts": {"organic": {"treatment": "likes", "control": "control"}},
+            "hypotheses": BASE["hypotheses"][:1], "analysis.parse_failure_threshold": 1.0,
+            "trial.n_agents": 2, "trial.n_rounds": 1, "trial.votes_per_voter": 0, "trial.max_tokens": 40,
+            "trial.max_attempts": 1,
             "identity_injection": {"vectors": "vectors_a.npz", "attributes": ["sex"], "layers": [10, 11], "coef": 1.0}}
 # A provider whose reported stance varies (imitate's never does, so every audit p would be 1).
 AUDIT = {**CENSUS, "factors.models": ["scripted/planted_stance_shift"],
