@@ -61,13 +61,14 @@ def epidemic_markdown(manifest: dict, summary: pd.DataFrame, drawn: Sequence[str
     population = int(summary["population"].sum())
     reports = summary["reports"].sum()
     infections = summary["infections"].sum()
+    fixed = ", ".join(f"{factor} = {level}" for factor, level in (bank.get("fixed") or {}).items()) or "none"
     parts = [f"# Epidemic run: {spec.get('title') or spec.get('id', '')}", "",
              f"Spec `{spec.get('id')}`, master seed {spec.get('seed')}, {spec.get('replicates')} replicate(s) "
              f"({int(summary['replicates'].min())} complete), {population} agents in {len(summary)} region(s) "
              f"(`{(spec.get('population') or {}).get('region')}`). Reporting bank: question "
              f"`{bank.get('question') or '(first)'}` of the survey run `{manifest.get('bank_run')}`, case level from "
-             f"`{bank.get('case_factor')}`, household level from `{bank.get('household_factor')}`, fixed "
-             f"{bank.get('fixed') or '{}'}.", "",
+             f"`{bank.get('case_factor')}`, household level from `{bank.get('household_factor')}`, other factors "
+             f"fixed: {fixed}.", "",
              "Parameters (defaults and their sources: the scenarios page of the documentation):", "",
              markdown_table(parameters), "",
              deviations_markdown(manifest.get("deviations") or [], manifest.get("frozen_sha256"),

@@ -17,9 +17,11 @@ import pandas as pd
 import pytest
 import yaml
 from cli_checks import refused
+from report_checks import axis_label_problems, legend_problems, texts_outside_canvas
 from survey_helpers import write
 
 import pvsst.experiments.epidemic.worker as epidemic_worker
+from pvsst.analysis.report.epidemic import build_epidemic_report
 from pvsst.core.run_layout import BANK, POPULATION, REPLICATES
 from pvsst.experiments.cli import main
 from pvsst.experiments.prereg.freeze import freeze, verify
@@ -184,7 +186,7 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_tables(epidemic_run, tm
     pd.testing.assert_frame_equal(region_days(stopped), region_days(run))
 
 
-def test_the_report_shows_the_region_table_and_the_reports_vs_infections_figure(epidemic_run, tmp_path):
+def test_the_report_shows_the_region_table_and_the_reports_vs_infections_figure(epidemic_run, tmp_path, monkeypatch):
     _, run = epidemic_run
     copy_of = tmp_path / "run"
     shutil.copytree(run, copy_of)
@@ -201,6 +203,15 @@ def test_the_report_shows_the_region_table_and_the_reports_vs_infections_figure(
     assert (regions["replicates"] == 3).all()
     text = (report / "report.md").read_text()
     assert "## Reports against true infections" in text and "reports_vs_infections.png" in text
+    assert "The figure draws all regions, South, " in text   # the most populous region first after the total
+    figure = build_epidemic_report(copy_of, formats=["md"], figure_formats=["png"]).figures[0][1]
+    assert list(dict.fromkeys(figure.data["region"]))[0] == "all regions"
+    problems = legend_problems("epidemic", figure.figure) + axis_label_problems("epidemic", figure.figure)
+    assert problems == [] and f".* {figure.caption}" in (report / "report.md").read_text()
+    try:
+        assert texts_outside_canvas(monkeypatch, lambda: figure.save(tmp_path / "figures", ["png"])) == []
+    finally:
+        figure.close()
 
 
 MALFORMED = [
