@@ -27,7 +27,7 @@ import pandas as pd
 from pvsst.analysis.store.reader import iter_unit_tables
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import read_json
-from pvsst.core.run_layout import MANIFEST, REPLICATES
+from pvsst.core.run_layout import BANK, MANIFEST, REPLICATES
 
 EPIDEMIC = "epidemic"
 SUMMED = ("new_infections", "new_symptomatic", "reports", "expected_reports")
@@ -56,6 +56,25 @@ def read_region_days(run_dir: str | Path) -> pd.DataFrame:
         raise InputError(str(run_dir), REPLICATES, "no complete replicate in this run (run or resume it first)")
     days = pd.concat(frames, ignore_index=True)
     return days[["replicate", *[c for c in days.columns if c != "replicate"]]]
+
+
+def read_decisions(run_dir: str | Path) -> pd.DataFrame:
+    """The decision rows of every complete replicate, with a ``replicate`` column first (empty: none)."""
+    frames = [tables["decisions"].assign(replicate=replicate)
+              for replicate, tables in iter_unit_tables(run_dir, REPLICATES, ("decisions",))]
+    frames = [frame for frame in frames if not frame.empty]
+    if not frames:
+        return pd.DataFrame(columns=["replicate"])
+    decisions = pd.concat(frames, ignore_index=True)
+    return decisions[["replicate", *[c for c in decisions.columns if c != "replicate"]]]
+
+
+def read_bank(run_dir: str | Path) -> pd.DataFrame:
+    """The run's reporting bank table (``RUN/bank.parquet``)."""
+    path = Path(run_dir) / BANK
+    if not path.is_file():
+        raise InputError(str(run_dir), BANK, "missing (the run wrote no bank: run or resume it first)")
+    return pd.read_parquet(path)
 
 
 def mean_region_days(days: pd.DataFrame) -> pd.DataFrame:

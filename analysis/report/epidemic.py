@@ -1,12 +1,14 @@
 """The report of an epidemic run (``pvsst report RUN`` on a ``schedule: epidemic`` run).
 
-Reads the run store only (the manifest and the replicates' region-day tables,
+Reads the run store only (the manifest, the bank and the replicates' region-day and decision tables,
 :mod:`pvsst.analysis.epidemic.run_tables`) and writes ``RUN/report/``: ``report.md``, ``report.html``,
-``regions.csv`` (the per-region summary) and ``figures/reports_vs_infections.*``: new infections
+``regions.csv`` (the per-region summary), ``household_agreement.csv`` (with a chained bank: the
+within-household agreement of the decisions made against its exact expectation,
+:mod:`pvsst.analysis.epidemic.households`) and ``figures/reports_vs_infections.*``: new infections
 against reports per day, averaged over replicates, for all regions together and for the largest
 regions (:func:`pvsst.analysis.figures.epidemic.reports_vs_infections_figure`). The sections: the run
 (spec, seed, replicates, agents, the bank run), the parameters, deviations, the per-region table, the
-figure.
+figure, the within-household agreement.
 """
 from __future__ import annotations
 
@@ -15,7 +17,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.analysis.epidemic.run_tables import is_epidemic_run, mean_region_days, read_region_days, region_summary
+from pvsst.analysis.epidemic.households import decision_agreement
+from pvsst.analysis.epidemic.run_tables import (
+    is_epidemic_run,
+    mean_region_days,
+    read_bank,
+    read_decisions,
+    read_region_days,
+    region_summary,
+)
 from pvsst.analysis.figures.epidemic import reports_vs_infections_figure
 from pvsst.analysis.figures.style import FIGURE_FORMATS
 from pvsst.analysis.report.build import REPORT_FORMATS, ReportResult, draw_figures, figure_markdown, write_report
@@ -51,8 +61,24 @@ def figure_days(days: pd.DataFrame, panels: int = MAX_PANELS) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)[["region", "day", *columns]]
 
 
+def agreement_markdown(agreement: pd.DataFrame | None) -> list[str]:
+    """The section on within-household agreement (a line saying why there is none without a chained bank)."""
+    parts = ["## Within-household agreement", ""]
+    if agreement is None:
+        return parts + ["The bank has no household levels: every decision was independent.", ""]
+    row = agreement.iloc[0]
+    return parts + [
+        "The first member of a household to decide drew from the independent bank, every later member from the "
+        "bank given that decision. Over the within-household pairs of agents who decided (all replicates), the "
+        f"share of pairs that made the same decision is {row['observed_agreement']:.4f} (standard error "
+        f"{row['observed_agreement_se']:.4f}) against an exact {row['exact_agreement']:.4f} given who decided and "
+        f"at which case level; the pair correlation is {row['observed_correlation']:.4f} against "
+        f"{row['exact_correlation']:.4f}.", "", markdown_table(agreement), ""]
+
+
 def epidemic_markdown(manifest: dict, summary: pd.DataFrame, drawn: Sequence[str], figures,
-                      figure_formats: Sequence[str], notes: Sequence[str]) -> str:
+                      figure_formats: Sequence[str], notes: Sequence[str],
+                      agreement: pd.DataFrame | None = None) -> str:
     """The report's Markdown (see the module docstring)."""
     spec = manifest.get("spec") or {}
     bank = spec.get("bank") or {}
@@ -81,7 +107,8 @@ def epidemic_markdown(manifest: dict, summary: pd.DataFrame, drawn: Sequence[str
              "population), reports per infection and per symptomatic agent, the day with the most infectious "
              "agents and the reported share of the truly infectious averaged over the days with any:", "",
              markdown_table(summary), "",
-             f"The figure draws {', '.join(drawn)}.", "", figure_markdown(figures, figure_formats), ""]
+             f"The figure draws {', '.join(drawn)}.", "", figure_markdown(figures, figure_formats), "",
+             *agreement_markdown(agreement)]
     if notes:
         parts += ["## Notes", "", *[f"- {note}" for note in notes], ""]
     return "\n".join(parts)
@@ -121,16 +148,19 @@ def build_epidemic_report(run_dir: str | Path, *, formats: Sequence[str] = REPOR
     manifest = read_json(run_dir / MANIFEST, "manifest")
     days = read_region_days(run_dir)
     summary = region_summary(days)
+    bank = read_bank(run_dir)
+    agreement = decision_agreement(read_decisions(run_dir), bank) if "household" in bank.columns else None
     step("region table")
     drawn = figure_days(mean_region_days(days))
     regions = list(dict.fromkeys(drawn["region"]))
     plans = [FigurePlan("Reports against true infections", lambda: reports_vs_infections_figure(drawn),
                         "reports vs infections")]
     figures, notes = draw_figures(plans, step)
-    markdown = epidemic_markdown(manifest, summary, regions, figures, figure_formats, notes)
+    markdown = epidemic_markdown(manifest, summary, regions, figures, figure_formats, notes, agreement)
     step("writing")
     spec = manifest.get("spec") or {}
     files = write_report(run_dir / REPORT, markdown, figures, formats, figure_formats,
                          title=f"pvsst epidemic report: {spec.get('title') or run_dir.name}",
-                         extra_tables={"regions.csv": summary})
+                         extra_tables={"regions.csv": summary,
+                                       **({"household_agreement.csv": agreement} if agreement is not None else {})})
     return ReportResult(run_dir / REPORT, files, figures, [], notes)

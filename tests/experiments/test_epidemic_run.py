@@ -204,6 +204,11 @@ def test_the_report_shows_the_region_table_and_the_reports_vs_infections_figure(
     text = (report / "report.md").read_text()
     assert "## Reports against true infections" in text and "reports_vs_infections.png" in text
     assert "The figure draws all regions, South, " in text   # the most populous region first after the total
+    agreement = pd.read_csv(report / "household_agreement.csv").iloc[0]
+    # planted 0.5 alone, 0.9 / 0.1 after: pairs with the first decider agree w.p. 0.9, two later ones w.p. 0.82
+    assert 0.82 <= agreement["exact_agreement"] <= 0.9
+    assert abs(agreement["observed_agreement"] - agreement["exact_agreement"]) < 4 * agreement["observed_agreement_se"]
+    assert agreement["pairs"] >= 100 and "## Within-household agreement" in text
     figure = build_epidemic_report(copy_of, formats=["md"], figure_formats=["png"]).figures[0][1]
     assert list(dict.fromkeys(figure.data["region"]))[0] == "all regions"
     problems = legend_problems("epidemic", figure.figure) + axis_label_problems("epidemic", figure.figure)
