@@ -58,6 +58,8 @@ from pvsst.experiments.spec.epidemic_study import (
     canonical_epidemic_spec,
     load_epidemic_spec,
 )
+from pvsst.sim.epidemic.bank import ReportingBank
+from pvsst.sim.epidemic.model import EpidemicModel
 
 
 @dataclass
@@ -109,6 +111,11 @@ def open_epidemic(spec_path: str | Path, deviation: str | None) -> EpidemicInput
     if missing:
         raise InputError(str(spec_path), "bank", f"cell {missing[0]} of the population has no answer in the bank "
                                                  f"({len(missing)} cell(s) without one)")
+    try:  # the model's own checks (seeded agents, transmission rates the households allow), before any write
+        EpidemicModel(population, ReportingBank.from_table(bank.table, sorted(set(population["cell_id"]))),
+                      spec.epidemic, seed=spec.seed)
+    except InputError as err:
+        raise InputError(str(spec_path), f"{err.source}.{err.field}", err.problem) from None
     return EpidemicInput(spec_path, deviation, spec, canonical, digest, lock.spec_sha256 if lock else None,
                          lock.frozen_at if lock else None, [record] if record else [], hashes, bank.table, population)
 

@@ -230,6 +230,9 @@ MALFORMED = [
     ({"population__households": {"shares": [0, 0], "source": "x"}},
      "population.households.shares: the shares need a positive sum"),
     ({"replicates": 0}, "replicates: Input should be greater than or equal to 1"),
+    ({"epidemic__household_transmission_share": 0.8},
+     "epidemic.household_transmission_share: 2.4 household infections per case need more household contacts"),
+    ({"epidemic__initial_infected": 5000}, "epidemic.initial_infected: 5000 exceeds the population (1000)"),
 ]
 
 
@@ -265,3 +268,42 @@ def test_an_unfrozen_spec_a_changed_bank_or_a_model_option_is_refused(bank_run, 
     assert err.startswith(f"pvsst: error: {folder / 'bank' / 'survey.json'}: sha256: changed since the spec was "
                           "frozen"), err
     assert not out.exists()
+
+
+ALTERNATIVES = {
+    "seed": 7, "replicates": 2, "population__region": "state", "population__agents_per_persona": 2.0,
+    "population__households": {"shares": [0.2, 0.3, 0.5], "source": "another planted distribution"},
+    "epidemic__days": 20, "epidemic__r0": 1.5, "epidemic__household_transmission_share": 0.1,
+    "epidemic__latent_days": 2.0, "epidemic__infectious_days": 3.0, "epidemic__symptomatic_share": 0.3,
+    "epidemic__asymptomatic_infectiousness": 1.0, "epidemic__quarantine_contact_factor": 1.0,
+    "epidemic__initial_infected": 40, "epidemic__case_count": "infectious",
+    "bank__household_factor": None,
+}
+"""An alternative value of each field that changes what a run computes (``bank__household_factor: None``
+also drops ``household_levels``)."""
+
+
+def test_every_epidemic_parameter_has_an_alternative_here():
+    from pvsst.sim.epidemic.settings import EpidemicSettings
+    assert {f"epidemic__{name}" for name in EpidemicSettings.model_fields} <= set(ALTERNATIVES)
+
+
+@pytest.mark.parametrize("field", sorted(ALTERNATIVES))
+def test_each_spec_field_reaches_the_tables_it_governs(epidemic_run, bank_run, tmp_path, field):
+    from pvsst.experiments.epidemic.runner import run_epidemic
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    (folder / "bank").symlink_to(bank_run / "bank")
+    spec = epidemic_spec(**{field: ALTERNATIVES[field]})
+    if field == "bank__household_factor":
+        spec["bank"].pop("household_levels")
+        spec["bank"]["fixed"] = {"household": "none"}
+    summary = run_epidemic(write_epidemic(folder, spec), tmp_path / "out", progress=False)
+    assert summary.exit_code == 0
+    changed = tmp_path / "out"
+    _, reference = epidemic_run
+    tables = [(POPULATION,), (BANK,)] + [(REPLICATES, "replicate-000", "region_days.parquet")]
+    differs = [not pd.read_parquet(changed.joinpath(*t)).equals(pd.read_parquet(reference.joinpath(*t)))
+               for t in tables]
+    replicates = [sorted(p.name for p in (run / REPLICATES).iterdir()) for run in (changed, reference)]
+    assert any(differs) or replicates[0] != replicates[1], field
