@@ -307,3 +307,24 @@ def test_each_spec_field_reaches_the_tables_it_governs(epidemic_run, bank_run, t
                for t in tables]
     replicates = [sorted(p.name for p in (run / REPLICATES).iterdir()) for run in (changed, reference)]
     assert any(differs) or replicates[0] != replicates[1], field
+
+
+def test_everyone_ill_on_day_0_without_transmission_reports_at_the_banks_yes_share(bank_run, tmp_path):
+    """Independent bank (household held at ``none``: P(yes) = 0.5 in every cell): 1,000 decisions on day 0."""
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    (folder / "bank").symlink_to(bank_run / "bank")
+    spec = epidemic_spec(epidemic={"days": 1, "r0": 0.0, "symptomatic_share": 1.0, "initial_infected": 1000},
+                         replicates=1)
+    spec["bank"].pop("household_levels")
+    spec["bank"].update(household_factor=None, fixed={"household": "none"})
+    out = tmp_path / "out"
+    assert main(["run", str(write_epidemic(folder, spec)), "--out", str(out)]) == 0
+    decisions = pd.read_parquet(out / REPLICATES / "replicate-000" / "decisions.parquet")
+    assert len(decisions) == 1000 and (decisions["day"] == 0).all()
+    by_cell = decisions.groupby("cell_id").agg(n=("reported", "size"), expected=("p_yes", "sum"))
+    assert np.allclose(by_cell["expected"] / by_cell["n"], 0.5, atol=1e-12, rtol=0)
+    days = pd.read_parquet(out / REPLICATES / "replicate-000" / "region_days.parquet")
+    rate = days.loc[days["day"] == 0, "reports"].sum() / days.loc[days["day"] == 0, "population"].sum()
+    assert abs(rate - 0.5) < 4 * np.sqrt(0.25 / 1000)
+    assert days.loc[days["day"] == 1, "new_infections"].sum() == 0
