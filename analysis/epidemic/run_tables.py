@@ -24,12 +24,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.store.reader import iter_unit_tables
+from pvsst.analysis.store.reader import EPIDEMIC, iter_unit_tables
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import read_json
 from pvsst.core.run_layout import BANK, MANIFEST, REPLICATES
 
-EPIDEMIC = "epidemic"
 SUMMED = ("new_infections", "new_symptomatic", "reports", "expected_reports")
 SUMMARY_COLUMNS = ("region", "population", "replicates", "infections", "symptomatic", "reports", "expected_reports",
                    "reporting_rate", "reports_per_infection", "reports_per_symptomatic", "peak_day",

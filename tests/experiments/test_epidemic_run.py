@@ -135,6 +135,16 @@ def test_the_run_writes_the_bank_population_and_region_days_with_conserved_compa
     assert days.groupby("replicate")["reports"].sum().nunique() > 1   # the replicates' seeds differ
 
 
+def test_open_run_gives_an_epidemic_runs_tables(epidemic_run):
+    import pvsst
+    _, run = epidemic_run
+    tables = pvsst.open_run(run)
+    assert tables.kind == "epidemic" and tables.table_names() == ["region_days", "decisions", "bank", "population"]
+    pd.testing.assert_frame_equal(tables.region_days.drop(columns="replicate"),
+                                  region_days(run).drop(columns="replicate").reset_index(drop=True))
+    assert list(tables.decisions["replicate"].unique()) == ["replicate-000", "replicate-001", "replicate-002"]
+
+
 def test_decisions_are_chained_within_households_at_the_planted_probabilities(epidemic_run):
     _, run = epidemic_run
     decisions = pd.concat(pd.read_parquet(p) for p in (run / REPLICATES).glob("*/decisions.parquet"))
