@@ -338,3 +338,30 @@ def test_everyone_ill_on_day_0_without_transmission_reports_at_the_banks_yes_sha
     rate = days.loc[days["day"] == 0, "reports"].sum() / days.loc[days["day"] == 0, "population"].sum()
     assert abs(rate - 0.5) < 4 * np.sqrt(0.25 / 1000)
     assert days.loc[days["day"] == 1, "new_infections"].sum() == 0
+
+
+@pytest.mark.slow
+@pytest.mark.embedded
+def test_the_shipped_design_drives_the_epidemic_on_the_embedded_model(tmp_path, capsys):
+    """Plumbing only: the shipped instrument on the embedded SmolLM2-135M, cells of sex on 40 personas,
+    its 4 case levels and one framing (no household vignette): 2 x 4 logprobs calls; then the epidemic on
+    its bank and the report."""
+    spec = yaml.safe_load(open(SHIPPED))
+    spec["personas"].update(n=40, seed=1)
+    spec["cells"]["attributes"] = ["sex"]
+    factors = spec["scenarios"]["factors"]
+    spec["scenarios"]["factors"] = [factors[0], dict(factors[1], levels=factors[1]["levels"][:1])]
+    spec["analysis"]["bootstrap_draws"] = 10
+    assert main(["survey", "run", str(write(tmp_path, spec)), "--out", str(tmp_path / "bank")]) == 0
+    epidemic = epidemic_spec(replicates=1, population={"region": "national", "agents_per_persona": 10.0},
+                             epidemic={"days": 30, "r0": 3.0, "household_transmission_share": 0.0})
+    epidemic["bank"].pop("household_levels")
+    epidemic["bank"].update(household_factor=None, fixed={"framing": "no_news"})
+    out = tmp_path / "run"
+    assert main(["run", str(write_epidemic(tmp_path, epidemic)), "--out", str(out)]) == 0
+    bank = pd.read_parquet(out / BANK)
+    assert len(bank) == 2 * 4 and bank["p_yes"].between(0, 1).all()
+    days = pd.read_parquet(out / REPLICATES / "replicate-000" / "region_days.parquet")
+    assert (days[COMPARTMENTS].sum(axis=1) == 400).all()
+    assert main(["report", str(out), "--format", "md", "--figures", "png"]) == 0
+    assert (out / "report" / "figures" / "reports_vs_infections.png").is_file()
