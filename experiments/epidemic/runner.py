@@ -91,8 +91,30 @@ class EpidemicInput:
         return replicate_ids(self.spec.replicates)
 
 
+def epidemic_inputs(spec: EpidemicStudySpec, spec_path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The bank table and the population of a spec, checked as the model will check them (every cell in
+    the bank, the seeded agents, the household transmission the households allow); an ``InputError``
+    names the spec file and its field. Writes nothing."""
+    bank = open_bank(spec, spec_path)
+    rng = np.random.default_rng(master_streams(spec.seed)[POPULATION_STREAM])
+    try:
+        population = epidemic_population(bank.cells, spec.population, rng)
+    except InputError as err:
+        raise InputError(str(spec_path), f"population.{err.field}", err.problem) from None
+    cells = sorted(set(population["cell_id"]))
+    missing = sorted(set(cells) - set(bank.table["cell_id"].astype(str)))
+    if missing:
+        raise InputError(str(spec_path), "bank", f"cell {missing[0]} of the population has no answer in the bank "
+                                                 f"({len(missing)} cell(s) without one)")
+    try:
+        EpidemicModel(population, ReportingBank.from_table(bank.table, cells), spec.epidemic, seed=spec.seed)
+    except InputError as err:
+        raise InputError(str(spec_path), f"{err.source}.{err.field}", err.problem) from None
+    return bank.table, population
+
+
 def open_epidemic(spec_path: str | Path, deviation: str | None) -> EpidemicInput:
-    """Read and check a frozen epidemic spec and its bank run; build the bank and the population."""
+    """Read and check a frozen epidemic spec and its bank run (:func:`epidemic_inputs`)."""
     spec_path = Path(spec_path)
     if not spec_path.is_file():
         raise InputError(str(spec_path), "spec", "no such file")
@@ -101,23 +123,9 @@ def open_epidemic(spec_path: str | Path, deviation: str | None) -> EpidemicInput
     files = bank_input_files(spec, spec_path)
     hashes = bank_input_hashes(files)
     digest, record, lock = check_frozen(canonical, spec_path, deviation, None, hashes, files)
-    bank = open_bank(spec, spec_path)
-    rng = np.random.default_rng(master_streams(spec.seed)[POPULATION_STREAM])
-    try:
-        population = epidemic_population(bank.cells, spec.population, rng)
-    except InputError as err:
-        raise InputError(str(spec_path), f"population.{err.field}", err.problem) from None
-    missing = sorted(set(population["cell_id"]) - set(bank.table["cell_id"].astype(str)))
-    if missing:
-        raise InputError(str(spec_path), "bank", f"cell {missing[0]} of the population has no answer in the bank "
-                                                 f"({len(missing)} cell(s) without one)")
-    try:  # the model's own checks (seeded agents, transmission rates the households allow), before any write
-        EpidemicModel(population, ReportingBank.from_table(bank.table, sorted(set(population["cell_id"]))),
-                      spec.epidemic, seed=spec.seed)
-    except InputError as err:
-        raise InputError(str(spec_path), f"{err.source}.{err.field}", err.problem) from None
+    bank, population = epidemic_inputs(spec, spec_path)
     return EpidemicInput(spec_path, deviation, spec, canonical, digest, lock.spec_sha256 if lock else None,
-                         lock.frozen_at if lock else None, [record] if record else [], hashes, bank.table, population)
+                         lock.frozen_at if lock else None, [record] if record else [], hashes, bank, population)
 
 
 def epidemic_manifest(run_dir: Path, study: EpidemicInput) -> RunManifest:

@@ -24,7 +24,7 @@ from pathlib import Path
 from pvsst.core.atomic import write_text
 from pvsst.core.errors import InputError
 from pvsst.core.yaml_file import read_yaml_mapping
-from pvsst.experiments.epidemic.runner import open_epidemic
+from pvsst.experiments.epidemic.runner import epidemic_inputs
 from pvsst.experiments.spec.epidemic_study import (
     canonical_epidemic_spec,
     epidemic_spec_sha256,
@@ -136,7 +136,8 @@ def check_inputs(document: Document, spec_path: str | Path) -> dict[str, str]:
     """Check what a run of ``document`` reads besides the spec, as the run would, before any call: an
     instrument's data, columns, expressions, models, personas and identity vectors
     (:func:`pvsst.experiments.survey.checks.check_instrument`); a study's materials, edge list and persona
-    file (:func:`pvsst.experiments.study.files.check_study_files`). Return the instrument's data
+    file (:func:`pvsst.experiments.study.files.check_study_files`); an epidemic spec's bank, population
+    and parameters (:func:`pvsst.experiments.epidemic.runner.epidemic_inputs`). Return the instrument's data
     fingerprint (``{}`` for a study). Any problem is an ``InputError``."""
     if document.kind == "survey":
         _, personas = check_instrument(document.model)
@@ -146,7 +147,7 @@ def check_inputs(document: Document, spec_path: str | Path) -> dict[str, str]:
         thread_personas(document.model, Path(spec_path).parent)
         return {}
     if document.kind == "epidemic":
-        open_epidemic(spec_path, "checked before freezing")  # the bank, its cells and the population
+        epidemic_inputs(document.model, spec_path)  # the bank, its cells, the population and the parameters
         return {}
     check_study_files(document.model, Path(spec_path).parent)
     return {}
