@@ -20,13 +20,16 @@ from cli_checks import refused
 from report_checks import axis_label_problems, legend_problems, texts_outside_canvas
 from survey_helpers import write
 
+import pvsst
 import pvsst.experiments.epidemic.worker as epidemic_worker
 from pvsst.analysis.report.epidemic import build_epidemic_report
 from pvsst.core.run_layout import BANK, POPULATION, REPLICATES
 from pvsst.experiments.cli import main
+from pvsst.experiments.epidemic.runner import run_epidemic
 from pvsst.experiments.prereg.freeze import freeze, verify
 from pvsst.experiments.spec.lock import lock_path, read_lock
 from pvsst.sim.epidemic.model import EpidemicModel
+from pvsst.sim.epidemic.settings import EpidemicSettings
 
 SHIPPED = "experiments/surveys/census_flu_reporting.yaml"
 FACTORS = [
@@ -136,7 +139,6 @@ def test_the_run_writes_the_bank_population_and_region_days_with_conserved_compa
 
 
 def test_open_run_gives_an_epidemic_runs_tables(epidemic_run):
-    import pvsst
     _, run = epidemic_run
     tables = pvsst.open_run(run)
     assert tables.kind == "epidemic" and tables.table_names() == ["region_days", "decisions", "bank", "population"]
@@ -294,13 +296,11 @@ also drops ``household_levels``)."""
 
 
 def test_every_epidemic_parameter_has_an_alternative_here():
-    from pvsst.sim.epidemic.settings import EpidemicSettings
     assert {f"epidemic__{name}" for name in EpidemicSettings.model_fields} <= set(ALTERNATIVES)
 
 
 @pytest.mark.parametrize("field", sorted(ALTERNATIVES))
 def test_each_spec_field_reaches_the_tables_it_governs(epidemic_run, bank_run, tmp_path, field):
-    from pvsst.experiments.epidemic.runner import run_epidemic
     folder = tmp_path / "spec"
     folder.mkdir()
     (folder / "bank").symlink_to(bank_run / "bank")
