@@ -59,11 +59,15 @@ from pvsst.core.input_files import read_json
 from pvsst.core.integrity import complete_unit_dirs
 from pvsst.core.run_layout import (
     ANALYSIS,
+    BANK,
     CELLS,
     DONE,
+    EPIDEMIC_TABLES,
     MANIFEST,
     METRICS,
     PERSONAS,
+    POPULATION,
+    REPLICATES,
     SCORING,
     SURVEY,
     SURVEY_RUN_TABLES,
@@ -87,15 +91,17 @@ SHOWN_TRIAL_TABLES = ("posts", "votes", "exposures", "llm_calls", "prompts", "ag
 class RunTables:
     """What one run directory holds, as frames: the one class every reader of a run store gets.
 
-    ``kind`` is ``"study"``, ``"survey"`` or ``"threads"``. A study run fills ``trials`` (one row per trial, from its
-    ``metrics.json``) and ``agents``, ``posts``, ``votes``, ``exposures``, ``edges``, ``llm_calls``; a
-    survey run fills ``responses``, ``llm_calls``, ``prompts`` (over its units, those read), ``human``,
-    ``personas``, ``cells`` (a cell run), ``instrument`` (``survey.json``: the effective instrument and its
-    sha256) and ``scoring`` (``scoring.json``: what the survey scoring reads). Frames a run kind does not
-    have are empty. A thread run (``schedule: threads``) fills ``comments``, ``actions``, ``agents``,
-    ``comment_votes`` and ``llm_calls`` over its finished threads, and ``personas``. ``analysis`` maps
-    each table under ``RUN/analysis/`` (CSV or Parquet) to its frame, by file stem (``contrasts``,
-    ``fidelity``, ...), where the reader was asked for them.
+    ``kind`` is ``"study"``, ``"survey"``, ``"threads"`` or ``"epidemic"``. A study run fills ``trials``
+    (one row per trial, from its ``metrics.json``) and ``agents``, ``posts``, ``votes``, ``exposures``,
+    ``edges``, ``llm_calls``; a survey run fills ``responses``, ``llm_calls``, ``prompts`` (over its
+    units, those read), ``human``, ``personas``, ``cells`` (a cell run), ``instrument`` (``survey.json``:
+    the effective instrument and its sha256) and ``scoring`` (``scoring.json``: what the survey scoring
+    reads). Frames a run kind does not have are empty. A thread run (``schedule: threads``) fills
+    ``comments``, ``actions``, ``agents``, ``comment_votes`` and ``llm_calls`` over its finished threads,
+    and ``personas``. An epidemic run (``schedule: epidemic``) fills ``region_days`` and ``decisions``
+    over its complete replicates (a ``replicate`` column first), ``bank`` and ``population``.
+    ``analysis`` maps each table under ``RUN/analysis/`` (CSV or Parquet) to its frame, by file stem
+    (``contrasts``, ``fidelity``, ...), where the reader was asked for them.
     """
 
     path: Path
@@ -116,6 +122,10 @@ class RunTables:
     comments: pd.DataFrame = field(default_factory=pd.DataFrame)
     actions: pd.DataFrame = field(default_factory=pd.DataFrame)
     comment_votes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    region_days: pd.DataFrame = field(default_factory=pd.DataFrame)
+    decisions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    bank: pd.DataFrame = field(default_factory=pd.DataFrame)
+    population: pd.DataFrame = field(default_factory=pd.DataFrame)
     instrument: dict = field(default_factory=dict)
     scoring: dict = field(default_factory=dict)
     analysis: dict[str, pd.DataFrame] = field(default_factory=dict)
@@ -127,7 +137,8 @@ class RunTables:
 
     def table_names(self) -> list[str]:
         """The tables this run has rows in."""
-        names = ("trials", *TRIAL_TABLES, *UNIT_TABLES, *SURVEY_RUN_TABLES, "cells", *THREAD_RUN_TABLES)
+        names = ("trials", *TRIAL_TABLES, *UNIT_TABLES, *SURVEY_RUN_TABLES, "cells", *THREAD_RUN_TABLES,
+                 *EPIDEMIC_TABLES, "bank", "population")
         return [name for name in dict.fromkeys(names) if not getattr(self, name).empty]
 
     def trial(self, trial_id: str) -> dict[str, pd.DataFrame]:
@@ -163,8 +174,11 @@ def open_run(path: str | Path) -> RunTables:
     """
     path = _run_dir(path)
     analysis = _analysis_outputs(path / ANALYSIS)
-    if _read_optional_json(path / MANIFEST, "manifest").get("schedule") == THREADS:
+    schedule = _read_optional_json(path / MANIFEST, "manifest").get("schedule")
+    if schedule == THREADS:
         return _read_thread_run(path, analysis)
+    if schedule == EPIDEMIC:
+        return _read_epidemic_run(path, analysis)
     if not is_survey_run(path):
         return load_run(path, analysis)
     if not (path / MANIFEST).is_file():
@@ -208,6 +222,23 @@ def load_run(run_dir: str | Path, analysis: dict[str, pd.DataFrame] | None = Non
     frames = {name: (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame())
               for name, parts in tables.items()}
     return RunTables(run_dir, "study", manifest, trials, analysis=analysis or {}, **frames)
+
+
+EPIDEMIC = "epidemic"
+"""The ``schedule`` of an epidemic run's manifest."""
+
+
+def _read_epidemic_run(run_dir: Path, analysis: dict[str, pd.DataFrame]) -> RunTables:
+    """An epidemic run as :class:`RunTables` (kind ``epidemic``): its replicates' tables, bank and population."""
+    parts: dict[str, list[pd.DataFrame]] = {name: [] for name in EPIDEMIC_TABLES}
+    for replicate, tables in iter_unit_tables(run_dir, REPLICATES, EPIDEMIC_TABLES):
+        for name, frame in tables.items():
+            parts[name].append(frame.assign(replicate=replicate)[["replicate", *frame.columns]])
+    frames = {name: _concat(frames) for name, frames in parts.items()}
+    files = {name: _read_table(run_dir / file) if (run_dir / file).is_file() else pd.DataFrame()
+             for name, file in (("bank", BANK), ("population", POPULATION))}
+    return RunTables(run_dir, EPIDEMIC, read_json(run_dir / MANIFEST, "manifest"), analysis=analysis, **frames,
+                     **files)
 
 
 THREAD_RUN_TABLES = ("comments", "actions", "agents", "comment_votes", "llm_calls")

@@ -1,7 +1,9 @@
 """``pvsst report``: paper figures and the preregistration report of a run (or of a published table).
 
-A survey run (``RUN/survey.json``, written by ``pvsst survey run``) gets the survey report of
-:mod:`pvsst.analysis.report.survey.build`: answer shares, a Jensen-Shannon heatmap, subgroup gaps, definitions.
+An epidemic run (``schedule: epidemic``) gets the report of :mod:`pvsst.analysis.report.epidemic`: the
+per-region table and the reports-vs-infections figure. A survey run (``RUN/survey.json``, written by
+``pvsst survey run``) gets the survey report of :mod:`pvsst.analysis.report.survey.build`: answer
+shares, a Jensen-Shannon heatmap, subgroup gaps, definitions.
 
 ``pvsst report RUN [--format md,html] [--figures png,pdf]`` writes ``RUN/report/`` (computing
 ``RUN/analysis/`` first when it is missing); ``pvsst report --from-table TABLE.csv [--out DIR]`` reports a
@@ -25,6 +27,8 @@ survey_report = lazy_module("pvsst.analysis.report.survey.build")
 run_store = lazy_module("pvsst.analysis.store.reader")
 thread_report = lazy_module("pvsst.analysis.report.threads")
 thread_tables = lazy_module("pvsst.analysis.threads.run_tables")
+epidemic_tables = lazy_module("pvsst.analysis.epidemic.run_tables")
+epidemic_report = lazy_module("pvsst.analysis.report.epidemic")
 
 
 def report_command(
@@ -60,6 +64,9 @@ def report_command(
         elif thread_tables.is_thread_run(run):
             result = thread_report.build_thread_report(run, formats=report_formats, figure_formats=figure_formats,
                                                        replicates=homophily_replicates, progress=advance)
+        elif epidemic_tables.is_epidemic_run(run):
+            result = epidemic_report.build_epidemic_report(run, formats=report_formats, figure_formats=figure_formats,
+                                                           progress=advance)
         elif run_store.is_survey_run(run):
             result = survey_report.build_survey_report(run, formats=report_formats, figure_formats=figure_formats,
                                                        progress=advance)

@@ -24,6 +24,13 @@ from pathlib import Path
 from pvsst.core.atomic import write_text
 from pvsst.core.errors import InputError
 from pvsst.core.yaml_file import read_yaml_mapping
+from pvsst.experiments.epidemic.runner import epidemic_inputs
+from pvsst.experiments.spec.epidemic_study import (
+    canonical_epidemic_spec,
+    epidemic_spec_sha256,
+    is_epidemic_document,
+    load_epidemic_spec,
+)
 from pvsst.experiments.spec.lock import (
     Document,
     Lock,
@@ -60,6 +67,10 @@ def load_document(spec_path: str | Path) -> Document:
     'quickstart'
     """
     data = read_yaml_mapping(spec_path)
+    if is_epidemic_document(data):
+        epidemic = load_epidemic_spec(spec_path, data)
+        return Document("epidemic", epidemic.id, canonical_epidemic_spec(epidemic), epidemic_spec_sha256(epidemic),
+                        epidemic)
     if is_thread_document(data):
         threads = load_thread_spec(spec_path, data)
         return Document("threads", threads.id, canonical_thread_spec(threads), thread_spec_sha256(threads), threads)
@@ -125,7 +136,8 @@ def check_inputs(document: Document, spec_path: str | Path) -> dict[str, str]:
     """Check what a run of ``document`` reads besides the spec, as the run would, before any call: an
     instrument's data, columns, expressions, models, personas and identity vectors
     (:func:`pvsst.experiments.survey.checks.check_instrument`); a study's materials, edge list and persona
-    file (:func:`pvsst.experiments.study.files.check_study_files`). Return the instrument's data
+    file (:func:`pvsst.experiments.study.files.check_study_files`); an epidemic spec's bank, population
+    and parameters (:func:`pvsst.experiments.epidemic.runner.epidemic_inputs`). Return the instrument's data
     fingerprint (``{}`` for a study). Any problem is an ``InputError``."""
     if document.kind == "survey":
         _, personas = check_instrument(document.model)
@@ -133,6 +145,9 @@ def check_inputs(document: Document, spec_path: str | Path) -> dict[str, str]:
         return data_record(document.model)
     if document.kind == "threads":
         thread_personas(document.model, Path(spec_path).parent)
+        return {}
+    if document.kind == "epidemic":
+        epidemic_inputs(document.model, spec_path)  # the bank, its cells, the population and the parameters
         return {}
     check_study_files(document.model, Path(spec_path).parent)
     return {}

@@ -73,12 +73,12 @@ class RunManifest:
 
     @property
     def kind(self) -> str | None:
-        """``survey`` (a ``pvsst survey run``), ``threads`` (``pvsst run`` of a thread spec), ``study``
-        (``pvsst run``, ``pvsst simulate``) or ``None`` (not yet known)."""
+        """``survey`` (a ``pvsst survey run``), ``threads`` or ``epidemic`` (``pvsst run`` of a thread or an
+        epidemic spec), ``study`` (``pvsst run``, ``pvsst simulate``) or ``None`` (not yet known)."""
         if "survey_id" in self.data:
             return "survey"
-        if self.data.get("schedule") == "threads":
-            return "threads"
+        if self.data.get("schedule") in ("threads", "epidemic"):
+            return self.data["schedule"]
         return "study" if "spec_sha256" in self.data else None
 
     def require_kind(self, kind: str) -> None:

@@ -34,6 +34,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pvsst.core.errors import InputError
+from pvsst.experiments.epidemic.bank_source import bank_input_files, bank_input_hashes
 from pvsst.experiments.spec.materials import spec_input_files, spec_materials_dir, spec_materials_hashes
 from pvsst.experiments.spec.study import canonical_sha256, load_spec
 from pvsst.experiments.spec.thread_study import thread_files_hashes, thread_input_files, thread_materials_dir
@@ -160,7 +161,7 @@ def read_lock(spec_path: str | Path) -> Lock | None:
 class Document:
     """A validated spec or instrument as the lock sees it: its id, canonical form and sha256."""
 
-    kind: Literal["study", "survey", "threads"]
+    kind: Literal["study", "survey", "threads", "epidemic"]
     spec_id: str
     canonical: dict[str, Any]
     sha256: str
@@ -204,6 +205,9 @@ def document_materials(document: Document, spec_path: str | Path,
     spec (:func:`~pvsst.experiments.spec.materials.spec_materials_hashes`; a missing file is an
     ``InputError`` naming it) and the input files by field; ``(None, {}, {})`` for a survey instrument,
     whose data is locked by its own record."""
+    if document.kind == "epidemic":
+        files = bank_input_files(document.model, spec_path)
+        return None, bank_input_hashes(files), files
     if document.kind == "threads":
         spec_dir = Path(spec_path).parent
         return (thread_materials_dir(document.model, spec_dir) or default_materials_dir().resolve(),

@@ -16,6 +16,9 @@
     RUN/scenarios.parquet    a scenario run's scenarios: the level of each factor and the vignette
     RUN/units/<unit_id>/     a survey unit: UNIT_TABLES as Parquet, DONE
     RUN/threads/<thread_id>/ a thread study's thread: THREAD_TABLES as Parquet, DONE
+    RUN/population.parquet   an epidemic run's agents: cell, region, household
+    RUN/bank.parquet         an epidemic run's reporting bank: P(report) per cell x case level (x household)
+    RUN/replicates/<id>/     an epidemic replicate: EPIDEMIC_TABLES as Parquet, DONE
     RUN/attributes/<judge>/  ``pvsst judge attributes``: one judge's attribute guesses (guesses.parquet), DONE
     RUN/judgments/<judge>/<trial_id>/  ``pvsst judge``: one judge's judged posts of a trial, DONE
     RUN/analysis/            the outputs of ``pvsst analyze`` and ``pvsst survey score`` (and
@@ -59,15 +62,18 @@ ATTRIBUTES = "attributes"
 DONE = "DONE"
 LOCK = ".pvsst.lock"
 
+REPLICATES = "replicates"
+POPULATION = "population.parquet"
+BANK = "bank.parquet"
 CELLS = "cells.parquet"
 SCENARIOS = "scenarios.parquet"
 SIMULATE_SPEC = "simulate.yaml"
 CACHE_FILES = frozenset({CACHE, f"{CACHE}-wal", f"{CACHE}-shm"})
 RUN_ENTRIES = frozenset({MANIFEST, *CACHE_FILES, MATERIALS, PERSONAS, TRIALS, AUDITS,
                          SURVEY, SCORING, HUMAN, CELLS, SCENARIOS, UNITS, ANALYSIS, REPORT, SIMULATE_SPEC,
-                         JUDGMENTS, THREADS, ATTRIBUTES})
+                         JUDGMENTS, THREADS, ATTRIBUTES, REPLICATES, POPULATION, BANK})
 """Every name pvsst writes at the top of a run folder (a folder holding only these is a run's)."""
-RUN_RECORDS = frozenset({PERSONAS, TRIALS, AUDITS, SURVEY, HUMAN, UNITS, THREADS})
+RUN_RECORDS = frozenset({PERSONAS, TRIALS, AUDITS, SURVEY, HUMAN, UNITS, THREADS, REPLICATES, POPULATION, BANK})
 """The names among :data:`RUN_ENTRIES` that only a run writes (its units and its inputs): a folder holding
 one of them but no manifest lost its manifest."""
 
@@ -77,6 +83,8 @@ UNIT_TABLES = ("responses", "llm_calls", "prompts")
 """The tables of a survey unit."""
 AUDIT_TABLES = ("agents", "posts", "votes", "llm_calls", "prompts")
 """The tables of a study audit unit (``agents`` holds each member's matched set, group and role)."""
+EPIDEMIC_TABLES = ("region_days", "decisions")
+"""The tables of an epidemic replicate: one row per region and day, one row per decision to report."""
 SURVEY_RUN_TABLES = ("human", "personas")
 """The tables a survey run holds once, beside its units."""
 
