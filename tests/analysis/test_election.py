@@ -65,3 +65,30 @@ def test_every_source_is_scored_per_state_and_nationally_against_the_election():
     assert np.allclose(table["error"], [-0.117, 0.078, 0.5 - 62_984_828 / 136_669_276,
                                         -0.017, -0.022, 0.5 - 62_984_828 / 136_669_276])
     assert (table["abs_error"] == table["error"].abs()).all()
+
+
+def test_a_models_share_is_post_stratified_with_the_voters_by_hand():
+    from pvsst.analysis.survey.cells.election_scores import election_scores
+    from pvsst.analysis.survey.cells.population import CellPopulation
+
+    # cells f and m; the survey: f turnout 1/2 (2 of 4 answered), m turnout 1 (2 of 2)
+    survey = pd.DataFrame({"sex": ["f"] * 4 + ["m"] * 2, "state": ["OH", "OH", "TX", "TX", "OH", "TX"],
+                           "q": ["trump", "other", None, None, "trump", "trump"], "weight": 1.0})
+    people = pd.DataFrame({"persona_id": list("pqrstu"), "sex": ["f", "f", "f", "m", "m", "f"],
+                           "state": ["OH", "OH", "OH", "OH", "TX", "TX"]})
+    table = cell_table(people, ["sex"])
+    population = CellPopulation(("sex",), table.cells, table.counts)
+    ids = dict(zip(table.cells["sex"].astype(str), table.cells["cell_id"].astype(str)))
+    bank = pd.DataFrame({"model": "m", "condition": "c", "elicitation": "logprobs", "question": "q",
+                         "cell_id": [ids["f"], ids["f"], ids["m"], ids["m"]], "option": ["trump", "other"] * 2,
+                         "probability": [0.2, 0.8, 0.6, 0.4], "count": np.nan})
+    scores = election_scores(bank, population, survey, "q", "trump", ["trump", "other"])
+    model = scores[scores["source"] == "m | c (logprobs)"].set_index("state")["simulated"]
+    # voters: OH 3 f x 1/2 and 1 m x 1; TX 1 f x 1/2 and 1 m x 1
+    assert model["OH"] == pytest.approx((1.5 * 0.2 + 1.0 * 0.6) / 2.5)
+    assert model["TX"] == pytest.approx((0.5 * 0.2 + 1.0 * 0.6) / 1.5)
+    assert model["US"] == pytest.approx((2.0 * 0.2 + 2.0 * 0.6) / 4.0)
+    # residents instead of voters would give OH (3 x 0.2 + 0.6) / 4 = 0.3
+    assert model["OH"] != pytest.approx(0.3)
+    survey_rows = scores[scores["source"] == "survey"].set_index("state")["simulated"]
+    assert survey_rows["OH"] == pytest.approx(2 / 3) and survey_rows["US"] == pytest.approx(3 / 4)
