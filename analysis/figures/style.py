@@ -31,6 +31,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
+from pvsst.analysis.survey.cells.mrp import MRP  # noqa: E402
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM  # noqa: E402
 from pvsst.core.atomic import atomic_file  # noqa: E402
 
@@ -187,6 +188,7 @@ class SeriesStyle:
 
 YARDSTICK_STYLES = {
     CELL_ORACLE: SeriesStyle(OKABE_ITO[0], "o", hollow=True),
+    MRP: SeriesStyle(OKABE_ITO[3], "D", hollow=True),
     NATIONAL_MARGINAL: SeriesStyle(OKABE_ITO[5], "X"),
     UNIFORM: SeriesStyle(OKABE_ITO[7], "P"),
 }

@@ -10,6 +10,7 @@ then writes them to ``RUN/analysis/``, so bad input leaves nothing behind:
 ``estimates.csv`` and, with ``data.geography``,  a cell run (:func:`pvsst.analysis.survey.cells.states.cell_analysis`)
 ``state_scores.csv``, ``state_correlations.csv``,
 ``state_pairs.csv``, ``group_scores.csv``,
+``election_scores.csv`` (the CCES vote question),
 ``cell_notes.json``
 ``audit.csv``, ``audit_shares.csv``,            an instrument with an ``audit`` section
 ``audit_groups.csv``                            (:func:`pvsst.analysis.survey.audit.score_audit`)

@@ -4,6 +4,7 @@ with census counts, the survey's own noise and the national marginal's correlati
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ import pytest
 from cell_run_fixture import ATTRIBUTES, census_population, respondents, write_cell_run
 
 from pvsst.analysis.survey.cells.geography import state_shares
+from pvsst.analysis.survey.cells.mrp import MRP
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
 from pvsst.analysis.survey.cells.states import CONSTANT_NOTE
 from pvsst.experiments.cli import main
@@ -216,12 +218,44 @@ def test_the_state_scatter_puts_the_yardsticks_beside_the_model_on_the_identity_
     scores = _read(census_run, "state_scores.csv")
     figure = state_scatter_figure(scores[scores["question"] == "votetrump"], "trump")
     try:
-        assert set(figure.data["source"]) == {MODEL, SAMPLED, CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM}
-        assert len(figure.data) == 5 * 51
+        assert set(figure.data["source"]) == {MODEL, SAMPLED, CELL_ORACLE, MRP, NATIONAL_MARGINAL, UNIFORM}
+        assert len(figure.data) == 6 * 51
         gids = {line.get_gid() for line in figure.axes[0].lines}
         assert "identity" in gids
     finally:
         figure.close()
+
+
+def test_the_vote_is_scored_against_the_certified_election_for_every_source_per_state_and_nationally(census_run):
+    from pvsst.analysis.survey.cells.election import election_results
+
+    election = _read(census_run, "election_scores.csv")
+    truth = election_results()["trump_share"]
+    assert set(election["source"]) == {MODEL, SAMPLED, "survey", MRP, CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM}
+    for _, part in election.groupby("source"):
+        assert sorted(part["state"]) == sorted([*truth.index, "US"])
+    states = election[election["state"] != "US"]
+    assert np.allclose(states["election"], states["state"].map(truth))
+    assert np.allclose(election.loc[election["state"] == "US", "election"], 62_984_828 / 136_669_276)
+    # the survey's row is its raw state share (voters only), the same number state_scores.csv calls real
+    real = _read(census_run, "state_scores.csv")
+    real = real[(real["question"] == "votetrump") & (real["option"] == "trump")].drop_duplicates("state")
+    survey = states[states["source"] == "survey"].set_index("state")["simulated"]
+    assert np.allclose(survey.reindex(real["state"]), real["real"])
+    assert (election.loc[election["source"] == UNIFORM, "simulated"] == 0.5).all()
+    assert np.allclose(election["abs_error"], (election["simulated"] - election["election"]).abs())
+
+
+def test_the_report_shows_the_vote_against_the_election_and_mrp_against_the_marginal(census_run):
+    from pvsst.analysis.report.survey.cells import cell_markdown, read_cell_analysis
+    from pvsst.analysis.survey.units import read_scored_run
+
+    text = cell_markdown(read_cell_analysis(read_scored_run(census_run)), "")
+    assert "### The vote against the 2016 election: `votetrump`" in text
+    assert "dslabs/results_us_election_2016" in text
+    assert "MRP mean absolute state error" in text
+    table = text.split("### The vote against the 2016 election")[1]
+    assert re.search(r"\| US +\|", table) and re.search(r"\| WY +\|", table)
 
 
 def test_cells_with_survey_drawn_attributes_explain_what_that_implies():

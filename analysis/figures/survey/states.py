@@ -129,7 +129,7 @@ def state_scatter_figure(options: pd.DataFrame, option: str, *, sources=None, na
 
     ``options``: source, state, option, simulated, real (:class:`pvsst.analysis.survey.cells.state_scores.StateScores`
     ``options``). ``sources``: which to draw, in legend order (default: every source, so the model(s),
-    the cell oracle, the national marginal and uniform). The yardsticks keep one look in every figure
+    the cell oracle, MRP, the national marginal and uniform). The yardsticks keep one look in every figure
     (:data:`~pvsst.analysis.figures.style.YARDSTICK_STYLES`: the cell oracle in open black circles); no
     two sources share a colour or a marker. ``data``: the plotted rows.
     """
@@ -160,6 +160,9 @@ def state_scatter_figure(options: pd.DataFrame, option: str, *, sources=None, na
     yardsticks = {"cell_oracle": "the cell oracle (open black circles: the survey's own answers per cell, "
                                  "post-stratified with the census counts) is a reference, not a ceiling: the "
                                  "national marginal can beat it",
+                  "mrp": "MRP (open green diamonds: a logistic model of the survey's answers on the cell "
+                         "attributes with region and state effects, each state fitted without its own "
+                         "respondents, post-stratified with the census counts) is a reference, not a ceiling",
                   "national_marginal": "the national marginal answers every state with the nation's shares",
                   "uniform": "uniform puts equal weight on every option"}
     caption = (f"Simulated against real state shares of '{option}', one point per state and source (n = "

@@ -5,7 +5,7 @@ A cell run (``RUN/cells.parquet``) gets, beside the survey report's fidelity sec
 missing; :func:`pvsst.analysis.survey.cells.states.write_cell_analysis`) and the state figures of
 :mod:`pvsst.analysis.figures.survey.states`: per question, a tile map of the simulated share of the first
 option, a tile map of its error against the survey, a scatter of simulated against real state shares
-with the identity line and the cell oracle beside the model, and one figure of the per-group errors.
+with the identity line and the cell oracle and MRP beside the model, and one figure of the per-group errors.
 
 Examples
 --------
@@ -23,10 +23,18 @@ import pandas as pd
 from pvsst.analysis.figures.survey.states import group_errors_figure, state_scatter_figure, state_tile_map_figure
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, markdown_table
+from pvsst.analysis.report.survey.election import election_markdown, mrp_markdown
 from pvsst.analysis.report.survey.tables import degraded_sources, estimate, number
 from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE
+from pvsst.analysis.survey.cells.mrp import MRP
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
-from pvsst.analysis.survey.cells.states import NOTES_FILE, YARDSTICKS, cell_analysis, write_cell_analysis
+from pvsst.analysis.survey.cells.states import (
+    ELECTION_FILE,
+    NOTES_FILE,
+    YARDSTICKS,
+    cell_analysis,
+    write_cell_analysis,
+)
 from pvsst.analysis.survey.units import ScoredRun
 from pvsst.core.input_files import read_json
 from pvsst.core.run_layout import ANALYSIS
@@ -47,6 +55,7 @@ class CellAnalysis:
     pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
     groups: pd.DataFrame = field(default_factory=pd.DataFrame)
     notes: list[str] = field(default_factory=list)
+    election: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def has_states(self) -> bool:
@@ -64,12 +73,13 @@ def read_cell_analysis(run: ScoredRun) -> CellAnalysis:
               if (folder / name).is_file()}
     if (folder / NOTES_FILE).is_file():
         notes += list(read_json(folder / NOTES_FILE, "cell notes").get("notes") or [])
+    election = pd.read_csv(folder / ELECTION_FILE) if (folder / ELECTION_FILE).is_file() else pd.DataFrame()
     return CellAnalysis(pd.read_csv(folder / ESTIMATES_FILE), run.population.attributes,
-                        *(tables.get(name, pd.DataFrame()) for name in STATE_TABLES), notes)
+                        *(tables.get(name, pd.DataFrame()) for name in STATE_TABLES), notes, election)
 
 
-SCATTER_YARDSTICKS = (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM)
-"""Drawn beside the models on the state scatter: the best possible, the nation's shares, equal shares."""
+SCATTER_YARDSTICKS = (CELL_ORACLE, MRP, NATIONAL_MARGINAL, UNIFORM)
+"""Drawn beside the models on the state scatter: the survey's cells, MRP, the nation's shares, equal shares."""
 
 
 def _model_sources(scores: pd.DataFrame) -> list[str]:
@@ -171,8 +181,8 @@ def _composition_markdown(analysis: CellAnalysis) -> str:
 def state_table(analysis: CellAnalysis, question: str) -> pd.DataFrame:
     """Per state, for the question's first option: the survey's share with its interval, the cell oracle's
     share and how far it moves the state (the composition effect with national cells), whether that move
-    leaves the survey's interval, how many other states the survey cannot tell it apart from, and the
-    first model source's share (column ``model``)."""
+    leaves the survey's interval, the MRP reference's share, how many other states the survey cannot tell
+    it apart from, and the first model source's share (column ``model``)."""
     scores = analysis.scores[analysis.scores["question"] == question]
     option = scores["option"].iloc[0]
     scores = scores[scores["option"] == option]
@@ -181,6 +191,7 @@ def state_table(analysis: CellAnalysis, question: str) -> pd.DataFrame:
     twins = pd.concat([undecided["state_a"], undecided["state_b"]]).value_counts()
     real = scores.drop_duplicates("state").set_index("state")
     oracle = scores[scores["source"] == CELL_ORACLE].set_index("state")
+    mrp = scores[scores["source"] == MRP].set_index("state")
     models = _model_sources(analysis.scores)
     model = scores[scores["source"] == models[0]].set_index("state") if models else None
     rows = []
@@ -192,6 +203,8 @@ def state_table(analysis: CellAnalysis, question: str) -> pd.DataFrame:
             row.update({"cell oracle": number(o["simulated"]), "move": f"{o['error']:+.3f}",
                         "outside survey CI": "yes" if not r["survey_ci_low"] <= o["simulated"] <= r["survey_ci_high"]
                         else "no"})
+        if state in mrp.index:
+            row["MRP"] = number(mrp.loc[state, "simulated"])
         row["states not told apart"] = int(twins.get(state, 0))
         if model is not None and state in model.index:
             row["model"] = number(model.loc[state, "simulated"])
@@ -255,8 +268,11 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
               "cell oracle (the survey's own answers per cell, post-stratified with the population's counts) "
               "is a reference, not a ceiling: what a simulator answering every cell like its respondents "
               "scores; a source that ignores the cells, such as the national marginal, can score better.", "",
+              mrp_markdown(analysis.scores), "",
               "### Composition effect", "", _composition_markdown(analysis), "",
               "### The survey's own noise", "", _noise_markdown(analysis), ""]
+    if not analysis.election.empty:
+        lines += [election_markdown(analysis.election), ""]
     for question in dict.fromkeys(analysis.scores["question"].astype(str)):
         lines += [f"### Every state: `{question}`", "", markdown_table(state_table(analysis, question)), "",
                   f"model: `{(_model_sources(analysis.scores) or ['none'])[0]}`; move: the cell oracle's share minus "

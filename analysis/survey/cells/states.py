@@ -2,17 +2,22 @@
 
 When the instrument names the survey's geography column (``data.geography``, e.g. ``state`` in CCES 2016
 ``stevedata/TV16``), every question is scored per state (:func:`pvsst.analysis.survey.cells.state_scores.score_states`)
-for every model x condition x elicitation of the run and for three yardsticks on the same cells: the
+for every model x condition x elicitation of the run and for four yardsticks on the same cells: the
 ``cell_oracle`` (the survey's own answers per cell, post-stratified with the run's population counts;
-where the cells leave out the state, its distance from the survey is the *composition effect*), the
-``national_marginal`` (the survey's national shares in every state; it does not vary across states, so
-its correlation across states is 0 by construction, ``constant = True``) and ``uniform``. The survey's
+where the cells leave out the state, its distance from the survey is the *composition effect*), ``mrp``
+(a logistic model of the survey's answers on the cell attributes with region and state effects, each
+state fitted without its own respondents, post-stratified with the same counts:
+:mod:`pvsst.analysis.survey.cells.mrp`), the ``national_marginal`` (the survey's national shares in
+every state; it does not vary across states, so its correlation across states is 0 by construction,
+``constant = True``) and ``uniform``. The survey's
 own sampling noise per state (respondents resampled within each state) and the state pairs it cannot
 tell apart come with them. When the population is the survey's own respondents (``personas.source:
 respondents``), the oracle's counts leave out, question by question, the respondents who skipped it
 (:func:`pvsst.analysis.survey.cells.state_scores.answered_counts`), so with cells that include the state
 it reproduces the raw state shares. Groups (the cell attributes other than the geography) are scored the same
-way against the survey's group shares.
+way against the survey's group shares. The CCES 2016 vote question is also scored against the certified
+2016 result, every source post-stratified with the population's voters
+(:mod:`pvsst.analysis.survey.cells.election_scores`, ``election_scores.csv``).
 
 The respondents are read from the instrument's data (``data`` loading recipe) and put into the persona
 vocabulary with the instrument's ``personas.attributes`` (:func:`pvsst.personas.respondents.matched_personas`),
@@ -38,8 +43,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE, KEYS, cell_estimates, groups_of, write_table
+from pvsst.analysis.survey.cells.election import vote_question
+from pvsst.analysis.survey.cells.election_scores import ELECTION_COLUMNS, SURVEY, election_scores
+from pvsst.analysis.survey.cells.estimates import (
+    ESTIMATES_FILE,
+    KEYS,
+    cell_estimates,
+    decision_bank,
+    groups_of,
+    write_table,
+)
 from pvsst.analysis.survey.cells.geography import indistinguishable_states, state_bootstrap, state_noise, state_shares
+from pvsst.analysis.survey.cells.mrp import MRP, mrp_predictions, poststratified_states
 from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
 from pvsst.analysis.survey.cells.state_scores import (
     CELL_ORACLE,
@@ -63,7 +78,8 @@ from pvsst.personas.geography import STATE_CODE_OF_NAME, STATE_CODES
 from pvsst.personas.respondents import AttributeMap, canonical_values, matched_personas
 from pvsst.personas.vocabulary import college_of
 
-YARDSTICKS = (CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM)
+YARDSTICKS = (CELL_ORACLE, MRP, NATIONAL_MARGINAL, UNIFORM, SURVEY)
+ELECTION_FILE = "election_scores.csv"
 STATE_SCORE_COLUMNS = ("question", "source", "state", "option", "simulated", "real", "error", "abs_error",
                        "js_distance", "total_variation", "total_variation_uniform", "simbench", "respondents",
                        "survey_se", "survey_ci_low", "survey_ci_high", "coverage")
@@ -85,6 +101,7 @@ class StateComparison:
     pairs: pd.DataFrame
     groups: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    election: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(ELECTION_COLUMNS)))
 
 
 def data_recipe(data: dict) -> dict:
@@ -155,7 +172,8 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
     if respondents is None:
         respondents = survey_respondents(spec, run.human)
     notes: list[str] = []
-    scores, correlations, pairs, groups = [], [], [], []
+    scores, correlations, pairs, groups, election = [], [], [], [], []
+    vote = vote_question(spec)
     sources = estimates[list(KEYS)].drop_duplicates().itertuples(index=False, name=None)
     sources = [(source_label(*key), dict(zip(KEYS, key))) for key in sources]
     for scale in run.scales:
@@ -174,6 +192,7 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
         real = real.loc[states]
         coverage = pd.Series(np.nan, index=real.index)
         tables = dict(simulated)
+        mrp = None
         missing = [a for a in population.attributes if a not in answered.columns or answered[a].isna().all()]
         if missing:
             notes.append(f"{question}: no cell oracle: the respondents have no {', '.join(missing)} (map it in "
@@ -193,6 +212,12 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
                 coverage = coverage.reindex(states)
             except InputError as err:
                 notes.append(f"{question}: no cell oracle ({err})")
+            try:
+                mrp = mrp_predictions(known, population.attributes, question, codes, counts,
+                                      population.cells.drop(columns="count"), weight="weight")
+                tables[MRP] = poststratified_states(mrp, counts, population.cells.drop(columns="count")).reindex(states)
+            except InputError as err:
+                notes.append(f"{question}: no MRP reference ({err})")
         tables[NATIONAL_MARGINAL] = national_marginal_shares(answered, question, codes, states, weight="weight")
         tables[UNIFORM] = uniform_shares(real)
         scored = score_states(real, tables)
@@ -211,8 +236,15 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
         correlations.append(correlation)
         pairs.append(pair_table.assign(question=question))
         groups.append(_group_scores(answered, question, codes, estimates, sources, groups_of(population)))
+        if vote is not None and vote[0] == question:
+            try:
+                election.append(election_scores(decision_bank(run.responses, run.scales), population, respondents,
+                                                question, vote[1], codes, mrp))
+            except InputError as err:
+                notes.append(f"{question}: no comparison with the election ({err})")
     return StateComparison(_stack(scores, STATE_SCORE_COLUMNS), _stack(correlations, CORRELATION_COLUMNS),
-                           _stack(pairs, PAIR_COLUMNS), _stack(groups, GROUP_SCORE_COLUMNS), notes)
+                           _stack(pairs, PAIR_COLUMNS), _stack(groups, GROUP_SCORE_COLUMNS), notes,
+                           _stack(election, ELECTION_COLUMNS))
 
 
 def _stack(frames: list[pd.DataFrame], columns) -> pd.DataFrame:
@@ -266,6 +298,8 @@ def cell_analysis(run: ScoredRun) -> tuple[dict[str, pd.DataFrame], list[str]]:
     comparison = compare_states(run, run.population, estimates, run.spec)
     tables.update({"state_scores.csv": comparison.scores, "state_correlations.csv": comparison.correlations,
                    "state_pairs.csv": comparison.pairs, "group_scores.csv": comparison.groups})
+    if not comparison.election.empty:
+        tables[ELECTION_FILE] = comparison.election
     return tables, comparison.notes
 
 

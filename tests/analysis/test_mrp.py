@@ -1,0 +1,120 @@
+"""MRP on planted populations: the fit recovers planted state and cell effects, each state's estimate never
+sees its own respondents, and the post-stratified estimate of a held-out state is its planted share."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pvsst.analysis.survey.cells.mrp import fit_state_logit, mrp_predictions, mrp_state_shares
+from pvsst.core.errors import InputError
+from pvsst.personas.geography import REGION_OF_STATE, STATE_CODES
+
+STATES = [s for s in STATE_CODES if s != "DC"][:30]
+INTERCEPT, MALE, GROUP = -0.3, 0.8, {"a": 0.0, "b": -0.5, "c": 1.0}
+
+
+def _expit(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def planted_survey(state_effects: dict[str, float], per_state: int = 600, seed: int = 7) -> pd.DataFrame:
+    """Respondents whose P(yes) = expit(intercept + 0.8 male + group effect + state effect)."""
+    rng = np.random.default_rng(seed)
+    states = np.repeat(list(state_effects), per_state)
+    sex = rng.choice(["female", "male"], states.size)
+    group = rng.choice(list(GROUP), states.size, p=[0.5, 0.3, 0.2])
+    eta = (INTERCEPT + MALE * (sex == "male") + np.vectorize(GROUP.get)(group)
+           + np.vectorize(state_effects.get)(states))
+    answer = np.where(rng.random(states.size) < _expit(eta), "yes", "no")
+    return pd.DataFrame({"sex": sex, "group": group, "state": states, "q": answer})
+
+
+def population(states) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Six cells (sex x group) with state-specific counts."""
+    cells = pd.DataFrame([(f"{s}|{g}", s, g) for s in ("female", "male") for g in GROUP],
+                         columns=["cell_id", "sex", "group"])
+    rng = np.random.default_rng(11)
+    counts = pd.DataFrame([(c, state, int(rng.integers(50, 500))) for state in states for c in cells["cell_id"]],
+                          columns=["cell_id", "state", "count"])
+    return counts, cells
+
+
+def test_the_fit_recovers_planted_state_and_cell_effects():
+    rng = np.random.default_rng(3)
+    planted = dict(zip(STATES, rng.normal(0.0, 0.5, len(STATES))))
+    fit = fit_state_logit(planted_survey(planted), ["sex", "group"], "q", "yes", region_of=None)
+    truth = pd.Series(planted)
+    recovered = fit.state_effects.reindex(truth.index)
+    # the intercept absorbs the state effects' mean: compare deviations from it
+    error = (recovered - recovered.mean()) - (truth - truth.mean())
+    print(f"state effects: correlation {np.corrcoef(recovered, truth)[0, 1]:.3f}, largest error "
+          f"{error.abs().max():.3f}, sigma {fit.sigma}")
+    assert np.corrcoef(recovered, truth)[0, 1] > 0.95
+    assert error.abs().max() < 0.25
+    assert 0.4 <= fit.sigma <= 0.8  # planted 0.5 (0.577 in these 30 draws)
+    assert fit.coefficients["sex=male"] == pytest.approx(MALE, abs=0.08)
+    assert fit.coefficients["group=b"] == pytest.approx(GROUP["b"], abs=0.08)
+    assert fit.coefficients["group=c"] == pytest.approx(GROUP["c"], abs=0.1)
+    assert fit.coefficients["intercept"] + recovered.mean() == pytest.approx(INTERCEPT + truth.mean(), abs=0.08)
+
+
+def test_without_state_effects_the_held_out_state_gets_its_planted_share():
+    survey = planted_survey(dict.fromkeys(STATES, 0.0))
+    counts, cells = population(STATES)
+    shares = mrp_state_shares(survey, ["sex", "group"], "q", ["yes", "no"], counts, cells)
+    cell_p = {c: _expit(INTERCEPT + MALE * (s == "male") + GROUP[g]) for c, s, g in cells.itertuples(index=False)}
+    truth = counts.assign(p=counts["cell_id"].map(cell_p)).groupby("state").apply(
+        lambda f: np.average(f["p"], weights=f["count"]), include_groups=False)
+    error = (shares["yes"] - truth.reindex(shares.index)).abs()
+    print(f"MRP against the planted state shares: mean |error| {error.mean():.4f}, max {error.max():.4f}")
+    assert error.max() < 0.02
+    assert np.allclose(shares.sum(axis=1), 1.0)
+
+
+def test_a_states_estimate_never_sees_its_own_respondents():
+    rng = np.random.default_rng(5)
+    survey = planted_survey(dict(zip(STATES, rng.normal(0.0, 0.4, len(STATES)))), per_state=200)
+    counts, cells = population(STATES)
+    before = mrp_state_shares(survey, ["sex", "group"], "q", ["yes", "no"], counts, cells)
+    changed = survey.copy()
+    held = "CA"
+    changed.loc[changed["state"] == held, "q"] = "yes"  # every Californian respondent now says yes
+    after = mrp_state_shares(changed, ["sex", "group"], "q", ["yes", "no"], counts, cells)
+    dropped = mrp_state_shares(survey[survey["state"] != held], ["sex", "group"], "q", ["yes", "no"], counts, cells)
+    assert after.loc[held, "yes"] == before.loc[held, "yes"] == dropped.loc[held, "yes"]
+    others = after.drop(index=held)["yes"] - before.drop(index=held)["yes"]
+    assert (others.abs() > 1e-6).all()  # California's answers do reach every other state's model
+
+
+def test_a_held_out_state_takes_its_regions_effect():
+    region_effect = {"Northeast": -0.6, "Midwest": 0.0, "South": 0.6, "West": -0.2}
+    survey = planted_survey({s: region_effect[REGION_OF_STATE[s]] for s in STATES}, per_state=400)
+    counts, cells = population(STATES)
+    with_region = mrp_state_shares(survey, ["sex", "group"], "q", ["yes", "no"], counts, cells)
+    without = mrp_state_shares(survey, ["sex", "group"], "q", ["yes", "no"], counts, cells, region_of=None)
+    cell_eta = {c: INTERCEPT + MALE * (s == "male") + GROUP[g] for c, s, g in cells.itertuples(index=False)}
+    truth = counts.assign(p=[_expit(cell_eta[c] + region_effect[REGION_OF_STATE[s]])
+                             for c, s in zip(counts["cell_id"], counts["state"])])
+    truth = truth.groupby("state").apply(lambda f: np.average(f["p"], weights=f["count"]), include_groups=False)
+    error = (with_region["yes"] - truth).abs()
+    assert error.max() < 0.03
+    assert (without["yes"] - truth).abs().mean() > 2 * error.mean()
+
+
+def test_more_than_two_options_are_modelled_one_against_the_rest_and_sum_to_one():
+    rng = np.random.default_rng(9)
+    survey = planted_survey(dict.fromkeys(STATES[:8], 0.0), per_state=150)
+    survey["q"] = np.where(survey["q"] == "yes", rng.choice(["a", "b"], len(survey)), "c")
+    counts, cells = population(STATES[:8])
+    predictions = mrp_predictions(survey, ["sex", "group"], "q", ["a", "b", "c"], counts, cells)
+    assert all(np.allclose(p.sum(axis=1), 1.0) for p in predictions.shares.values())
+
+
+def test_missing_columns_and_a_survey_from_one_state_only_raise_input_errors():
+    survey = planted_survey({"OH": 0.0}, per_state=50)
+    counts, cells = population(["OH"])
+    with pytest.raises(InputError, match="no respondent outside OH"):
+        mrp_state_shares(survey, ["sex", "group"], "q", ["yes", "no"], counts, cells)
+    with pytest.raises(InputError, match="no column 'party'"):
+        mrp_state_shares(survey, ["sex", "party"], "q", ["yes", "no"], counts, cells)
