@@ -59,7 +59,11 @@ def test_audit_section_and_figure_in_the_report(tmp_path):
     report = build_survey_report(run, formats=("md",), figure_formats=("png",))
     text = (run / "report" / "report.md").read_text()
     assert "### Counterfactual persona audit" in text and "arity-matched null" in text
-    assert text.count("in a group's share with 80% power") == 2 and "MDE (80%)" in text
+    assert text.count("in one group's share of an option with 80% power") == 2 and "MDE (80%)" in text
+    for row in questions.itertuples():
+        verdict = "flagged; at this size" if row.flagged else "nothing flagged; this audit detects"
+        assert f"{row.question}: {verdict}" in text and f"at least {row.mde:.3f}" in text
+    assert "- Benjamini-Hochberg families: omnibus: 2 tests (every source x question)" in text
     figure = dict((f.name, f) for _, f in report.figures)["survey_audit_disparity"]
     data = figure.data
     null = shares[shares["audit_role"] == "arity_null"]

@@ -24,7 +24,7 @@ from pvsst.analysis.figures.survey.states import group_errors_figure, state_scat
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, markdown_table
 from pvsst.analysis.report.survey.tables import degraded_sources, estimate, number
-from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE
+from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE, SURVEY_SAMPLE
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
 from pvsst.analysis.survey.cells.states import NOTES_FILE, YARDSTICKS, cell_analysis, write_cell_analysis
 from pvsst.analysis.survey.units import ScoredRun
@@ -122,6 +122,7 @@ def _estimates_markdown(estimates: pd.DataFrame) -> str:
     shown = estimates[(estimates["level"] == "national") | group_first]
     rows = [{"source": f"{r.model} | {r.condition} ({r.elicitation})", "question": r.question, "domain": r.domain,
              "option": r.option, "estimate": (number(r.estimate) + " (exact)") if r.interval == "exact"
+             else (number(r.estimate) + " (survey sample)") if r.interval == SURVEY_SAMPLE
              else estimate(r.estimate, r.ci_low, r.ci_high), "population": f"{r.population:,.0f}",
              "coverage": number(r.coverage)} for r in shown.itertuples()]
     return markdown_table(pd.DataFrame(rows))
@@ -235,9 +236,11 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
     """The cell-run section of the survey report."""
     lines = ["## Population estimates and states", "",
              "Post-stratified shares (`analysis/estimates.csv`): estimate_d = sum_c N_dc / N_d p_c over the cells "
-             "c of domain d, with bootstrap intervals over each cell's sampled answers, or exact for "
-             "distributions. National rows (every option) and group rows (the first option) below; every state and "
-             "option in the CSV. coverage: the answered cells' share of the domain's population.", "",
+             "c of domain d, with Wilson intervals from each cell's sampled answers, exact for a model's "
+             "distributions, and no interval (survey sample) for a control whose distributions are estimated "
+             "from the survey's respondents (its sampling error is the survey's). National rows (every option) "
+             "and group rows (the first option) below; every state and option in the CSV. coverage: the "
+             "answered cells' share of the domain's population.", "",
              _estimates_markdown(analysis.estimates), ""]
     implication = implication_markdown(analysis.attributes)
     if implication:
