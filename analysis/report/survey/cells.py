@@ -208,6 +208,9 @@ def _noise_markdown(analysis: CellAnalysis) -> str:
         examples = ", ".join(f"{a}-{b}" for a, b in undecided[["state_a", "state_b"]].head(6).itertuples(index=False))
         lines.append(f"`{question}` / `{option}`: {len(undecided):,} of {len(part):,} state pairs cannot be told apart "
                      f"by the survey's own bootstrap (e.g. {examples or 'none'})")
+    if "bh_family" in pairs and len(pairs):
+        lines.append(f"Told apart when the bootstrap p of the difference, adjusted by Benjamini-Hochberg across "
+                     f"{pairs['bh_family'].iloc[0]}, is below 1 - the interval level.")
     se = analysis.scores.drop_duplicates(["question", "state", "option"])
     lines.append(f"Survey standard error of a state share: median {number(se['survey_se'].median())}, "
                  f"largest {number(se['survey_se'].max())} ({se.sort_values('survey_se').iloc[-1]['state']}).")
@@ -266,7 +269,8 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
                   f"the survey's raw share (with national cells, the composition "
                   "effect); outside survey CI: whether the oracle leaves the survey's own 95% bootstrap interval; "
                   "states not told apart: other states whose difference from this one the survey's bootstrap "
-                  "interval does not exclude 0 (pairs in `analysis/state_pairs.csv`).", ""]
+                  "cannot resolve (BH-adjusted bootstrap p across every question x option x state pair at least "
+                  "1 - the interval level; pairs in `analysis/state_pairs.csv`).", ""]
     if analysis.notes:
         lines += [bullet_list([f"note: {n}" for n in analysis.notes]), ""]
     lines += ["### State figures", "", figure_text, ""]
