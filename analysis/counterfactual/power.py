@@ -66,8 +66,22 @@ def _check(n_groups: int, n_options: int, statistic: str, base_share: float, sco
 
 
 def degrees_of_freedom(n_groups: int, n_options: int, statistic: str = "shares") -> int:
-    """(G - 1)(K - 1) for the shares statistic, G - 1 for the scores statistic.
+    """The degrees of freedom of the omnibus statistic's chi-square limit.
 
+    Parameters
+    ----------
+    n_groups, n_options : int
+        G and K.
+    statistic : {"shares", "scores"}
+        The omnibus statistic.
+
+    Returns
+    -------
+    int
+        (G - 1)(K - 1) for the shares statistic, G - 1 for the scores statistic.
+
+    Examples
+    --------
     >>> degrees_of_freedom(4, 3), degrees_of_freedom(4, 7, "scores")
     (6, 3)
     """
