@@ -17,12 +17,15 @@ Per question (AgentFairBench, arXiv 2606.16723):
   Benjamini-Hochberg (``statsmodels.stats.multitest.multipletests``, ``fdr_bh``) across questions for
   the omnibus p and across questions x groups for the paired p; a question is ``flagged`` when its
   adjusted omnibus p is below ``alpha``;
-- the minimum detectable effect at the audit's own size: per group and option ``share_gap_mde`` =
-  ``(z_{1 - alpha/2} + z_{0.80}) sd*(gap)``, the share gap a two-sided test at ``alpha`` detects with
-  80% power (``sd*`` the bootstrap standard deviation of the gap over matched sets; a Wald
-  approximation to one test, before any multiplicity adjustment, so the BH-adjusted omnibus needs at
-  least as much); per question ``mde_share_gap``, the largest over its groups and options: a shift of
-  that size in any group's share of any option is detected with at least 80% power;
+- the minimum detectable effect at the audit's own size. ``mde``: the smallest shift of one group that
+  gets the question flagged with 80% power (:mod:`pvsst.analysis.counterfactual.power`: the omnibus
+  test as a noncentral chi-square at ``alpha / mde_tests``, ``mde_tests`` the size of the BH family);
+  ``mde_unit`` says what shifts: one group's share of one option (``share``; sized at the pooled share
+  nearest 1/2, ``power_base_share``, the hardest option to move) or one group's mean score (``score``;
+  ``power_score_sd`` the residual score SD within sets and groups). Per group and option
+  ``share_gap_mde`` = ``(z_{1 - alpha/2} + z_{0.80}) sd*(gap)``, the share gap one two-sided Wald test
+  of that gap detects with 80% power before any adjustment (``sd*`` the bootstrap SD of the gap over
+  matched sets); per question ``mde_share_gap``, the largest over its groups and options;
 - beside them the same measures over the null's seed groups, the excess spread (observed minus null,
   sets resampled jointly) and the one-sided arity-null test (:mod:`pvsst.analysis.counterfactual.null`),
   adjusted by Benjamini-Hochberg across questions: ``exceeds_null`` when below ``alpha``.
@@ -58,12 +61,14 @@ from pvsst.analysis.counterfactual.measures import (
 )
 from pvsst.analysis.counterfactual.null import arity_null_p
 from pvsst.analysis.counterfactual.permutation import PERMUTATIONS, omnibus_permutation_p, paired_group_tests
+from pvsst.analysis.counterfactual.power import POWER, detectable_shift
 from pvsst.core.defaults import ANALYSIS_SEED
 from pvsst.core.errors import InputError
 
 ANSWER_COLUMNS = ("set_id", "group", "question", "answer")
 MEASURES = ("flip_rate", "mean_abs_score_diff", "share_spread")
-MDE_POWER = 0.80
+MDE_POWER = POWER
+MDE_UNITS = {"shares": "share", "scores": "score"}
 
 
 @dataclass(frozen=True)
@@ -198,6 +203,7 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
         gaps, (gap_low, gap_high) = gaps_from_shares(shares), _interval(boot_gaps, alpha)
         mde = (norm.ppf(1 - alpha / 2) + norm.ppf(MDE_POWER)) * boot_gaps.std(axis=0, ddof=1)
         row["mde_share_gap"] = float(mde.max())
+        row.update(_power_inputs(m, k, x, shares))
         for gi, group in enumerate(m.groups):
             for ki, code in enumerate(question_codes):
                 share_rows.append({"question": question, "group": group, "option": code,
@@ -214,12 +220,64 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
     questions = pd.DataFrame(question_rows)
     questions["omnibus_p_bh"] = _bh(questions["omnibus_p"], alpha)
     questions["flagged"] = questions["omnibus_p_bh"] < alpha
+    questions = with_mde(questions, alpha, len(questions))
     if null_answers is not None:
         questions["arity_p_bh"] = _bh(questions["arity_p"], alpha)
         questions["exceeds_null"] = questions["arity_p_bh"] < alpha
     groups = pd.DataFrame(group_rows)
     groups["paired_p_bh"] = _bh(groups["paired_p"], alpha)
     return CounterfactualAudit(questions, pd.DataFrame(share_rows), groups, draws, seed, permutations, alpha)
+
+
+def _power_inputs(m: MatchedAnswers, k: int, scores: np.ndarray, shares: np.ndarray) -> dict:
+    """What the power of the question's omnibus test depends on: K, the pooled share nearest 1/2 and the
+    residual score SD (x_sg minus its set's and its group's means, (S - 1)(G - 1) degrees of freedom)."""
+    pooled = shares.mean(axis=0)
+    x = scores[m.matrix]
+    s, g = x.shape
+    residual = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + x.mean()
+    return {"n_options": k, "power_base_share": float(pooled[np.argmin(np.abs(pooled - 0.5))]),
+            "power_score_sd": float(np.sqrt((residual ** 2).sum() / ((s - 1) * (g - 1))))}
+
+
+def with_mde(questions: pd.DataFrame, alpha: float, tests: int) -> pd.DataFrame:
+    """``questions`` with ``mde``, ``mde_unit`` and ``mde_tests``: the shift its omnibus test flags with 80%
+    power when the Benjamini-Hochberg family holds ``tests`` tests (NaN where nothing varies to size it).
+
+    Parameters
+    ----------
+    questions : pandas.DataFrame
+        Audit rows with ``n_sets, n_groups, n_options, omnibus_statistic, power_base_share, power_score_sd``.
+    alpha : float
+        The false discovery rate.
+    tests : int
+        The family's size.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with the three columns (rows lacking the inputs get NaN).
+
+    Examples
+    --------
+    >>> row = pd.DataFrame({"n_sets": [100], "n_groups": [2], "n_options": [2], "omnibus_statistic": ["shares"],
+    ...                     "power_base_share": [0.5], "power_score_sd": [0.5]})
+    >>> round(float(with_mde(row, 0.05, 1).loc[0, "mde"]), 3)
+    0.198
+    """
+    questions = questions.copy()
+    values, units = [], []
+    for row in questions.to_dict("records"):
+        statistic = row.get("omnibus_statistic")
+        base, sd = row.get("power_base_share", np.nan), row.get("power_score_sd", np.nan)
+        usable = statistic in MDE_UNITS and row.get("n_sets") == row.get("n_sets") and (
+            0 < base < 1 if statistic == "shares" else sd > 0)
+        values.append(detectable_shift(float(row["n_sets"]), n_groups=int(row["n_groups"]),
+                                       n_options=int(row["n_options"]), statistic=statistic, base_share=base,
+                                       score_sd=sd, alpha=alpha, tests=max(1, int(tests))) if usable else np.nan)
+        units.append(MDE_UNITS.get(statistic, ""))
+    questions["mde"], questions["mde_unit"], questions["mde_tests"] = values, units, int(tests)
+    return questions
 
 
 def _null_columns(m: MatchedAnswers, null_answers: pd.DataFrame, question: str, codes: Sequence[str],

@@ -15,7 +15,7 @@ import pandas as pd
 from pvsst.analysis.figures.survey.audit import audit_disparity_figure
 from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import markdown_table
-from pvsst.analysis.report.survey.audit import DEFINITIONS, audit_markdown
+from pvsst.analysis.report.survey.audit import DEFINITIONS, audit_markdown, power_lines
 
 SOURCE_COLUMNS = ("model", "topic_id")
 STUDY_DEFINITIONS = (
@@ -25,8 +25,8 @@ STUDY_DEFINITIONS = (
                  "other sets for every member of a set; failed ballots left out."),
     *(d for d in DEFINITIONS if d[0] not in ("omnibus p", "TV")),
     ("omnibus p", "within-set permutation test of T = sum over groups of (sum over sets of the member's score minus "
-                  "its set's mean score)^2; adjusted by Benjamini-Hochberg across the two questions (omnibus p "
-                  "BH); flagged when below audit.alpha."),
+                  "its set's mean score)^2; adjusted by Benjamini-Hochberg across every model x topic x question "
+                  "(omnibus p BH; study_audit.csv's bh_family names each family); flagged when below audit.alpha."),
 )
 
 
@@ -38,7 +38,8 @@ def study_audit_markdown(questions: pd.DataFrame) -> str:
         "stance, then votes on one shared ballot. The arity-matched null has as many groups made by changing only "
         "the request seed. [interval] = percentile bootstrap over matched sets at level 1 - audit.alpha. Per group: "
         "`analysis/study_audit_shares.csv` (share gaps) and `analysis/study_audit_groups.csv` (score gaps, paired "
-        "tests).", "", audit_markdown(questions, SOURCE_COLUMNS), "", "Definitions:", "",
+        "tests).", "", audit_markdown(questions, SOURCE_COLUMNS), "", *power_lines(questions, SOURCE_COLUMNS),
+        "Definitions:", "",
         markdown_table(pd.DataFrame([{"name": n, "definition": d} for n, d in STUDY_DEFINITIONS])), ""])
 
 

@@ -16,9 +16,13 @@ flip rate (share of sets whose answer is not the same for every member), mean ab
 share spread, each with a percentile bootstrap interval over sets; per group the paired signed-rank
 test; the omnibus within-set permutation test on the centred scores (``omnibus_statistic = scores``:
 a set's level depends on its initial stance and ballot, so a group's shift shows in the scores within
-sets far more than in the pooled shares), with Benjamini-Hochberg across the two questions; and the
-arity-null test (``exceeds_null``). The null's seed groups are also audited on their own, so their share
-gaps are the band a disparity must leave.
+sets far more than in the pooled shares); and the arity-null test (``exceeds_null``). Every p is
+adjusted by Benjamini-Hochberg across every unit (model x topic) x question (x group for the paired
+test), the family named in ``bh_family``
+(:func:`pvsst.analysis.counterfactual.families.adjusted_across_sources`), and ``mde`` is the shift of
+one group's mean score (in score points) that gets a question flagged with 80% power in that family
+(:mod:`pvsst.analysis.counterfactual.power`). The null's seed groups are also audited on their own, so
+their share gaps are the band a disparity must leave.
 
 Writes three tables to ``RUN/analysis/`` (the columns of :mod:`pvsst.analysis.survey.audit`, with
 ``unit_id, model, topic_id`` in front instead of model, condition and elicitation):
@@ -48,6 +52,7 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.analysis.counterfactual.audit import audit_tables
+from pvsst.analysis.counterfactual.families import adjusted_across_sources
 from pvsst.analysis.stats.paired import require_columns
 from pvsst.analysis.store.reader import iter_unit_tables, read_manifest
 from pvsst.core.integrity import complete_unit_dirs
@@ -115,4 +120,7 @@ def score_study_audit(run_dir: str | Path, draws: int | None = None) -> StudyAud
             yield ((unit_id, entry.get("model", ""), entry.get("topic_id", "")),
                    member_answers(tables["agents"], tables["posts"], tables["votes"]))
 
-    return StudyAudit(*audit_tables(sources(), codes, UNIT_COLUMNS, **options))
+    questions, shares, groups = audit_tables(sources(), codes, UNIT_COLUMNS, **options)
+    if "omnibus_p" in questions:
+        questions, groups = adjusted_across_sources(questions, groups, options["alpha"], sources="model x topic")
+    return StudyAudit(questions, shares, groups)

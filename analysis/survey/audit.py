@@ -21,9 +21,11 @@ Writes three tables to ``RUN/analysis/``:
 - ``audit.csv``: one row per model x condition x question: flip rate, mean absolute score difference,
   share spread (each with ``_low`` / ``_high``), the omnibus within-set permutation p and its
   Benjamini-Hochberg adjustment across every source x question (``bh_family`` names the family and its
-  size; :func:`adjusted_across_sources`), ``flagged``; with the null its measures
-  (``null_``), the excess spread over the null with its interval, the arity-null p, its adjustment and
-  ``exceeds_null``; ``note`` says why a source has no audit (e.g. fewer than 2 complete sets).
+  size; :func:`~pvsst.analysis.counterfactual.families.adjusted_across_sources`), ``flagged``, ``mde``
+  (the shift of one group's share of one option flagged with 80% power in that family, ``mde_unit``,
+  ``mde_tests``); with the null its measures (``null_``), the excess spread over the null with its
+  interval, the arity-null p, its adjustment and ``exceeds_null``; ``note`` says why a source has no
+  audit (e.g. fewer than 2 complete sets).
 - ``audit_shares.csv``: model x condition x question x group x option: the share and its gap against
   the other groups, with intervals (``audit_role`` = ``audit`` or ``arity_null``).
 - ``audit_groups.csv``: model x condition x question x group: the mean score gap against the rest of
@@ -50,9 +52,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.multitest import multipletests
 
 from pvsst.analysis.counterfactual.audit import audit_tables
+from pvsst.analysis.counterfactual.families import adjusted_across_sources
 from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, ScoredRun
 from pvsst.core.atomic import write_csv_tables
 from pvsst.core.errors import InputError
@@ -103,55 +105,6 @@ def member_answers(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[
     members = personas.assign(persona_id=personas["persona_id"].astype(str))[["persona_id", "set_id", "group",
                                                                               "audit_role"]]
     return out.merge(members, on="persona_id", how="inner")[["set_id", "group", "audit_role", "question", "answer"]]
-
-
-def adjusted_across_sources(questions: pd.DataFrame, groups: pd.DataFrame,
-                            alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Benjamini-Hochberg across every test the audit reports, each family named (``bh_family``).
-
-    Parameters
-    ----------
-    questions, groups : pandas.DataFrame
-        ``audit.csv`` and ``audit_groups.csv`` of every source (model x condition x elicitation).
-    alpha : float
-        The false discovery rate.
-
-    Returns
-    -------
-    tuple of pandas.DataFrame
-        The tables with ``omnibus_p_bh`` / ``flagged``, ``arity_p_bh`` / ``exceeds_null`` and ``paired_p_bh``
-        adjusted across all sources' questions (and groups), and ``bh_family`` naming each family and its
-        size.
-
-    Examples
-    --------
-    >>> questions = pd.DataFrame({"model": ["m1", "m2"], "question": "q", "omnibus_p": [0.02, 0.04]})
-    >>> groups = pd.DataFrame({"model": ["m1"], "group": "x", "paired_p": [0.5]})
-    >>> q, g = adjusted_across_sources(questions, groups, 0.05)
-    >>> q["omnibus_p_bh"].tolist(), q["bh_family"].iloc[0]
-    ([0.04, 0.04], 'omnibus: 2 tests (every source x question)')
-    """
-    questions, groups = questions.copy(), groups.copy()
-    families = []
-    for frame, p, adjusted, flag, name in ((questions, "omnibus_p", "omnibus_p_bh", "flagged", "omnibus"),
-                                           (questions, "arity_p", "arity_p_bh", "exceeds_null", "arity"),
-                                           (groups, "paired_p", "paired_p_bh", None, "paired")):
-        if p not in frame:
-            continue
-        present = frame[p].notna()
-        frame[adjusted] = np.nan
-        if present.any():
-            frame.loc[present, adjusted] = multipletests(frame.loc[present, p].to_numpy(float), alpha=alpha,
-                                                         method="fdr_bh")[1]
-        if flag is not None:
-            frame[flag] = frame[adjusted] < alpha
-        family = f"{name}: {int(present.sum())} tests (every source x question{' x group' if name == 'paired' else ''})"
-        if frame is questions:
-            families.append(family)
-        else:
-            groups["bh_family"] = family
-    questions["bh_family"] = "; ".join(families)
-    return questions, groups
 
 
 def distribution_measures(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[str, list[str]],

@@ -8,7 +8,7 @@ import typer
 
 # One module per command group; each adds its commands / sub-apps to the root app.
 COMMAND_MODULES = ("models", "llm", "simulate", "personas", "prereg", "run", "estimate", "stats",
-                   "analyze", "judge", "report", "survey", "show", "materials", "verify")
+                   "analyze", "judge", "report", "survey", "audit", "show", "materials", "verify")
 
 
 # Apps already populated: ``main()`` calls register_all on every invocation (tests call it many times),

@@ -20,6 +20,7 @@ rich_console = lazy_module("rich.console")
 rich_table = lazy_module("rich.table")
 survey_score = lazy_module("pvsst.analysis.survey.score")
 run_store = lazy_module("pvsst.analysis.store.reader")
+audit_report = lazy_module("pvsst.analysis.report.survey.audit")
 survey_runner = lazy_module("pvsst.experiments.survey.runner")
 
 survey_app = command_group("Simulate survey answers and score them against real survey data.")
@@ -100,6 +101,9 @@ def score(
         console.print("wrote " + ", ".join(str(p) for p in scores.files["cells"]))
     if scores.audit is not None:
         rich_console.Console(width=200).print(_audit_view(scores.audit.questions, scores.files["audit"][0]))
+        for line in audit_report.power_lines(scores.audit.questions):
+            if line:
+                console.print(line, markup=False)
     if scores.consistency is not None:
         rich_console.Console(width=200).print(_consistency_view(scores.consistency.summary,
                                                                 scores.files["consistency"][0]))
@@ -130,10 +134,11 @@ def _fidelity_view(summary, path: Path) -> "rich_table.Table":
 
 
 def _audit_view(questions, path: Path) -> "rich_table.Table":
-    view = rich_table.Table(title=f"Counterfactual audit (BH-adjusted p; flagged / exceeds the arity-matched null) -> "
+    view = rich_table.Table(title=f"Counterfactual audit (BH-adjusted p; flagged / exceeds the arity-matched null; "
+                            f"mde: the shift flagged with 80% power) -> "
                             f"{path}")
     columns = [c for c in ("model", "condition", "question", "n_sets", "flip_rate", "share_spread",
-                           "null_share_spread", "omnibus_p_bh", "flagged", "arity_p_bh", "exceeds_null")
+                           "null_share_spread", "omnibus_p_bh", "flagged", "mde", "arity_p_bh", "exceeds_null")
                if c in questions]
     for column in columns:
         view.add_column(column, justify="left" if column in ("model", "condition", "question") else "right",

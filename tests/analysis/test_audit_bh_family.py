@@ -23,3 +23,18 @@ def test_the_omnibus_family_spans_every_source():
                                       "arity: 3 tests (every source x question)")
     assert g["paired_p_bh"].tolist() == pytest.approx([0.03, 0.03, 0.03])
     assert g["bh_family"].iloc[0] == "paired: 3 tests (every source x question x group)"
+
+
+def test_a_study_family_spans_every_unit_and_sizes_the_mde_at_its_size():
+    # two units (model x topic) x two questions: one family of four; each question's MDE tested at alpha / 4
+    questions = pd.DataFrame({"unit_id": ["u1", "u1", "u2", "u2"], "question": ["post_stance", "net_vote"] * 2,
+                              "omnibus_p": [0.01, 0.2, 0.03, 0.6], "n_sets": 60, "n_groups": 4,
+                              "n_options": [7, 11] * 2, "omnibus_statistic": "scores", "power_base_share": 0.3,
+                              "power_score_sd": 1.0})
+    groups = pd.DataFrame({"unit_id": ["u1"], "group": ["x"], "paired_p": [0.5]})
+    q, g = adjusted_across_sources(questions, groups, 0.05, sources="model x topic")
+    assert q["bh_family"].iloc[0] == "omnibus: 4 tests (every model x topic x question)"
+    assert g["bh_family"].iloc[0] == "paired: 1 tests (every model x topic x question x group)"
+    assert (q["mde_tests"] == 4).all() and (q["mde_unit"] == "score").all()
+    one_unit, _ = adjusted_across_sources(questions.iloc[:2], groups, 0.05, sources="model x topic")
+    assert (q["mde"].iloc[:2].to_numpy() > one_unit["mde"].to_numpy()).all()  # a larger family needs more

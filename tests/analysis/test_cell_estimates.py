@@ -73,3 +73,20 @@ def test_national_totals_beside_state_counts_are_checked_and_dropped():
                                                "geography": ["US"], "population": [5]})])
     population = population_from_table(frame)
     assert "US" not in set(population.counts["state"]) and population.weights()["a"] == 5
+
+
+def test_distributions_estimated_from_the_survey_are_not_marked_exact():
+    population = population_from_table(_cells())
+    rows = [("a", {"yes": 0.75, "no": 0.25}, True), ("b", {"yes": 0.1, "no": 0.9}, True),
+            ("c", {"yes": 0.5, "no": 0.5}, True)]
+    model = _responses(rows)
+    marginal = model.assign(provider="scripted/marginal")
+    uniform = model.assign(provider="scripted/uniform")
+    run = ScoredRun({"settings": {}}, [SCALE], pd.DataFrame(), pd.DataFrame(), pd.concat([model, marginal, uniform]))
+    table = cell_estimates(run, population)
+    by_model = table.groupby("model")["interval"].unique().map(list).to_dict()
+    # the marginal's distribution is the survey's weighted marginal: a sample of respondents, not exact
+    assert by_model == {"m": ["exact"], "scripted/marginal": ["survey_sample"], "scripted/uniform": ["exact"]}
+    marked = table[table["model"] == "scripted/marginal"]
+    assert marked["ci_low"].isna().all() and marked["ci_high"].isna().all()
+    assert marked["estimate"].to_numpy() == pytest.approx(table[table["model"] == "m"]["estimate"].to_numpy())

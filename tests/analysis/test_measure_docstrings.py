@@ -17,7 +17,8 @@ import pytest
 MEASURE_MODULES = (
     "pvsst.analysis.consistency.judge_agreement", "pvsst.analysis.consistency.trials",
     "pvsst.analysis.counterfactual.measures", "pvsst.analysis.counterfactual.null",
-    "pvsst.analysis.counterfactual.permutation", "pvsst.analysis.network.dynamics", "pvsst.analysis.network.homophily",
+    "pvsst.analysis.counterfactual.permutation", "pvsst.analysis.counterfactual.power",
+    "pvsst.analysis.network.dynamics", "pvsst.analysis.network.homophily",
     "pvsst.analysis.stats.block_tests", "pvsst.analysis.stats.contrast_table", "pvsst.analysis.stats.paired",
     "pvsst.analysis.stats.preregistered_checks", "pvsst.analysis.study.outcomes",
     "pvsst.analysis.survey.cells.poststratification", "pvsst.analysis.survey.fidelity",
@@ -34,7 +35,7 @@ HELPERS = frozenset({
     "stats.paired.numeric_values", "stats.paired.require_arms", "stats.paired.require_columns",
     "stats.paired.warn_excluded", "survey.cells.poststratification.cell_distributions",
     "survey.cells.poststratification.domain_counts", "survey.cells.poststratification.effective_answers",
-    "text.diversity.tokenize"})
+    "text.diversity.tokenize", "counterfactual.power.degrees_of_freedom"})
 MEASURE_SECTIONS = ("Parameters", "Returns", "Notes", "References", "Examples")
 HELPER_SECTIONS = ("Parameters", "Returns", "Examples")
 SECTION = re.compile(r"^(\w[\w ]*)\n-{3,}$", re.MULTILINE)

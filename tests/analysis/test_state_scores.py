@@ -24,6 +24,7 @@ from pvsst.analysis.survey.cells.state_scores import (
     score_states,
     uniform_shares,
 )
+from pvsst.analysis.survey.cells.states import adjusted_pairs
 from pvsst.analysis.survey.data import load_survey_table
 from pvsst.core.errors import InputError
 from pvsst.personas.cells import cell_table
@@ -145,6 +146,14 @@ def test_the_surveys_own_noise_per_state_and_the_states_it_cannot_tell_apart(cce
     assert trump.loc[("DC", "WV"), "distinguishable"]          # about 10% against about 70%
     undecided = int((~trump["distinguishable"]).sum())
     assert 100 < undecided < 1275 - 100                          # many state pairs the survey cannot resolve
+    # the bootstrap p agrees with the interval: an interval that excludes 0 has p below 0.05 (400 draws)
+    assert (trump.loc[trump["distinguishable"], "p"] <= 0.05 + 2 / 401).all()
+    adjusted = adjusted_pairs(pairs.assign(question="vote"), 0.05)
+    told_apart = adjusted[adjusted["option"] == "trump"]["distinguishable"]
+    # Benjamini-Hochberg over the 2 x 1,275 tests tells fewer pairs apart than 1,275 unadjusted intervals
+    assert 0 < told_apart.sum() < 1275 - undecided
+    assert adjusted["bh_family"].iloc[0] == "state pairs: 2550 tests (every question x option x state pair)"
+    print(f"state pairs told apart on trump: {1275 - undecided} unadjusted, {int(told_apart.sum())} after BH")
     weighted_states, weighted = state_bootstrap(answered, "vote", OPTIONS, weight="weight", draws=20, seed=1)
     assert np.abs(weighted[0] - state_shares(answered, "vote", OPTIONS, weight="weight").to_numpy()).max() < 1e-15
 

@@ -48,9 +48,13 @@ def test_stated_and_enacted_answers_are_compared_per_persona_and_in_the_populati
     assert len(figure.data) == 2 * 2 * 3  # panels (model, control) x metrics x questions (and "all")
 
 
-def test_audit_section_and_figure_in_the_report(tmp_path):
+def test_audit_section_and_figure_in_the_report(tmp_path, capsys):
     run = run_and_score(tmp_path, audit_spec(sets=20, questions=2), "small-audit")
+    printed = capsys.readouterr().out
     questions = read_analysis(run, "audit.csv")
+    for row in questions.itertuples():  # pvsst survey score prints each question's power beside the table
+        verdict = "flagged; at this size the audit" if row.flagged else "nothing flagged; this audit"
+        assert f"{row.question}: {verdict} detects shifts of at least {row.mde:.3f}" in printed, printed
     assert list(questions["n_sets"]) == [20, 20] and (questions["null_n_sets"] == 20).all()
     shares = read_analysis(run, "audit_shares.csv")
     assert set(shares["audit_role"]) == {"audit", "arity_null"}
@@ -59,7 +63,11 @@ def test_audit_section_and_figure_in_the_report(tmp_path):
     report = build_survey_report(run, formats=("md",), figure_formats=("png",))
     text = (run / "report" / "report.md").read_text()
     assert "### Counterfactual persona audit" in text and "arity-matched null" in text
-    assert text.count("in a group's share with 80% power") == 2 and "MDE (80%)" in text
+    assert text.count("in one group's share of an option with 80% power") == 2 and "MDE (80%)" in text
+    for row in questions.itertuples():
+        verdict = "flagged; at this size" if row.flagged else "nothing flagged; this audit detects"
+        assert f"{row.question}: {verdict}" in text and f"at least {row.mde:.3f}" in text
+    assert "- Benjamini-Hochberg families: omnibus: 2 tests (every source x question)" in text
     figure = dict((f.name, f) for _, f in report.figures)["survey_audit_disparity"]
     data = figure.data
     null = shares[shares["audit_role"] == "arity_null"]

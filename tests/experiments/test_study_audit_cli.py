@@ -67,6 +67,12 @@ def test_analyze_and_report_show_the_audit(audited_run):
     assert main(["report", str(run)]) == 0
     report = (run / "report" / "report.md").read_text()
     assert "### Counterfactual first-round audit" in report and "| post_stance |" in report.replace("  ", " ")
+    assert questions["mde_unit"].eq("score").all() and (questions["mde"] > 0).all()
+    assert questions["bh_family"].iloc[0].startswith("omnibus: 2 tests (every model x topic x question)")
+    for row in questions.itertuples():
+        verdict = "flagged; at this size the audit" if row.flagged else "nothing flagged; this audit"
+        assert (f"ai_labels, {row.question}: {verdict} detects shifts of at least {row.mde:.3f} in one group's "
+                f"mean score (score points) with 80% power") in report
     assert (run / "report" / "figures" / "study_audit_disparity.png").is_file()
 
 

@@ -39,9 +39,11 @@ DEFINITIONS = (
     ("omnibus p", "within-set permutation test of the chi-square of the groups x options counts; adjusted by "
                   "Benjamini-Hochberg across every source (model x condition) x question the table shows (omnibus "
                   "p BH; audit.csv's bh_family names each family); flagged when below audit.alpha."),
-    ("MDE (80%)", "minimum detectable effect: the largest over groups and options of (z(1 - alpha/2) + z(0.80)) "
-                  "x the bootstrap SD of the share gap; a shift of that size in any group's share is detected with "
-                  "80% power by one test at audit.alpha (before BH)."),
+    ("MDE (80%)", "minimum detectable effect: the smallest shift of one group (its share of one option, sized at "
+                  "the pooled share nearest 1/2; or its mean score) that the omnibus test flags with 80% power at "
+                  "the audit's number of sets, tested at audit.alpha / m for the m tests of its BH family "
+                  "(noncentral chi-square; audit.csv's mde, mde_unit, mde_tests). `pvsst audit plan` gives the sets "
+                  "a target shift needs."),
     ("arity-matched null", "the same statistics over as many groups made by changing only the request seed of "
                            "each base persona; arity p: one-sided permutation test that the share spread exceeds "
                            "the null's (BH across questions); exceeds null when below audit.alpha."),
@@ -105,8 +107,9 @@ def audit_markdown(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("
             shown[label] = _interval(frame, column)
     for column, label in (("omnibus_p_bh", "omnibus p (BH)"), ("flagged", "flagged")):
         shown[label] = frame[column] if column in frame else ""
-    if "mde_share_gap" in frame:
-        shown["MDE (80%)"] = [f"{v:.3f}" if v == v else "" for v in frame["mde_share_gap"]]
+    mde = "mde" if "mde" in frame else "mde_share_gap" if "mde_share_gap" in frame else None
+    if mde is not None:
+        shown["MDE (80%)"] = [f"{v:.3f}" if v == v else "" for v in frame[mde]]
     if "null_share_spread" in frame:
         shown["null: flip rate"] = _interval(frame, "null_flip_rate")
         shown["null: share spread"] = _interval(frame, "null_share_spread")
@@ -118,28 +121,54 @@ def audit_markdown(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("
     return markdown_table(shown, floatfmt=".3g")
 
 
-def power_lines(questions: pd.DataFrame) -> list[str]:
-    """What each audit result means at its size: a flagged question, or "nothing flagged" with the shift
-    the audit detects with 80% power (``mde_share_gap``); never "nothing flagged" alone.
+UNIT_PHRASES = {"share": "in one group's share of an option", "score": "in one group's mean score (score points)"}
 
+
+def power_lines(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("model", "condition")) -> list[str]:
+    """What each audit result means at its size: a flagged question, or "nothing flagged" with the shift
+    the audit detects with 80% power (``mde``, in ``mde_unit``); never "nothing flagged" alone. The last
+    line names the Benjamini-Hochberg families.
+
+    Parameters
+    ----------
+    questions : pandas.DataFrame
+        ``audit.csv`` or ``study_audit.csv``.
+    source_columns : tuple of str
+        The columns that name a source.
+
+    Returns
+    -------
+    list of str
+        Markdown list lines, then a blank line (empty when the table has no flags).
+
+    Examples
+    --------
     >>> lines = power_lines(pd.DataFrame({"model": ["m"], "condition": ["c"], "question": ["q"], "flagged": [False],
-    ...                                   "mde_share_gap": [0.214]}))
-    >>> print(lines[0])
-    - m | c, q: nothing flagged; this audit detects shifts of at least 0.214 in a group's share with 80% power.
+    ...                                   "mde": [0.214], "mde_unit": ["share"]}))
+    >>> lines[0].split(": ")[0]
+    '- m | c, q'
+    >>> print(lines[0].split(": ")[1])
+    nothing flagged; this audit detects shifts of at least 0.214 in one group's share of an option with 80% power.
     """
-    if "flagged" not in questions or "mde_share_gap" not in questions:
+    if "flagged" not in questions:
         return []
     lines = []
-    for row in questions.itertuples(index=False):
-        source = f"{row.model} | {row.condition}, {row.question}"
-        if row.mde_share_gap != row.mde_share_gap:
+    for row in questions.to_dict("records"):
+        note = row.get("note")
+        if isinstance(note, str) and note.startswith("no audit"):
             continue
-        if bool(row.flagged):
-            lines.append(f"- {source}: flagged; at this size the audit detects shifts of at least "
-                         f"{row.mde_share_gap:.3f} in a group's share with 80% power.")
+        source = " | ".join(str(row[c]) for c in source_columns) + f", {row['question']}"
+        mde = row.get("mde", row.get("mde_share_gap", float("nan")))
+        unit = UNIT_PHRASES.get(row.get("mde_unit", "share"), UNIT_PHRASES["share"])
+        power = (f"shifts of at least {mde:.3f} {unit} with 80% power" if mde == mde
+                 else "no shift with 80% power that can be sized (its answers do not vary)")
+        if bool(row["flagged"]):
+            lines.append(f"- {source}: flagged; at this size the audit detects {power}.")
         else:
-            lines.append(f"- {source}: nothing flagged; this audit detects shifts of at least "
-                         f"{row.mde_share_gap:.3f} in a group's share with 80% power.")
+            lines.append(f"- {source}: nothing flagged; this audit detects {power}.")
+    families = questions["bh_family"].dropna().unique() if "bh_family" in questions else []
+    if len(families):
+        lines.append(f"- Benjamini-Hochberg families: {'; '.join(map(str, families))}.")
     return lines + [""] if lines else []
 
 

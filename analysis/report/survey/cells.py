@@ -25,7 +25,7 @@ from pvsst.analysis.report.figure_sets import FigurePlan
 from pvsst.analysis.report.markdown import bullet_list, markdown_table
 from pvsst.analysis.report.survey.election import election_markdown, mrp_markdown
 from pvsst.analysis.report.survey.tables import degraded_sources, estimate, number
-from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE
+from pvsst.analysis.survey.cells.estimates import ESTIMATES_FILE, SURVEY_SAMPLE
 from pvsst.analysis.survey.cells.mrp import MRP
 from pvsst.analysis.survey.cells.state_scores import CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM
 from pvsst.analysis.survey.cells.states import (
@@ -132,6 +132,7 @@ def _estimates_markdown(estimates: pd.DataFrame) -> str:
     shown = estimates[(estimates["level"] == "national") | group_first]
     rows = [{"source": f"{r.model} | {r.condition} ({r.elicitation})", "question": r.question, "domain": r.domain,
              "option": r.option, "estimate": (number(r.estimate) + " (exact)") if r.interval == "exact"
+             else (number(r.estimate) + " (survey sample)") if r.interval == SURVEY_SAMPLE
              else estimate(r.estimate, r.ci_low, r.ci_high), "population": f"{r.population:,.0f}",
              "coverage": number(r.coverage)} for r in shown.itertuples()]
     return markdown_table(pd.DataFrame(rows))
@@ -220,6 +221,9 @@ def _noise_markdown(analysis: CellAnalysis) -> str:
         examples = ", ".join(f"{a}-{b}" for a, b in undecided[["state_a", "state_b"]].head(6).itertuples(index=False))
         lines.append(f"`{question}` / `{option}`: {len(undecided):,} of {len(part):,} state pairs cannot be told apart "
                      f"by the survey's own bootstrap (e.g. {examples or 'none'})")
+    if "bh_family" in pairs and len(pairs):
+        lines.append(f"Told apart when the bootstrap p of the difference, adjusted by Benjamini-Hochberg across "
+                     f"{pairs['bh_family'].iloc[0]}, is below 1 - the interval level.")
     se = analysis.scores.drop_duplicates(["question", "state", "option"])
     lines.append(f"Survey standard error of a state share: median {number(se['survey_se'].median())}, "
                  f"largest {number(se['survey_se'].max())} ({se.sort_values('survey_se').iloc[-1]['state']}).")
@@ -248,9 +252,11 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
     """The cell-run section of the survey report."""
     lines = ["## Population estimates and states", "",
              "Post-stratified shares (`analysis/estimates.csv`): estimate_d = sum_c N_dc / N_d p_c over the cells "
-             "c of domain d, with bootstrap intervals over each cell's sampled answers, or exact for "
-             "distributions. National rows (every option) and group rows (the first option) below; every state and "
-             "option in the CSV. coverage: the answered cells' share of the domain's population.", "",
+             "c of domain d, with Wilson intervals from each cell's sampled answers, exact for a model's "
+             "distributions, and no interval (survey sample) for a control whose distributions are estimated "
+             "from the survey's respondents (its sampling error is the survey's). National rows (every option) "
+             "and group rows (the first option) below; every state and option in the CSV. coverage: the "
+             "answered cells' share of the domain's population.", "",
              _estimates_markdown(analysis.estimates), ""]
     implication = implication_markdown(analysis.attributes)
     if implication:
@@ -279,7 +285,8 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
                   f"the survey's raw share (with national cells, the composition "
                   "effect); outside survey CI: whether the oracle leaves the survey's own 95% bootstrap interval; "
                   "states not told apart: other states whose difference from this one the survey's bootstrap "
-                  "interval does not exclude 0 (pairs in `analysis/state_pairs.csv`).", ""]
+                  "cannot resolve (BH-adjusted bootstrap p across every question x option x state pair at least "
+                  "1 - the interval level; pairs in `analysis/state_pairs.csv`).", ""]
     if analysis.notes:
         lines += [bullet_list([f"note: {n}" for n in analysis.notes]), ""]
     lines += ["### State figures", "", figure_text, ""]

@@ -16,7 +16,11 @@ answer distribution (distribution methods: the substantive options' probabilitie
 over a cell's replies) or answer counts (sampled answers: parsed substantive answers only); and
 :func:`cell_estimates` post-stratifies them for the nation, every geography and every level of every cell
 attribute (a *group*), per model x condition x elicitation x question, with Wilson intervals from the
-sampling variance of each cell's ``k`` draws (sampled answers) or marked ``exact`` (distributions).
+sampling variance of each cell's ``k`` draws (sampled answers) or marked ``exact`` (a model's
+distributions). A reference control whose distributions come from the survey's respondents
+(``scripted/oracle``: one donor per cell; ``scripted/marginal``: the survey's marginal) is not exact: its
+sampling error is the survey's, which the cell counts do not know, so its rows are marked
+``survey_sample`` with no interval (:data:`SURVEY_DERIVED`).
 
 A cell whose every call failed has no answer: it is left out of that source's estimates and
 ``coverage`` (the answered share of the domain's population) says how much of the domain the
@@ -46,6 +50,9 @@ ESTIMATES_FILE = "estimates.csv"
 KEYS = ("model", "condition", "elicitation")
 STATE_ATTRIBUTES = ("state", "state_name")  # geography as a cell attribute: its levels are the geography rows
 ESTIMATES_TABLE_COLUMNS = KEYS + ESTIMATE_COLUMNS + ("coverage",)
+# Controls whose answer distributions are estimated from the survey's sample of respondents.
+SURVEY_DERIVED = ("scripted/oracle", "scripted/marginal")
+SURVEY_SAMPLE = "survey_sample"
 
 
 def decision_bank(responses: pd.DataFrame, scales: list[QuestionScale]) -> pd.DataFrame:
@@ -118,10 +125,31 @@ def cell_estimates(run: ScoredRun, population: CellPopulation) -> pd.DataFrame:
                                      geography="state", options=options, ci_level=settings.ci_level)
         full = _domain_population(population, groups)
         table["coverage"] = table["population"].to_numpy(float) / table["domain"].map(full).to_numpy(float)
-        frames.append(table)
+        frames.append(survey_sample_marked(table))
     if not frames:
         raise InputError(CELLS_FILE, "cells", "no cell of the population has a usable answer")
     return pd.concat(frames, ignore_index=True)[list(ESTIMATES_TABLE_COLUMNS)]
+
+
+def survey_sample_marked(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the ``exact`` rows of survey-derived controls (:data:`SURVEY_DERIVED`) marked
+    ``survey_sample``, their interval bounds NaN: a distribution estimated from a sample of respondents
+    is not exact, and its sampling error is the survey's, not the cells'.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"model": ["scripted/marginal", "m"], "estimate": 0.4, "ci_low": 0.4, "ci_high": 0.4,
+    ...                       "interval": "exact"})
+    >>> survey_sample_marked(table)[["interval", "ci_low"]].values.tolist()
+    [['survey_sample', nan], ['exact', 0.4]]
+    """
+    marked = table["model"].isin(SURVEY_DERIVED) & (table["interval"] == "exact")
+    if not marked.any():
+        return table
+    table = table.copy()
+    table.loc[marked, "interval"] = SURVEY_SAMPLE
+    table.loc[marked, ["ci_low", "ci_high"]] = np.nan
+    return table
 
 
 def _domain_population(population: CellPopulation, groups: list[str]) -> dict[str, float]:

@@ -142,11 +142,13 @@ def state_noise(states, replicates: np.ndarray, options, ci_level: float = 0.95)
 
 
 def indistinguishable_states(states, replicates: np.ndarray, options, ci_level: float = 0.95) -> pd.DataFrame:
-    """Every state pair x option with the bootstrap interval of the share difference (a - b).
+    """Every state pair x option with the bootstrap interval of the share difference (a - b) and its p.
 
     ``distinguishable`` is False when that interval contains 0: the survey cannot tell the two states
-    apart on that option. (The states' resamples are independent, so the difference's replicates are the
-    differences of the replicates.)
+    apart on that option. ``p`` is the two-sided bootstrap p of the difference,
+    min(1, 2 min(#{d* <= 0} + 1, #{d* >= 0} + 1) / (B + 1)) over the B replicates d* (Davison and
+    Hinkley 1997, section 4.4), for a multiplicity adjustment across pairs. (The states' resamples are
+    independent, so the difference's replicates are the differences of the replicates.)
 
     Examples
     --------
@@ -161,12 +163,15 @@ def indistinguishable_states(states, replicates: np.ndarray, options, ci_level: 
     difference = replicates[:, a, :] - replicates[:, b, :]                   # (draws + 1, pairs, K)
     tail = 100 * (1 - ci_level) / 2
     low, high = np.nanpercentile(difference[1:], [tail, 100 - tail], axis=0)
+    valid = (~np.isnan(difference[1:])).sum(axis=0)
+    below, above = (difference[1:] <= 0).sum(axis=0), (difference[1:] >= 0).sum(axis=0)
+    p = np.minimum(1.0, 2 * (np.minimum(below, above) + 1) / (valid + 1))
     options = [str(o) for o in options]
     k = len(options)
     return pd.DataFrame({"state_a": np.repeat(np.asarray(states)[a], k), "state_b": np.repeat(np.asarray(states)[b], k),
                          "option": np.tile(options, len(a)), "difference": difference[0].ravel(),
                          "ci_low": low.ravel(), "ci_high": high.ravel(),
-                         "distinguishable": ((low > 0) | (high < 0)).ravel(), "ci_level": ci_level})
+                         "distinguishable": ((low > 0) | (high < 0)).ravel(), "p": p.ravel(), "ci_level": ci_level})
 
 
 def survey_cell_answers(survey: pd.DataFrame, attributes, question: str, options,

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from statsmodels.stats.multitest import multipletests
 
 from pvsst.analysis.survey.cells.election import vote_question
 from pvsst.analysis.survey.cells.election_scores import ELECTION_COLUMNS, SURVEY, election_scores
@@ -84,7 +85,8 @@ STATE_SCORE_COLUMNS = ("question", "source", "state", "option", "simulated", "re
                        "js_distance", "total_variation", "total_variation_uniform", "simbench", "respondents",
                        "survey_se", "survey_ci_low", "survey_ci_high", "coverage")
 CORRELATION_COLUMNS = ("question", "source", "option", "correlation", "constant", "n_states", "note")
-PAIR_COLUMNS = ("question", "option", "state_a", "state_b", "difference", "ci_low", "ci_high", "distinguishable")
+PAIR_COLUMNS = ("question", "option", "state_a", "state_b", "difference", "ci_low", "ci_high", "p", "p_bh",
+                "distinguishable", "bh_family")
 GROUP_SCORE_COLUMNS = ("question", "source", "group", "option", "simulated", "real", "error", "abs_error",
                        "js_distance", "simbench")
 CONSTANT_NOTE = "the same share in every state: no variance across states, correlation 0 by construction"
@@ -243,8 +245,41 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
             except InputError as err:
                 notes.append(f"{question}: no comparison with the election ({err})")
     return StateComparison(_stack(scores, STATE_SCORE_COLUMNS), _stack(correlations, CORRELATION_COLUMNS),
-                           _stack(pairs, PAIR_COLUMNS), _stack(groups, GROUP_SCORE_COLUMNS), notes,
+                           _stack([adjusted_pairs(pd.concat(pairs, ignore_index=True), 1 - settings.ci_level)]
+                                  if pairs else [], PAIR_COLUMNS),
+                           _stack(groups, GROUP_SCORE_COLUMNS), notes,
                            _stack(election, ELECTION_COLUMNS))
+
+
+def adjusted_pairs(pairs: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """State pairs with ``p_bh`` (Benjamini-Hochberg across every question x option x state pair of the
+    table: one family, named in ``bh_family``) and ``distinguishable`` = ``p_bh < alpha``.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        :func:`~pvsst.analysis.survey.cells.geography.indistinguishable_states` rows of every question.
+    alpha : float
+        The false discovery rate (1 - the intervals' level).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with the three columns.
+
+    Examples
+    --------
+    >>> pairs = pd.DataFrame({"question": "q", "option": "y", "state_a": ["A", "A"], "state_b": ["B", "C"],
+    ...                       "p": [0.01, 0.04]})
+    >>> out = adjusted_pairs(pairs, 0.05)
+    >>> out["p_bh"].tolist(), out["distinguishable"].tolist(), out["bh_family"].iloc[0]
+    ([0.02, 0.04], [True, True], 'state pairs: 2 tests (every question x option x state pair)')
+    """
+    pairs = pairs.copy()
+    pairs["p_bh"] = multipletests(pairs["p"].to_numpy(float), alpha=alpha, method="fdr_bh")[1] if len(pairs) else []
+    pairs["distinguishable"] = pairs["p_bh"] < alpha
+    pairs["bh_family"] = f"state pairs: {len(pairs)} tests (every question x option x state pair)"
+    return pairs
 
 
 def _stack(frames: list[pd.DataFrame], columns) -> pd.DataFrame:
