@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from pvsst.core.errors import InputError
 from pvsst.experiments.run.ray_cache import ray_module, start_cache_server
 from pvsst.experiments.run.run_guard import ignore_interrupts, spawning_quietly, start_resource_tracker_quietly
-from pvsst.experiments.run.worker_gateway import GatewaySettings
+from pvsst.experiments.run.worker_gateway import GatewaySettings, close_worker_gateways
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -48,7 +48,7 @@ class InlineExecutor:
         return settings
 
     def close(self, abort: bool = False) -> None:
-        pass
+        close_worker_gateways()
 
 
 class LocalExecutor:

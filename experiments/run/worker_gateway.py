@@ -76,6 +76,24 @@ def worker_gateway(settings: GatewaySettings):
     return _GATEWAYS[key]
 
 
+def close_worker_gateways() -> None:
+    """Close and forget this process's gateways (their cache connections and event loops).
+
+    An in-process executor calls it when its run ends, so a process that runs one study after another (a
+    notebook, a test session) holds no connection to a finished run's cache.
+
+    Examples
+    --------
+    >>> _ = worker_gateway(GatewaySettings(cache_path=None))
+    >>> close_worker_gateways()
+    >>> len(_GATEWAYS)
+    0
+    """
+    while _GATEWAYS:
+        _, gateway = _GATEWAYS.popitem()
+        gateway.close()
+
+
 def cap_budget(gateway, max_usd: float | None, max_tokens: int | None, spent_usd: float, spent_tokens: int) -> None:
     """Give a worker's gateway the run's caps, less what finished units already spent (no cap: no budget)."""
     capped = max_usd is not None or max_tokens is not None

@@ -166,3 +166,32 @@ def test_the_compositions_are_short_and_the_manifest_is_changed_through_methods(
                              re.M), module
     for path in (ROOT / "experiments").rglob("*.py"):
         assert "manifest.data[" not in path.read_text(), path
+
+
+def _open_files(path: Path) -> int:
+    """How many of this process's file descriptors point at ``path`` (Linux /proc)."""
+    fds = Path("/proc/self/fd")
+    count = 0
+    for fd in fds.iterdir():
+        try:
+            count += Path(fd.readlink()) == path
+        except OSError:
+            continue
+    return count
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors through /proc")
+def test_an_inline_run_leaves_no_connection_to_its_cache_open(tmp_path):
+    from pvsst.experiments.run.executors import InlineExecutor
+    from pvsst.experiments.run.worker_gateway import worker_gateway
+
+    cache = (tmp_path / "cache.sqlite").resolve()
+    settings = GatewaySettings(cache_path=str(cache))
+    settings.create_cache()
+    executor = InlineExecutor()
+    list(executor.map(lambda s: worker_gateway(s).cache.put("k", {"model": "m", "text": "t"}), [settings]))
+    assert _open_files(cache) == 1
+    executor.close()
+    assert _open_files(cache) == 0
+    assert worker_gateway(settings).cache.get("k")["text"] == "t"   # the next run opens it again
+    InlineExecutor().close()
