@@ -260,7 +260,8 @@ def detectable_shift(n_sets: float, *, n_groups: int, n_options: int = 2, statis
     -------
     float
         e* sqrt(p (1 - p)) (shares) or e* sigma (scores), e* = sqrt(lambda* G / ((G - 1) S)) (for scores
-        solved numerically, the critical value depending on e); NaN for fewer than 2 sets. A shares
+        solved numerically, the critical value depending on e); NaN for fewer than 2 sets; infinite for
+        scores when no shift reaches that power at ``n_sets`` (the reference widens as fast). A shares
         shift larger than 1 - base_share is not possible; the value is returned anyway and reads as "no
         possible shift is detected with that power".
 
@@ -287,6 +288,14 @@ def detectable_shift(n_sets: float, *, n_groups: int, n_options: int = 2, statis
         return math.sqrt(lam * n_groups / ((n_groups - 1) * n_sets))
 
     effect = effect_at(0.0)
-    if statistic == "scores":  # the fixed point e = e_at(e): e_at grows with e, more slowly than e
-        effect = brentq(lambda e: effect_at(e) - e, effect, 10.0 * effect + 10.0, xtol=1e-12)
+    if statistic == "scores":
+        # The fixed point e = e_at(e). e_at grows with e; at a few sets it grows at least as fast as e (the
+        # permutation reference widens with the shift as fast as the shift grows), and no shift is
+        # flagged with that power: the detectable shift is infinite.
+        high = 10.0 * effect + 10.0
+        while effect_at(high) > high:
+            if high > 1e3:
+                return math.inf
+            high *= 10.0
+        effect = brentq(lambda e: effect_at(e) - e, effect, high, xtol=1e-12)
     return effect * (math.sqrt(base_share * (1.0 - base_share)) if statistic == "shares" else score_sd)

@@ -1,6 +1,7 @@
 """`pvsst audit plan`: how many matched sets an audit needs to flag a target shift, before anything runs."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -102,8 +103,9 @@ def plan(
                                      statistic=design.statistic, **size)
             mde = power.detectable_shift(design.matched_sets, n_groups=design.n_groups, n_options=k,
                                          statistic=design.statistic, power=target_power, **size)
-            line += (f"; the spec's {design.matched_sets} sets have power {at:.2f} and detect shifts of at least "
-                     f"{mde:.3f} with {target_power:.0%} power")
+            detects = f"shifts of at least {mde:.3f}" if math.isfinite(mde) else "no shift"
+            line += (f"; the spec's {design.matched_sets} sets have power {at:.2f} and detect {detects} with "
+                     f"{target_power:.0%} power")
         lines.append(line)
     print(f"{design.name}: {what}, {design.n_groups} groups, omnibus {design.statistic} test at alpha "
           f"{design.alpha:g} / {design.tests} (the Benjamini-Hochberg family's tests), {target_power:.0%} power:")

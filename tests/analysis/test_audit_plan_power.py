@@ -109,3 +109,18 @@ def test_every_audit_reports_the_shift_it_flags_with_eighty_percent_power():
 def test_bad_plans_are_refused(kwargs):
     with pytest.raises(InputError):
         sets_needed(n_groups=2, **kwargs)
+
+
+def test_an_audit_too_small_to_flag_any_shift_says_so():
+    # Two sets of two groups: within-set relabelling has 2^2 = 4 equally likely outcomes, so no p-value
+    # falls below 1/4 and no shift, however large, is ever flagged.
+    assert detectable_shift(2, n_groups=2, statistic="scores") == float("inf")
+    extreme = np.array([[0, 4], [0, 4]])
+    assert omnibus_permutation_p(extreme, 5, permutations=PERMUTATIONS, seed=0, statistic="scores") >= 0.25
+    assert np.isfinite(detectable_shift(sets_needed(1.0, n_groups=2, statistic="scores"), n_groups=2,
+                                        statistic="scores"))
+    from pvsst.analysis.report.survey.audit import power_lines
+    questions = pd.DataFrame({"model": ["m"], "condition": ["c"], "question": ["q"], "flagged": [False],
+                              "mde": [float("inf")], "mde_unit": ["score"]})
+    assert power_lines(questions) == ["- m | c, q: nothing flagged; this audit detects no shift with 80% power at "
+                                      "this number of sets (`pvsst audit plan` says how many it needs).", ""]

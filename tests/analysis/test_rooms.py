@@ -12,8 +12,8 @@ from pathlib import Path
 import pvsst.analysis
 
 ROOT = Path(pvsst.analysis.__file__).parent
-ROOMS = ("store", "stats", "text", "network", "counterfactual", "consistency", "study", "scenarios", "survey",
-         "threads", "figures", "report")
+ROOMS = ("store", "stats", "text", "network", "counterfactual", "consistency", "study", "scenarios", "epidemic",
+         "survey", "threads", "figures", "report")
 
 
 def imported_modules(path: Path) -> set[str]:

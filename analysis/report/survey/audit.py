@@ -16,6 +16,7 @@ Examples
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,8 +161,12 @@ def power_lines(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("mod
         source = " | ".join(str(row[c]) for c in source_columns) + f", {row['question']}"
         mde = row.get("mde", row.get("mde_share_gap", float("nan")))
         unit = UNIT_PHRASES.get(row.get("mde_unit", "share"), UNIT_PHRASES["share"])
-        power = (f"shifts of at least {mde:.3f} {unit} with 80% power" if mde == mde
-                 else "no shift with 80% power that can be sized (its answers do not vary)")
+        if mde != mde:
+            power = "no shift with 80% power that can be sized (its answers do not vary)"
+        elif math.isinf(mde):
+            power = "no shift with 80% power at this number of sets (`pvsst audit plan` says how many it needs)"
+        else:
+            power = f"shifts of at least {mde:.3f} {unit} with 80% power"
         if bool(row["flagged"]):
             lines.append(f"- {source}: flagged; at this size the audit detects {power}.")
         else:
