@@ -176,6 +176,22 @@ def cell_codes(frame: pd.DataFrame, attributes, source: str = "personas") -> tup
     return index.astype(np.int64), cells
 
 
+def row_cell_ids(frame: pd.DataFrame, attributes, source: str = "personas") -> np.ndarray:
+    """Every row's cell id (:func:`cell_id_of` over ``attributes``), one id computed per distinct cell.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"sex": ["m", "f", "m"]})
+    >>> ids = row_cell_ids(frame, ["sex"])
+    >>> ids[0] == ids[2] == cell_id_of({"sex": "m"}), ids[1] == cell_id_of({"sex": "f"})
+    (True, True)
+    """
+    index, cells = cell_codes(frame, attributes, source)
+    names = list(cells.columns)
+    ids = np.asarray([cell_id_of(dict(zip(names, values))) for values in cells.itertuples(index=False, name=None)])
+    return ids[index]
+
+
 def cell_table(personas: pd.DataFrame, attributes, geography: str = DEFAULT_GEOGRAPHY,
                weight: str | None = None, source: str = "personas") -> CellTable:
     """Group a persona table into the cells of ``attributes`` (see the module docstring).

@@ -35,7 +35,7 @@ import pandas as pd
 
 from pvsst.analysis.survey.data import load_survey_table
 from pvsst.core.errors import InputError
-from pvsst.personas.cells import cell_codes, cell_id_of
+from pvsst.personas.cells import row_cell_ids
 from pvsst.personas.geography import STATE_CODE_OF_NAME
 
 ELECTION_SOURCE = "dslabs/results_us_election_2016"
@@ -139,12 +139,10 @@ def voter_counts(counts: pd.DataFrame, respondents: pd.DataFrame, attributes, qu
     known = respondents.dropna(subset=list(attributes))
     if known.empty:
         raise InputError("survey", "cells", "no respondent has every cell attribute: no turnout per cell")
-    index, cells = cell_codes(known, attributes, "survey")
-    names = list(cells.columns)
-    ids = np.asarray([cell_id_of(dict(zip(names, values))) for values in cells.itertuples(index=False, name=None)])
+    ids = row_cell_ids(known, attributes, "survey")
     mass = np.ones(len(known)) if weight is None else known[weight].to_numpy(dtype=float)
     voted = known[question].notna().to_numpy(dtype=float)
-    frame = pd.DataFrame({"cell_id": ids[index], "mass": mass, "voted": mass * voted})
+    frame = pd.DataFrame({"cell_id": ids, "mass": mass, "voted": mass * voted})
     sums = frame.groupby("cell_id")[["mass", "voted"]].sum()
     turnout = sums["voted"] / sums["mass"]
     overall = float(frame["voted"].sum() / frame["mass"].sum())

@@ -54,7 +54,7 @@ from pvsst.analysis.survey.cells.poststratification import domain_counts, postst
 from pvsst.analysis.survey.fidelity import js_distance
 from pvsst.analysis.survey.simbench import simbench_score, total_variation
 from pvsst.core.errors import InputError
-from pvsst.personas.cells import cell_codes, cell_id_of
+from pvsst.personas.cells import row_cell_ids
 
 CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM = "cell_oracle", "national_marginal", "uniform"
 
@@ -190,10 +190,8 @@ def answered_counts(counts: pd.DataFrame, respondents: pd.DataFrame, attributes,
     [1.0, 1.0]
     """
     known = respondents.dropna(subset=list(attributes))
-    index, cells = cell_codes(known, attributes, "survey")
-    names = list(cells.columns)
-    ids = np.asarray([cell_id_of(dict(zip(names, values))) for values in cells.itertuples(index=False, name=None)])
-    frame = pd.DataFrame({"cell_id": ids[index], "state": known["state"].astype(str).to_numpy(),
+    frame = pd.DataFrame({"cell_id": row_cell_ids(known, attributes, "survey"),
+                          "state": known["state"].astype(str).to_numpy(),
                           "answered": known[question].notna().to_numpy(dtype=float)})
     rate = frame.groupby(["cell_id", "state"])["answered"].mean()
     key = pd.MultiIndex.from_arrays([counts["cell_id"].astype(str), counts["state"].astype(str)])
