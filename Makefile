@@ -54,9 +54,10 @@ demo: install
 # import pvsst by its installed names only (a bare `personas` left anywhere fails). Tests run on every
 # core (pytest-xdist; worksteal: an idle worker takes tests queued on a busy one) and list the 15
 # slowest, so a slow-down shows in the CI log.
-# ruff first (line length 120, pyflakes, import order; settings in pyproject.toml): seconds, not minutes.
+# ruff first (line length 120, pyflakes, import order; settings in pyproject.toml): seconds, not minutes;
+# --no-cache: a .ruff_cache folder would be left in the checkout.
 test: install-dev
-	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff check --no-cache .
 	$(VENV)/bin/pytest -q -n auto --dist worksteal --durations=15
 
 # Benchmarks at the sizes the issues name (slow: the 100,000-agent engine run alone takes ~20 min).
