@@ -22,10 +22,12 @@ education), and Shapley values would hand a factor that changes nothing a share 
 explain; and drop-one fits K + 2 models per bootstrap draw, not 2^K. Scenario factors are crossed with
 every cell by design, so for them the two agree. With the household factor
 (:mod:`pvsst.analysis.scenarios.household_report`) the report also holds the within-household agreement
-and correlation of decisions chained in two-adult households. :func:`write_scenario_report` writes
-``scenario_shares.csv``, ``scenario_effects.csv`` and ``scenario_households.csv`` (with a household
-factor); ``pvsst report`` draws one figure per question from them
-(``report/figures/scenario_decomposition_<question>.png``).
+and correlation of decisions chained in two-adult households, and the decision rate of every level of
+every factor and (a cell run) Census region (:mod:`pvsst.analysis.scenarios.rates`).
+:func:`write_scenario_report` writes ``scenario_shares.csv``, ``scenario_effects.csv``,
+``scenario_rates.csv`` and ``scenario_households.csv`` (with a household factor); ``pvsst report`` draws
+one figure per question from them (``report/figures/scenario_decomposition_<question>.png``) and shows
+the shares and rates tables.
 
 Examples
 --------
@@ -48,6 +50,7 @@ import pandas as pd
 
 from pvsst.analysis.scenarios.decomposition import Decomposition, decompose
 from pvsst.analysis.scenarios.household_report import has_household_factor, household_table
+from pvsst.analysis.scenarios.rates import decision_rates
 from pvsst.core.atomic import atomic_file
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import ANALYSIS, SURVEY
@@ -56,7 +59,7 @@ SCENARIO_COLUMN = "scenario"
 REFERENCE_PREFIX = "reference"
 METHOD = "drop_one"
 SHARES_FILE, EFFECTS_FILE = "scenario_shares.csv", "scenario_effects.csv"
-HOUSEHOLDS_FILE = "scenario_households.csv"
+HOUSEHOLDS_FILE, RATES_FILE = "scenario_households.csv", "scenario_rates.csv"
 
 
 def scenario_levels(scenario_id: str) -> dict[str, str]:
@@ -180,12 +183,15 @@ def decision_factors(table: pd.DataFrame, personas: pd.DataFrame, spec: dict) ->
 
 @dataclass(frozen=True)
 class ScenarioReport:
-    """The decomposition of each question of a scenario run (``by_question``) and its two tables, and,
-    with a household factor, the within-household agreement it implies (``households``,
-    :func:`pvsst.analysis.scenarios.household_report.household_table`)."""
+    """The decomposition of each question of a scenario run (``by_question``) and its two tables, with a
+    household factor the within-household agreement it implies (``households``,
+    :func:`pvsst.analysis.scenarios.household_report.household_table`), and the decision rates by factor
+    level and region (``rates``, :func:`pvsst.analysis.scenarios.rates.decision_rates`, a ``question``
+    column first)."""
 
     by_question: dict[str, Decomposition]
     households: pd.DataFrame | None = None
+    rates: pd.DataFrame | None = None
 
     def shares(self) -> pd.DataFrame:
         """Every question's share table, with a ``question`` column first and, last, the ``method`` and
@@ -201,13 +207,16 @@ class ScenarioReport:
             ["question", *next(iter(self.by_question.values())).effects.columns]]
 
 
-def scenario_report(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict) -> ScenarioReport | None:
+def scenario_report(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict,
+                    cell_counts: pd.DataFrame | None = None) -> ScenarioReport | None:
     """Decompose every question of a scenario run (module docstring); ``None`` for a run without scenarios.
 
     Parameters
     ----------
     responses, personas, spec
         The run's responses, personas (with ``weight`` in a cell run) and effective instrument.
+    cell_counts
+        A cell run's ``cells.parquet`` (each cell's personas per state): adds the rates by Census region.
 
     Returns
     -------
@@ -222,7 +231,7 @@ def scenario_report(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict)
         return None
     settings = spec["analysis"]
     levels = {f["id"]: [lv["id"] for lv in f["levels"]] for f in spec["scenarios"]["factors"]}
-    out, households = {}, []
+    out, households, rates = {}, [], []
     for question in [q["id"] for q in spec.get("questions") or []]:
         table = decision_table(responses, personas, spec, question)
         if has_household_factor(levels):
@@ -233,16 +242,22 @@ def scenario_report(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict)
             continue
         if not spec.get("cells"):  # only a cell's weight (its population) is a design weight
             table = table.drop(columns="weight", errors="ignore")
+        by_level = decision_rates(table, [f for f in factors if f not in ("model", "condition")],
+                                  cell_counts if spec.get("cells") else None)
+        rates.append(by_level.assign(question=question)[["question", *by_level.columns]])
         out[question] = decompose(table, factors, method=METHOD, bootstrap_draws=int(settings["bootstrap_draws"]),
                                   seed=int(settings["bootstrap_seed"]), ci_level=float(settings["ci_level"]),
                                   source=f"question {question}")
-    return ScenarioReport(out, pd.concat(households, ignore_index=True) if households else None) if out else None
+    if not out:
+        return None
+    return ScenarioReport(out, pd.concat(households, ignore_index=True) if households else None,
+                          pd.concat(rates, ignore_index=True))
 
 
 def write_scenario_report(report: ScenarioReport, run_dir: str | Path) -> list[Path]:
-    """Write ``RUN/analysis/scenario_shares.csv``, ``scenario_effects.csv`` and ``scenario_households.csv``
-    (with a household factor); return the paths written. ``pvsst report`` draws the decomposition figures
-    from them (:mod:`pvsst.analysis.report.survey.scenarios`).
+    """Write ``RUN/analysis/scenario_shares.csv``, ``scenario_effects.csv``, ``scenario_rates.csv`` and
+    ``scenario_households.csv`` (with a household factor); return the paths written. ``pvsst report``
+    draws the decomposition figures from them (:mod:`pvsst.analysis.report.survey.scenarios`).
 
     Parameters
     ----------
@@ -263,6 +278,8 @@ def write_scenario_report(report: ScenarioReport, run_dir: str | Path) -> list[P
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     tables = [(SHARES_FILE, report.shares()), (EFFECTS_FILE, report.effects())]
+    if report.rates is not None:
+        tables.append((RATES_FILE, report.rates))
     if report.households is not None:
         tables.append((HOUSEHOLDS_FILE, report.households))
     for name, frame in tables:

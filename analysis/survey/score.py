@@ -18,6 +18,7 @@ then writes them to ``RUN/analysis/``, so bad input leaves nothing behind:
                                                 (:func:`pvsst.analysis.survey.consistency.score_consistency`)
 ``scenario_shares.csv``,                        an instrument with a ``scenarios`` section
 ``scenario_effects.csv``,                       (:func:`pvsst.analysis.scenarios.report.scenario_report`)
+``scenario_rates.csv``,
 ``scenario_households.csv``
 ==============================================  =====================================================
 
@@ -84,7 +85,9 @@ def survey_scores(run: ScoredRun) -> SurveyScores:
     """Every scoring output of a run read once (see the module docstring); writes nothing."""
     cells, notes = cell_analysis(run) if run.population is not None else (None, [])
     return SurveyScores(score_fidelity(run), cells, tuple(notes), score_audit(run), score_consistency(run),
-                        scenario_report(run.responses, run.personas, run.spec))
+                        scenario_report(run.responses, run.personas, run.spec,
+                                        None if run.population is None else run.population.counts.rename(
+                                            columns={"state": "geography", "count": "population"})))
 
 
 def score_run(run_dir: str | Path, draws: int | None = None) -> SurveyScores:

@@ -37,7 +37,7 @@ from pvsst.analysis.report.markdown import bullet_list, deviations_markdown, mar
 from pvsst.analysis.report.survey import tables
 from pvsst.analysis.report.survey.audit import audit_figure_plans, audit_sections, read_audit_tables
 from pvsst.analysis.report.survey.cells import cell_figures, cell_markdown, read_cell_analysis, simbench_markdown
-from pvsst.analysis.report.survey.scenarios import scenario_figure_plans
+from pvsst.analysis.report.survey.scenarios import scenario_figure_plans, scenario_markdown
 from pvsst.analysis.store.reader import is_survey_run
 from pvsst.analysis.survey.conditions import condition_markdown, condition_table
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
@@ -238,9 +238,9 @@ def header_markdown(run_dir: Path, spec: Mapping, manifest: Mapping) -> str:
 
 def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: pd.DataFrame,
                     figures: Sequence, notes: Sequence[str], figure_formats: Sequence[str],
-                    cells_text: str = "", audit_markdown_text: str = "") -> str:
+                    cells_text: str = "", audit_markdown_text: str = "", scenario_text: str = "") -> str:
     """The whole survey report as Markdown (``cells_text``: a cell run's estimates and states section;
-    ``audit_markdown_text``: the audit and consistency sections)."""
+    ``audit_markdown_text``: the audit and consistency sections; ``scenario_text``: the scenario section)."""
     threshold = float(((spec.get("analysis") or {}).get("parse_failure_threshold"))
                       or SurveyAnalysisPlan().parse_failure_threshold)
     summary = summary_table(fidelity, threshold)
@@ -279,6 +279,7 @@ def survey_markdown(run_dir: Path, spec: Mapping, manifest: Mapping, fidelity: p
               "### Dropped groups and axes", "",
               markdown_table(dropped) if len(dropped) else "None: every group has at least min_group_n members.", "",
               audit_markdown_text,
+              *([scenario_text, ""] if scenario_text else []),
               "### Figures", "", figure_markdown(figures, figure_formats), "",
               *([cells_text, ""] if cells_text else []),
               "## 4. Metric definitions", "",
@@ -329,7 +330,7 @@ def build_survey_report(run_dir: str | Path, *, formats: Sequence[str] = REPORT_
     if computed:
         notes.insert(0, f"`{run_dir / ANALYSIS / 'fidelity.csv'}` was missing, so this report scored the run first")
     markdown = survey_markdown(run_dir, spec, manifest, fidelity, figures, notes, figure_formats, cells_text,
-                               audit_sections(audits))
+                               audit_sections(audits), scenario_markdown(run_dir))
     step("writing")
     files = write_report(run_dir / REPORT, markdown, figures, formats, figure_formats,
                          title=f"pvsst survey report: {spec.get('title') or run_dir.name}",
