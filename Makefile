@@ -6,7 +6,7 @@ PVSST  := $(VENV)/bin/pvsst
 RUN    ?= runs/quickstart
 SPEC   ?= experiments/specs/quickstart.yaml
 
-.PHONY: demo test bench docs install install-dev clean wvs-vectors
+.PHONY: demo test bench docs install install-dev clean wvs-vectors flu-study
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,19 @@ demo: install
 	$(PVSST) analyze $(RUN)
 	$(PVSST) report $(RUN)
 	@echo "Report: $(RUN)/report/report.html (figures in $(RUN)/report/figures/)"
+
+# The census influenza-reporting design (docs/scenarios.md): the instrument's survey run is the bank the
+# epidemic spec names (runs/census_flu_reporting), so the spec is frozen after it. FLU_ARGS go to the
+# survey run, e.g. FLU_ARGS="--model scripted/planted_income_reporting --n 300".
+FLU_ARGS ?=
+flu-study: install
+	$(PVSST) survey run experiments/surveys/census_flu_reporting.yaml --out runs/census_flu_reporting $(FLU_ARGS)
+	$(PVSST) survey score runs/census_flu_reporting
+	$(PVSST) report runs/census_flu_reporting
+	$(PVSST) prereg freeze --force experiments/specs/census_flu_epidemic.yaml
+	$(PVSST) run experiments/specs/census_flu_epidemic.yaml --out runs/census_flu_epidemic
+	$(PVSST) report runs/census_flu_epidemic
+	@echo "Reports: runs/census_flu_reporting/report/report.html, runs/census_flu_epidemic/report/report.html"
 
 # pytest's own script, not `python -m pytest`: the repository root stays off sys.path, so the tests
 # import pvsst by its installed names only (a bare `personas` left anywhere fails). Tests run on every

@@ -14,6 +14,11 @@ Examples
 >>> render_cell_card({"age_band": "35-39", "sex": "female", "party_id": "Lean Democrat",
 ...                   "state": "OH"}, ["age_band", "sex", "party_id", "state"])
 'A U.S. adult with these characteristics: aged 35-39; a woman; an independent who leans Democratic; living in Ohio.'
+>>> render_cell_card({"age_group_50": "under 50", "hispanic_origin": "Hispanic", "race": "white",
+...                   "household_income_band": "$70,000 or more"},
+...                  ["age_group_50", "hispanic_origin", "race", "household_income_band"])
+'A U.S. adult with these characteristics: younger than 50; of Hispanic or Latino origin; race: White; household \
+income: $70,000 or more a year.'
 >>> render_cell_card({"union_member": "yes"}, ["union_member"])
 'A U.S. adult with these characteristics: union member: yes.'
 """
@@ -56,6 +61,16 @@ def _phrase(attribute: str, value) -> str:
         return f"living in the {value} (Census region)"
     if attribute == "income_band":
         return f"personal income: {value}" + (" a year" if value.startswith(("$", "under")) else "")
+    if attribute == "household_income_band":
+        return f"household income: {value} a year"
+    if attribute == "hispanic_origin":
+        return {"Hispanic": "of Hispanic or Latino origin"}.get(value, "not of Hispanic or Latino origin")
+    if attribute == "race":
+        return f"race: {value.capitalize()}"
+    if attribute == "age_group_50":
+        return {"under 50": "younger than 50"}.get(value, f"aged {value}")
+    if attribute == "education_group":
+        return f"education: {value}"
     if attribute == "party_id":
         return _PARTY.get(value, "a supporter of another party or undecided")
     if attribute == "party":

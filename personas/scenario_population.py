@@ -57,6 +57,8 @@ from pvsst.personas.vocabulary import (
 )
 
 NEEDED_COLUMNS = ("persona_id", "age", "age_band", "sex", "race_ethnicity", "education", "region")
+SCENARIO_ATTRIBUTES = ("age_group_50", "race", "hispanic_origin", "household_income_band", "education_group")
+"""The categorical columns :func:`scenario_population` adds that an instrument's cells may be defined by."""
 
 
 @dataclass(frozen=True)

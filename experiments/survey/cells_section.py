@@ -29,10 +29,13 @@ from pvsst.core.errors import InputError
 from pvsst.core.validation import SpecFieldError, first_duplicate
 from pvsst.experiments.spec.base import StrictModel
 from pvsst.personas.cell_cards import load_cell_template
+from pvsst.personas.scenario_population import SCENARIO_ATTRIBUTES
 
 # Categorical persona attributes a cell may be defined by (the persona vocabulary, pvsst.personas.vocabulary).
+# Census personas get the scenario attributes (age_group_50, race, hispanic_origin, household_income_band,
+# education_group) when a cell asks for one (pvsst.personas.scenario_population).
 CELL_ATTRIBUTES = ("age_band", "sex", "race_ethnicity", "education", "college", "state", "region",
-                   "income_band", "party_id", "party", "ideology", "religiosity")
+                   "income_band", "party_id", "party", "ideology", "religiosity", *SCENARIO_ATTRIBUTES)
 # The persona attribute a respondent-matched persona's cell attribute is derived from (the rest: itself).
 _RESPONDENT_SOURCE = {"age_band": "age", "region": "state", "income_band": "income", "party": "party_id",
                       "college": "education"}
@@ -66,7 +69,8 @@ def check_cells(cells: CellsSpec, persona_source: str, mapped: set[str], groupin
     Traceback (most recent call last):
     ...
     pvsst.core.validation.SpecFieldError: unknown cell attribute 'partyy' (persona attributes: age_band, sex,
-    race_ethnicity, education, college, state, region, income_band, party_id, party, ideology, religiosity)
+    race_ethnicity, education, college, state, region, income_band, party_id, party, ideology, religiosity,
+    age_group_50, race, hispanic_origin, household_income_band, education_group)
     >>> check_cells(CellsSpec(attributes=["sex", "party"]), "respondents", {"sex"}, [],
     ...             1)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):

@@ -46,10 +46,25 @@ from pvsst.experiments.audit.population import audit_population
 from pvsst.experiments.survey.cell_population import CELL_CARD, GEOGRAPHY, asked_cells, geography_codes
 from pvsst.experiments.survey.spec import SurveySpec
 from pvsst.personas.cards import personas_for_simulation
+from pvsst.personas.households import HouseholdSizes
 from pvsst.personas.respondents import AttributeMap, canonical_value, matched_personas
+from pvsst.personas.scenario_population import SCENARIO_ATTRIBUTES, scenario_population
 from pvsst.personas.synthesis import synthesize
 
 REFERENCE_PREFIX = "reference:"
+ALONE = HouseholdSizes(shares=(1.0,), source="every persona its own household, so each draws its own income")
+"""The households of a survey's census personas: income is drawn per persona; an epidemic run groups the
+agents into households itself."""
+
+
+def _with_scenario_attributes(spec: SurveySpec, frame: pd.DataFrame) -> pd.DataFrame:
+    """Census personas with :func:`pvsst.personas.scenario_population.scenario_population`'s columns, when
+    the instrument's cells or grouping ask for one of them (unchanged otherwise)."""
+    asked = set(spec.cells.attributes if spec.cells is not None else []) | {g.persona_column for g in spec.grouping}
+    if not asked & set(SCENARIO_ATTRIBUTES):
+        return frame
+    seed = int(np.random.SeedSequence(spec.personas.seed, spawn_key=(2,)).generate_state(1)[0])
+    return scenario_population(frame, ALONE, seed=seed).personas
 
 
 def answer_columns(spec: SurveySpec) -> list[AnswerColumn]:
@@ -106,7 +121,7 @@ def _base_personas(spec: SurveySpec, human: pd.DataFrame) -> pd.DataFrame:
                 frame[column] = design[column].to_numpy(dtype=object)
         return frame
     frame = synthesize(source.n or 200, geography=source.geography, seed=source.seed).personas
-    frame = frame.reset_index(drop=True)
+    frame = _with_scenario_attributes(spec, frame.reset_index(drop=True))
     frame["weight"] = 1.0
     return frame
 

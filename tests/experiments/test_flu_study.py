@@ -5,8 +5,8 @@ epidemic spec (``experiments/specs/census_flu_epidemic.yaml``) are copied into a
 the survey runs with the CLI's ``--model scripted/planted_income_reporting --n 40`` (recorded
 deviations), is scored and reported; the epidemic spec, whose bank is ``../../runs/census_flu_reporting``,
 is frozen against that run, run and reported. The planted respondent says yes with probability 0.8 when
-the persona's income is $50,000 or more and 0.2 otherwise, whatever the scenario, so every expected
-value below follows from the cells' incomes and populations. The whole path takes about 40 s on two
+the cell's household income is $70,000 or more and 0.2 otherwise, whatever the scenario, so every
+expected value below follows from the cells' household incomes and populations. The whole path takes about 40 s on two
 busy cores (the tests that use it are marked slow).
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from pvsst.core.run_layout import BANK, POPULATION, REPLICATES
 from pvsst.experiments.cli import main
@@ -26,7 +27,7 @@ from pvsst.personas.geography import REGION_OF_STATE
 ROOT = Path(__file__).resolve().parents[2]
 SURVEY = "experiments/surveys/census_flu_reporting.yaml"
 EPIDEMIC = "experiments/specs/census_flu_epidemic.yaml"
-HIGH = {"$50,000-$99,999", "$100,000 or more"}
+HIGH = {"$70,000 or more"}
 SCENARIOS = 4 * 4 * 3
 
 
@@ -52,6 +53,15 @@ def planted(income: pd.Series) -> np.ndarray:
     return np.where(income.isin(HIGH), 0.8, 0.2)
 
 
+def test_the_shipped_instrument_asks_the_studys_cells_and_names_each_attributes_source():
+    spec = yaml.safe_load((ROOT / SURVEY).read_text())
+    assert spec["cells"]["attributes"] == ["age_group_50", "sex", "race", "hispanic_origin",
+                                           "household_income_band", "education_group"]
+    header = (ROOT / SURVEY).read_text().split("\nid:")[0]
+    for source in ("National Population Projections", "CCES 2016", "famincr", "Hispanic share", "vendored"):
+        assert source in header
+
+
 def test_the_shipped_epidemic_spec_names_the_shipped_runs_bank_and_its_sources():
     spec = load_epidemic_spec(ROOT / EPIDEMIC)
     assert spec.bank_run(Path("experiments/specs")).resolve() == (Path("runs") / "census_flu_reporting").resolve()
@@ -70,12 +80,12 @@ def test_the_survey_asks_every_cell_every_scenario_and_reports_rates_by_level_an
     answered = responses[~responses["condition"].str.startswith("reference")]
     assert len(answered) == len(cells) * SCENARIOS
     rates = pd.read_csv(bank / "analysis" / "scenario_rates.csv")
-    income = rates[rates["factor"] == "income_band"].set_index("level")["rate"]
+    income = rates[rates["factor"] == "household_income_band"].set_index("level")["rate"]
     assert np.allclose(income, planted(income.index.to_series()), atol=1e-9, rtol=0)
-    yes = pd.Series(planted(cells["income_band"]), index=cells["persona_id"])
+    yes = pd.Series(planted(cells["household_income_band"]), index=cells["persona_id"])
     weight = cells.set_index("persona_id")["population"]
-    education = rates[rates["factor"] == "education"].set_index("level")["rate"]
-    for level, members in cells.groupby("education")["persona_id"]:
+    education = rates[rates["factor"] == "education_group"].set_index("level")["rate"]
+    for level, members in cells.groupby("education_group", observed=True)["persona_id"]:
         expected = (yes[members] * weight[members]).sum() / weight[members].sum()
         assert education[level] == pytest.approx(expected, abs=1e-9)
     framing = rates[rates["factor"] == "framing"]
@@ -95,14 +105,14 @@ def test_the_survey_asks_every_cell_every_scenario_and_reports_rates_by_level_an
 def test_the_survey_report_shows_the_decomposition_table_and_the_rates(study):
     bank, _ = study
     shares = pd.read_csv(bank / "analysis" / "scenario_shares.csv").set_index("factor")
-    assert shares.loc["income_band", "share"] > 0.99   # the planted respondent hears income only
+    assert shares.loc["household_income_band", "share"] > 0.99   # the planted respondent hears income only
     for factor in ("case_level", "framing", "household"):
         assert abs(shares.loc[factor, "share"]) < 1e-9
     text = (bank / "report" / "report.md").read_text()
     assert "### Scenario decomposition" in text and "### Decision rates by factor and region" in text
-    row = next(line for line in text.splitlines() if line.startswith("| report") and "| income_band " in line
-               and "| 4 " in line)
-    assert format(shares.loc["income_band", "contribution"], ".4g") in row
+    row = next(line for line in text.splitlines() if line.startswith("| report") and "| household_income_band " in line
+               and "| 1 " in line)
+    assert format(shares.loc["household_income_band", "contribution"], ".4g") in row
     assert (bank / "report" / "figures" / "scenario_decomposition_report.png").is_file()
 
 
@@ -112,7 +122,7 @@ def test_the_epidemic_runs_on_the_shipped_bank_and_its_report_draws_reports_agai
     cells = pd.read_parquet(bank / "personas.parquet").set_index("cell_id")
     table = pd.read_parquet(run / BANK)
     assert len(table) == len(cells) * 4 * 3   # every cell x case level x household level, framing fixed
-    assert np.allclose(table["p_yes"], planted(table["cell_id"].map(cells["income_band"])), atol=1e-9, rtol=0)
+    assert np.allclose(table["p_yes"], planted(table["cell_id"].map(cells["household_income_band"])), atol=1e-9, rtol=0)
     population = pd.read_parquet(run / POPULATION)
     assert len(population) == 5 * pd.read_parquet(bank / "cells.parquet")["population"].sum()
     assert (population.groupby("household_id")["state"].nunique() == 1).all()

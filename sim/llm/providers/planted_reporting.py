@@ -3,7 +3,8 @@
 ``scripted/planted_income_reporting`` answers a yes / no question (its first listed code is the decision
 "yes") with P(yes) = :attr:`PlantedIncomeReporting.p_high` when the prompt names a persona income of
 $50,000 or more (the persona cards write ``personal income: $50,000-$99,999`` or ``$100,000 or more``)
-and :attr:`PlantedIncomeReporting.p_low` otherwise, whatever else the prompt says (a scenario vignette,
+or a household income of $70,000 or more (``household income: $70,000 or more``), and
+:attr:`PlantedIncomeReporting.p_low` otherwise, whatever else the prompt says (a scenario vignette,
 the persona's sex or region). Asked for a distribution (``logprobs`` or ``verbalized``) it returns the
 distribution it draws from; a sampled answer is drawn from the request's seed
 (:func:`pvsst.sim.llm.providers.scripted.request_rng`). The decomposition of its answers must give
@@ -36,13 +37,14 @@ from pvsst.sim.llm.providers.planted import _distribution_codes, _prompt
 from pvsst.sim.llm.providers.scripted import prompt_word_count, request_rng, word_count
 from pvsst.sim.llm.types import LLMRequest, ProviderReply
 
-HIGH_INCOME = re.compile(r"income: \$(50,000|100,000)")
+HIGH_INCOME = re.compile(r"income: \$(50,000|70,000|100,000)")
 MEMBER_DID_NOT_REPORT = re.compile(r"did not get tested or report")
 MEMBER_REPORTED = re.compile(r"\breported them\b")
 
 
 class PlantedIncomeReporting:
-    """P(first code) is ``p_high`` for a persona with an income of $50,000 or more, else ``p_low``."""
+    """P(first code) is ``p_high`` for a persona with a personal income of $50,000 or more or a household
+    income of $70,000 or more, else ``p_low``."""
 
     name = "planted_income_reporting"
     returns_distributions = True
