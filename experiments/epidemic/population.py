@@ -5,11 +5,13 @@ A cell run's ``cells.parquet`` counts the personas of each cell in each state (`
 agent per persona by default), places each in its region (the state, its Census region, or one
 national region) and, when the spec gives a household size distribution, groups the agents of each
 region into households (:func:`pvsst.personas.households.assign_households`: members share the
-region; the draws come from the generator given, itself from the master seed). Without households
-every agent lives alone.
+region; the draws come from the generator given, itself from the master seed). When the cells carry a
+household attribute (:data:`SHARED_BY_HOUSEHOLD`: the household income band of a scenario
+instrument's cells), households form within region x that attribute, so members share it too.
+Without households every agent lives alone.
 
-Columns: ``agent`` (0..n-1), ``cell_id``, ``state``, ``region`` and, with households,
-``household_id``, ``household_size``, ``household_member``.
+Columns: ``agent`` (0..n-1), ``cell_id``, ``state``, ``region``, the shared household attributes the
+cells carry and, with households, ``household_id``, ``household_size``, ``household_member``.
 
 Examples
 --------
@@ -18,6 +20,12 @@ Examples
 >>> people = epidemic_population(cells, PopulationSpec(region="census_region"), np.random.default_rng(0))
 >>> people.groupby("region")["cell_id"].value_counts().to_dict()
 {('Midwest', 'a'): 2, ('South', 'a'): 3, ('South', 'b'): 1}
+>>> from pvsst.experiments.spec.epidemic_study import HouseholdSizeSpec
+>>> banded = cells.assign(household_income_band=["under $70,000", "under $70,000", "$70,000 or more"])
+>>> homes = PopulationSpec(region="census_region", households=HouseholdSizeSpec(shares=[0, 1], source="pairs"))
+>>> people = epidemic_population(banded, homes, np.random.default_rng(0))
+>>> int(people.groupby("household_id")["household_income_band"].nunique().max())
+1
 """
 from __future__ import annotations
 
@@ -30,6 +38,8 @@ from pvsst.personas.geography import REGION_OF_STATE
 from pvsst.personas.households import HouseholdSizes, assign_households
 
 NATIONAL = "US"
+SHARED_BY_HOUSEHOLD = ("household_income_band",)
+"""Cell attributes every member of a household shares, when the bank run's cells carry them."""
 
 
 def _regions(states: pd.Series, kind: str) -> pd.Series:
@@ -71,7 +81,11 @@ def epidemic_population(cells: pd.DataFrame, spec: PopulationSpec, rng: np.rando
     states = pd.Series(cells["geography"].astype(str).to_numpy()[rows], dtype=object)
     people = pd.DataFrame({"agent": np.arange(rows.size), "cell_id": cells["cell_id"].astype(str).to_numpy()[rows],
                            "state": states, "region": _regions(states, spec.region).to_numpy()})
+    shared = [c for c in SHARED_BY_HOUSEHOLD if c in cells.columns]
+    for column in shared:
+        people[column] = cells[column].astype(str).to_numpy()[rows]
     if spec.households is not None:
         sizes = HouseholdSizes(shares=tuple(spec.households.shares), source=spec.households.source)
-        people = people.join(assign_households(people, sizes, rng, within="region"))
+        within = people[["region", *shared]].astype(str).agg("|".join, axis=1) if shared else people["region"]
+        people = people.join(assign_households(people.assign(_within=within), sizes, rng, within="_within"))
     return people

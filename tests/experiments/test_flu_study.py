@@ -125,7 +125,10 @@ def test_the_epidemic_runs_on_the_shipped_bank_and_its_report_draws_reports_agai
     assert np.allclose(table["p_yes"], planted(table["cell_id"].map(cells["household_income_band"])), atol=1e-9, rtol=0)
     population = pd.read_parquet(run / POPULATION)
     assert len(population) == 5 * pd.read_parquet(bank / "cells.parquet")["population"].sum()
-    assert (population.groupby("household_id")["state"].nunique() == 1).all()
+    homes = population.groupby("household_id")
+    assert (homes["state"].nunique() == 1).all() and (homes["household_income_band"].nunique() == 1).all()
+    assert (population["household_income_band"] == population["cell_id"].map(cells["household_income_band"])).all()
+    assert population["household_size"].max() > 1
     days = pd.concat(pd.read_parquet(p) for p in sorted((run / REPLICATES).glob("*/region_days.parquet")))
     compartments = days[["susceptible", "exposed", "infectious", "recovered"]].sum(axis=1)
     assert (compartments == days["population"]).all()
