@@ -67,10 +67,17 @@ def fmt_ci(low, high, digits: int = 4) -> str:
 
 
 def markdown_table(frame: pd.DataFrame, floatfmt: str = ".4g") -> str:
-    """A pipe table; ``|`` inside cells is escaped so the table keeps its columns."""
+    """A pipe table; ``|`` inside cells and column names is escaped so the table keeps its columns.
+
+    >>> print(markdown_table(pd.DataFrame({"m | c": ["a|b"]})))
+    | m \\| c   |
+    |:---------|
+    | a\\|b     |
+    """
     if frame.empty:
         return "_(no rows)_"
     safe = frame.copy()
+    safe.columns = [str(c).replace("|", "\\|") for c in safe.columns]
     for column in safe.columns:
         if pd.api.types.is_float_dtype(safe[column]):
             safe[column] = safe[column].map(lambda v: "-" if pd.isna(v) else format(v, floatfmt))

@@ -24,7 +24,8 @@ population), ``axis=level`` (one group: sizes, distribution metrics, signed gaps
 answers as large as the model's: what a perfect simulator scores from sampling noise alone (for a
 distribution method a one-sided band from 0). In a cell run the model's units are the census cells, a
 fixed population: they are not resampled (the intervals carry the survey's sampling, its respondents
-resampled; a sampled model's own sampling error is in ``estimates.csv``) and the noise floor is the
+resampled; a sampled model's own sampling error is in ``estimates.csv``, and its rows' ``note`` says
+so, :data:`CELL_DRAWS_NOTE`) and the noise floor is the
 survey's own resamples, as many respondents as answered the question, against its observed distribution.
 ``simbench`` (whole population and every group) is the per-question SimBench view of
 :func:`pvsst.analysis.survey.simbench.simbench_score`. ``mean_<metric>`` rows (question ``ALL_QUESTIONS``)
@@ -94,6 +95,10 @@ BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "simbench": (None, 100.0), "pooled_simbench": (None, 100.0), "median_simbench": (None, 100.0),
 }
 NO_VARIANCE_NOTE = "no answer variance (one answer for everyone): eta^2 is 0 by definition"
+
+
+CELL_DRAWS_NOTE = ("interval: the survey's sampling only; the cells' sampled answers are not resampled, so "
+                   "the model's own sampling error (estimates.csv) is not in it")
 
 
 def _row(question: str, group: str, metric: str, value: float, low: float = np.nan, high: float = np.nan,
@@ -300,6 +305,10 @@ def score_fidelity(run: ScoredRun) -> pd.DataFrame:
                                     population=run.population is not None)
             for metric in summary_metrics:
                 kept.setdefault(metric, []).append(draws_of.get(metric))
+            if run.population is not None and method not in DISTRIBUTION_METHODS:
+                for row in scored:
+                    if pd.notna(row["ci_low"]) and not row["note"]:
+                        row["note"] = CELL_DRAWS_NOTE
             n_calls = len(asked)
             answered = asked["parse_ok"] & asked["answer"].isin(scale.codes)
             n_model, nonsubstantive = (

@@ -138,14 +138,15 @@ def _audit_view(questions, path: Path) -> "rich_table.Table":
                             f"mde: the shift flagged with 80% power) -> "
                             f"{path}")
     columns = [c for c in ("model", "condition", "question", "n_sets", "flip_rate", "share_spread",
-                           "null_share_spread", "omnibus_p_bh", "flagged", "mde", "arity_p_bh", "exceeds_null")
-               if c in questions]
+                           "expected_flip_rate", "member_tv", "null_share_spread", "omnibus_p_bh", "flagged", "mde",
+                           "arity_p_bh", "exceeds_null")
+               if c in questions and questions[c].notna().any()]
     for column in columns:
         view.add_column(column, justify="left" if column in ("model", "condition", "question") else "right",
                         no_wrap=column in ("model", "condition", "question"))
     for row in questions[columns].itertuples(index=False):
-        view.add_row(*[v if isinstance(v, str) else str(v) if isinstance(v, (bool, int)) or v != v
-                       else _cell(float(v)) for v in row])
+        view.add_row(*[v if isinstance(v, str) else str(v) if isinstance(v, (bool, int)) else _cell(float(v))
+                       for v in row])
     return view
 
 

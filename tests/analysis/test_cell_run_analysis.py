@@ -144,6 +144,15 @@ def test_the_constant_yardsticks_correlate_zero_by_construction(own_run):
     assert not correlations.loc[correlations["source"] == CELL_ORACLE, "constant"].any()
 
 
+def test_sampled_cell_answers_say_their_fidelity_interval_leaves_out_the_models_draws(census_run):
+    from pvsst.analysis.survey.scoring import CELL_DRAWS_NOTE
+
+    fidelity = _read(census_run, "fidelity.csv")
+    whole = fidelity[(fidelity["group"] == "all") & (fidelity["metric"] == "simbench")]
+    notes = whole.set_index(["elicitation", "question"])["note"].fillna("")
+    assert (notes.loc["sample"] == CELL_DRAWS_NOTE).all() and (notes.loc["logprobs"] == "").all()
+
+
 def test_census_counts_show_the_composition_effect_and_the_surveys_noise(census_run):
     scores = _read(census_run, "state_scores.csv")
     oracle = scores[(scores["source"] == CELL_ORACLE) & (scores["question"] == "votetrump")
@@ -244,6 +253,51 @@ def test_the_vote_is_scored_against_the_certified_election_for_every_source_per_
     assert np.allclose(survey.reindex(real["state"]), real["real"])
     assert (election.loc[election["source"] == UNIFORM, "simulated"] == 0.5).all()
     assert np.allclose(election["abs_error"], (election["simulated"] - election["election"]).abs())
+
+
+def test_the_national_row_is_every_sources_voter_weighted_share_against_the_fec_total(census_run):
+    """US row of each source: the model's cells post-stratified with the nation's voters (N_c t_c), MRP's
+    and the oracle's state shares weighted by each state's voters, the survey's and the marginal's share
+    among all CCES voters, uniform 1/2; the truth is the FEC count, 62,984,828 of 136,669,276 votes."""
+    from pvsst.analysis.report.survey.election import election_markdown
+    from pvsst.analysis.survey.cells.election import voter_counts
+    from pvsst.analysis.survey.cells.population import population_from_table
+    from pvsst.analysis.survey.cells.states import survey_respondents
+    from pvsst.analysis.survey.units import read_scored_run
+
+    run = read_scored_run(census_run)
+    population = population_from_table(pd.read_parquet(census_run / "cells.parquet"))
+    people = survey_respondents(run.spec, run.human)
+    voters = voter_counts(population.counts, people.dropna(subset=list(population.attributes)),
+                          population.attributes, "votetrump", weight="weight")
+    by_state = voters.groupby("state")["count"].sum()
+    by_cell = voters.groupby("cell_id")["count"].sum()
+    election = _read(census_run, "election_scores.csv")
+    wide = election.pivot_table(index="state", columns="source", values="simulated")
+    us = wide.loc["US"]
+    states = wide.drop(index="US")
+    for source in (MRP, CELL_ORACLE):
+        assert us[source] == pytest.approx(float(np.average(states[source], weights=by_state[states.index])),
+                                           rel=0, abs=1e-12)
+    answers = pd.read_parquet(next((census_run / "units").glob("*logprobs")) / "responses.parquet")
+    trump = answers[answers["question"] == "votetrump"].set_index("persona_id")["probabilities"].map(
+        lambda text: json.loads(text)["trump"])
+    assert us[MODEL] == pytest.approx(float(np.average(trump[by_cell.index], weights=by_cell)), rel=0, abs=1e-12)
+    voted = people[people["votetrump"].notna()]
+    assert us["survey"] == us[NATIONAL_MARGINAL] == pytest.approx((voted["votetrump"] == "trump").mean(), abs=1e-12)
+    assert us[UNIFORM] == 0.5
+    assert (election.loc[election["state"] == "US", "election"] == 62_984_828 / 136_669_276).all()
+    lines = election_markdown(election).splitlines()
+
+    def cells(line):  # a source's label holds "|", escaped in the table
+        return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
+
+    header = cells(next(line for line in lines if line.startswith("| state ")))
+    shown = dict(zip(header, cells(next(line for line in lines if line.startswith("| US ")))))
+    assert len(shown) == len(header) == 8 and header[2] in (MODEL, SAMPLED)
+    assert set(header) >= {"election", "survey", MRP, CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM}
+    assert shown["election"] == "0.4609"
+    assert all(shown[s] == format(us[s], ".4g") for s in header[2:])
 
 
 def test_the_report_shows_the_vote_against_the_election_and_mrp_against_the_marginal(census_run):

@@ -59,6 +59,31 @@ def test_the_fit_recovers_planted_state_and_cell_effects():
     assert fit.coefficients["intercept"] + recovered.mean() == pytest.approx(INTERCEPT + truth.mean(), abs=0.08)
 
 
+def test_the_mode_given_sigma_is_statsmodels_ridge_glm_on_the_same_design():
+    """The Newton fit against statsmodels' penalised binomial GLM (``fit_regularized``, L2 only, the
+    state columns penalised by 1 / sigma^2 and the fixed effects by ``FIXED_PRECISION``, both divided by
+    the number of rows as statsmodels scales its penalty): the same mode to 1e-4."""
+    import statsmodels.api as sm
+
+    from pvsst.analysis.survey.cells.mrp import FIXED_PRECISION
+
+    rng = np.random.default_rng(5)
+    survey = planted_survey(dict(zip(STATES, rng.normal(0.0, 0.5, len(STATES)))), per_state=300)
+    fit = fit_state_logit(survey, ["sex", "group"], "q", "yes", region_of=None, sigmas=(0.4,))
+    grouped = survey.assign(y=(survey["q"] == "yes").astype(float)).groupby(["sex", "group", "state"])["y"]
+    grouped = grouped.agg(["sum", "count"]).reset_index()
+    states = sorted(STATES)
+    design = np.column_stack([np.ones(len(grouped)), grouped["sex"] == "male", grouped["group"] == "b",
+                              grouped["group"] == "c", *(grouped["state"] == s for s in states)]).astype(float)
+    alpha = np.r_[np.full(4, FIXED_PRECISION), np.full(len(states), 0.4 ** -2.0)] / len(grouped)
+    model = sm.GLM(np.column_stack([grouped["sum"], grouped["count"] - grouped["sum"]]), design,
+                   family=sm.families.Binomial())
+    reference = model.fit_regularized(alpha=alpha, L1_wt=0.0, opt_method="newton-cg").params
+    ours = np.r_[fit.coefficients[["intercept", "sex=male", "group=b", "group=c"]].to_numpy(),
+                 fit.state_effects[states].to_numpy()]
+    assert fit.sigma == 0.4 and np.max(np.abs(ours - reference)) < 1e-4
+
+
 def test_without_state_effects_the_held_out_state_gets_its_planted_share():
     survey = planted_survey(dict.fromkeys(STATES, 0.0))
     counts, cells = population(STATES)

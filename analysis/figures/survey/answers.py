@@ -5,7 +5,8 @@ They read the tables a survey run's analysis writes: the answer shares
 option, position, share) and ``RUN/analysis/fidelity.csv`` (provider, condition, elicitation, question,
 group, metric, value, ci_low, ci_high). Controls are the providers named ``oracle`` (the respondents'
 own answers: the sampling-noise floor), ``marginal`` (the population distribution for everyone) and
-``uniform`` (every option equally likely: the ceiling a simulator should stay below).
+``uniform`` (every option equally likely: the bar a simulator should stay below, which a model
+can exceed).
 
 Examples
 --------

@@ -94,6 +94,10 @@ def _interval(frame: pd.DataFrame, name: str) -> pd.Series:
             zip(frame[name], frame[f"{name}_low"], frame[f"{name}_high"])]
 
 
+DISTRIBUTION_MEASURES = {"expected_flip_rate": "expected flip rate", "member_tv": "member TV"}
+"""The measures on whole answer distributions (logprobs, verbalized), shown beside the modal ones."""
+
+
 def audit_markdown(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("model", "condition")) -> str:
     """One row per source (the values of ``source_columns``) x question: measures with intervals, tests,
     and the arity-matched null beside them."""
@@ -105,6 +109,9 @@ def audit_markdown(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("
     shown["flip rate"] = _interval(frame, "flip_rate")
     for column, label in (("mean_abs_score_diff", "MAD"), ("share_spread", "share spread")):
         if column in frame:
+            shown[label] = _interval(frame, column)
+    for column, label in DISTRIBUTION_MEASURES.items():
+        if column in frame and frame[column].notna().any():
             shown[label] = _interval(frame, column)
     for column, label in (("omnibus_p_bh", "omnibus p (BH)"), ("flagged", "flagged")):
         shown[label] = frame[column] if column in frame else ""

@@ -176,6 +176,7 @@ def _fit(grouped: pd.DataFrame, levels: dict[str, list[str]], region_of: Mapping
     # Climb the grid from its middle while the evidence rises (it is unimodal in sigma in practice);
     # every fit starts from the same place, so a fold's choice depends on its own data only.
     i = len(sigmas) // 2
+    evidence(i)  # a one-point grid has no neighbour to compare with
     while True:
         better = [j for j in (i - 1, i + 1) if 0 <= j < len(sigmas) and evidence(j) > evidence(i)]
         if not better:
