@@ -14,6 +14,21 @@ from pvsst.experiments.spec.lock import lock_path
 CCES = "experiments/surveys/cces2016_racial_attitudes.yaml"
 
 
+# The census flu design's case level (4 levels) and household vignette (3 levels), for tests that plant a
+# household-dependent decision; CASE_LEVEL_NAMES maps the case levels to the bank's case-count names.
+HOUSEHOLD_SCENARIO_FACTORS = [
+    {"id": "case_level", "levels": [{"id": "none", "text": "No current cases nearby."},
+                                    {"id": "under_10", "text": "Fewer than 10 current cases nearby."},
+                                    {"id": "from_10_to_100", "text": "Between 10 and 100 current cases nearby."},
+                                    {"id": "over_100", "text": "More than 100 current cases nearby."}]},
+    {"id": "household", "levels": [
+        {"id": "none", "text": ""},
+        {"id": "member_reported", "text": "Someone in your household got tested and reported them."},
+        {"id": "member_did_not_report", "text": "Someone in your household did not get tested or report them."}]},
+]
+CASE_LEVEL_NAMES = {"none": "0", "under_10": "<10", "from_10_to_100": "10-100", "over_100": ">100"}
+
+
 def write(tmp_path, spec: dict, name="survey.yaml", frozen=True):
     """Write an instrument and freeze it (as a preregistered run needs), when it is valid (freezing refuses
     an instrument that cannot run: the tests of such instruments run them with --deviation)."""

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from cli_checks import refused
 from report_checks import axis_label_problems, legend_problems, texts_outside_canvas
-from survey_helpers import write
+from survey_helpers import CASE_LEVEL_NAMES, HOUSEHOLD_SCENARIO_FACTORS, write
 
 import pvsst
 import pvsst.experiments.epidemic.worker as epidemic_worker
@@ -32,17 +32,6 @@ from pvsst.sim.epidemic.model import EpidemicModel
 from pvsst.sim.epidemic.settings import EpidemicSettings
 
 SHIPPED = "experiments/surveys/census_flu_reporting.yaml"
-FACTORS = [
-    {"id": "case_level", "levels": [{"id": "none", "text": "No current cases nearby."},
-                                    {"id": "under_10", "text": "Fewer than 10 current cases nearby."},
-                                    {"id": "from_10_to_100", "text": "Between 10 and 100 current cases nearby."},
-                                    {"id": "over_100", "text": "More than 100 current cases nearby."}]},
-    {"id": "household", "levels": [
-        {"id": "none", "text": ""},
-        {"id": "member_reported", "text": "Someone in your household got tested and reported them."},
-        {"id": "member_did_not_report", "text": "Someone in your household did not get tested or report them."}]},
-]
-CASE_NAMES = {"none": "0", "under_10": "<10", "from_10_to_100": "10-100", "over_100": ">100"}
 PLANTED = {"none": 0.5, "member_reported": 0.9, "member_did_not_report": 0.1}
 COMPARTMENTS = ["susceptible", "exposed", "infectious", "recovered"]
 
@@ -50,7 +39,7 @@ COMPARTMENTS = ["susceptible", "exposed", "infectious", "recovered"]
 def epidemic_spec(**changes) -> dict:
     spec = {"schedule": "epidemic", "id": "flu_epidemic", "title": "Flu reporting on a census population",
             "seed": 2026, "replicates": 3,
-            "bank": {"run": "bank", "question": "report", "case_factor": "case_level", "case_levels": CASE_NAMES,
+            "bank": {"run": "bank", "question": "report", "case_factor": "case_level", "case_levels": CASE_LEVEL_NAMES,
                      "household_factor": "household",
                      "household_levels": {name: name for name in PLANTED}},
             "population": {"region": "census_region", "agents_per_persona": 5.0,
@@ -80,7 +69,8 @@ def bank_run(tmp_path_factory):
     spec = yaml.safe_load(open(SHIPPED))
     spec.update(model="scripted/planted_household_reporting",
                 personas={"source": "census", "n": 200, "seed": 1, "geography": "US"},
-                cells={"attributes": ["sex", "income_band"]}, scenarios={"factors": copy.deepcopy(FACTORS)})
+                cells={"attributes": ["sex", "income_band"]},
+                scenarios={"factors": copy.deepcopy(HOUSEHOLD_SCENARIO_FACTORS)})
     spec["analysis"]["bootstrap_draws"] = 20
     spec["execution"]["chunk_size"] = 1000
     assert main(["survey", "run", str(write(folder, spec)), "--out", str(folder / "bank")]) == 0

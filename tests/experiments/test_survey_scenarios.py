@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 from cli_checks import refused
-from survey_helpers import write
+from survey_helpers import CASE_LEVEL_NAMES, HOUSEHOLD_SCENARIO_FACTORS, write
 
 from pvsst.analysis.figures.epidemic import reports_vs_infections_figure
 from pvsst.analysis.scenarios.bank_table import reporting_bank_table
@@ -172,17 +172,6 @@ def test_an_explicit_combination_list_asks_only_those_scenarios(tmp_path):
     assert summary.calls == 2 * len(pd.read_parquet(out / "personas.parquet"))
 
 
-HOUSEHOLD_FACTORS = [
-    {"id": "case_level", "levels": [{"id": "none", "text": "No current cases nearby."},
-                                    {"id": "under_10", "text": "Fewer than 10 current cases nearby."},
-                                    {"id": "from_10_to_100", "text": "Between 10 and 100 current cases nearby."},
-                                    {"id": "over_100", "text": "More than 100 current cases nearby."}]},
-    {"id": "household", "levels": [
-        {"id": "none", "text": ""},
-        {"id": "member_reported", "text": "Someone in your household got tested and reported them."},
-        {"id": "member_did_not_report", "text": "Someone in your household did not get tested or report them."}]},
-]
-CASE_NAMES = {"none": "0", "under_10": "<10", "from_10_to_100": "10-100", "over_100": ">100"}
 HOUSEHOLD_NAMES = {name: name for name in ("none", "member_reported", "member_did_not_report")}
 
 
@@ -190,7 +179,7 @@ def _household_bank_run(tmp_path):
     """A logprobs run of ``planted_household_reporting`` on 4 x 3 scenarios, and its decision table."""
     out = tmp_path / "run"
     spec = small_design("scripted/planted_household_reporting", n=200,
-                        scenarios={"factors": copy.deepcopy(HOUSEHOLD_FACTORS)})
+                        scenarios={"factors": copy.deepcopy(HOUSEHOLD_SCENARIO_FACTORS)})
     assert main(["survey", "run", str(write(tmp_path, spec)), "--out", str(out)]) == 0
     run = read_survey_run(out, ("responses",))
     return decision_table(run.responses, run.personas, run.instrument["spec"], "report")
@@ -204,7 +193,7 @@ def test_the_bank_of_a_run_chains_household_decisions_to_their_exact_agreement(t
     assert reported["agreement"] == pytest.approx(0.9, abs=1e-12)
     assert reported["correlation"] == pytest.approx(0.8, abs=1e-12)
     assert reported["households"] == table.drop_duplicates("cell_id")["weight"].sum()
-    bank = reporting_bank_table(table, "case_level", CASE_NAMES, "household", HOUSEHOLD_NAMES)
+    bank = reporting_bank_table(table, "case_level", CASE_LEVEL_NAMES, "household", HOUSEHOLD_NAMES)
     assert len(bank) == table["cell_id"].nunique() * 4 * 3
     at = bank.query("case_level == '0'").pivot(index="cell_id", columns="household", values="p_yes")
     assert np.allclose(at["none"], 0.5) and np.allclose(at["member_reported"], 0.9)
@@ -228,7 +217,7 @@ def test_the_bank_of_a_run_chains_household_decisions_to_their_exact_agreement(t
 def test_the_bank_of_a_run_drives_the_epidemic_model_at_its_expected_yes_share(tmp_path):
     """No transmission: reports per cell at the bank's share; with transmission: reports trail infections."""
     table = _household_bank_run(tmp_path)
-    bank = reporting_bank_table(table, "case_level", CASE_NAMES, fixed={"household": "member_reported"})
+    bank = reporting_bank_table(table, "case_level", CASE_LEVEL_NAMES, fixed={"household": "member_reported"})
     cells = sorted(bank["cell_id"].unique())
     rng = np.random.default_rng(5)
     people = pd.DataFrame({"cell_id": rng.choice(cells, 5000), "region": rng.choice(["atl", "sf"], 5000),
