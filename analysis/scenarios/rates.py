@@ -8,8 +8,9 @@ condition,
 - for every factor (a cell attribute such as income or education, or a scenario factor such as the
   framing) and each of its levels, the population-weighted mean of ``yes`` over the rows at that level:
   ``rate = sum(w * yes) / sum(w)``, every scenario asked of a cell counting once;
-- with the run's cell counts per state (``RUN/cells.parquet``: ``cell_id``, ``geography``,
-  ``population``), for every Census region, the mean over each cell's scenarios weighted by the cell's
+- with the run's cell counts per state (a cell run's
+  :attr:`~pvsst.analysis.survey.cells.population.CellPopulation.counts`: ``cell_id``, ``state``,
+  ``count``), for every Census region, the mean over each cell's scenarios weighted by the cell's
   personas in that region's states: ``rate_r = sum_c N_cr * ybar_c / sum_c N_cr``.
 
 ``population`` is the persona count behind a level (its distinct cells' weights; a region's counts).
@@ -22,7 +23,7 @@ Examples
 >>> rates = decision_rates(table, ["income", "news"])
 >>> rates.round(6)[["factor", "level", "rate", "population"]].values.tolist()
 [['income', 'high', 0.7, 3.0], ['income', 'low', 0.3, 1.0], ['news', 'none', 0.65, 4.0], ['news', 'loss', 0.55, 4.0]]
->>> counts = pd.DataFrame({"cell_id": ["a", "b", "b"], "geography": ["TX", "TX", "NY"], "population": [3, 1, 0]})
+>>> counts = pd.DataFrame({"cell_id": ["a", "b", "b"], "state": ["TX", "TX", "NY"], "count": [3, 1, 0]})
 >>> decision_rates(table, [], counts).round(6)[["factor", "level", "rate"]].values.tolist()
 [['region', 'South', 0.6]]
 """
@@ -57,8 +58,8 @@ def _factor_rates(table: pd.DataFrame, factor: str) -> pd.DataFrame:
 
 def _region_rates(table: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
     means = table.groupby([*KEYS, "persona_id"], observed=True)["yes"].mean().rename("cell_yes").reset_index()
-    placed = counts.assign(persona_id=counts["cell_id"].astype(str),
-                           level=counts["geography"].astype(str).map(REGION_OF_STATE))
+    placed = counts.assign(persona_id=counts["cell_id"].astype(str), population=counts["count"],
+                           level=counts["state"].astype(str).map(REGION_OF_STATE))
     placed = placed[placed["level"].notna()]
     merged = means.merge(placed[["persona_id", "level", "population"]], on="persona_id")
     merged = merged.assign(_wy=merged["population"] * merged["cell_yes"])
@@ -82,7 +83,7 @@ def decision_rates(table: pd.DataFrame, factors: list[str], counts: pd.DataFrame
     factors
         The factors to tabulate, in order.
     counts
-        A cell run's ``cells.parquet`` (``cell_id``, ``geography``, ``population``); absent: no region rows.
+        A cell run's counts per state (``cell_id``, ``state``, ``count``); absent: no region rows.
 
     Returns
     -------
@@ -97,7 +98,7 @@ def decision_rates(table: pd.DataFrame, factors: list[str], counts: pd.DataFrame
     [1.0, 0.0]
     """
     parts = [_factor_rates(table, factor) for factor in factors]
-    if counts is not None and not counts.empty and {"cell_id", "geography", "population"} <= set(counts.columns):
+    if counts is not None and not counts.empty and {"cell_id", "state", "count"} <= set(counts.columns):
         regions = _region_rates(table, counts)
         if len(regions):
             parts.append(regions)

@@ -216,7 +216,8 @@ def scenario_report(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict,
     responses, personas, spec
         The run's responses, personas (with ``weight`` in a cell run) and effective instrument.
     cell_counts
-        A cell run's ``cells.parquet`` (each cell's personas per state): adds the rates by Census region.
+        A cell run's counts per state (``CellPopulation.counts``: ``cell_id``, ``state``, ``count``): adds
+        the rates by Census region.
 
     Returns
     -------

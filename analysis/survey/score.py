@@ -86,8 +86,7 @@ def survey_scores(run: ScoredRun) -> SurveyScores:
     cells, notes = cell_analysis(run) if run.population is not None else (None, [])
     return SurveyScores(score_fidelity(run), cells, tuple(notes), score_audit(run), score_consistency(run),
                         scenario_report(run.responses, run.personas, run.spec,
-                                        None if run.population is None else run.population.counts.rename(
-                                            columns={"state": "geography", "count": "population"})))
+                                        None if run.population is None else run.population.counts))
 
 
 def score_run(run_dir: str | Path, draws: int | None = None) -> SurveyScores:
