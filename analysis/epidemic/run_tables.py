@@ -24,10 +24,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pvsst.analysis.store.reader import EPIDEMIC, iter_unit_tables
+from pvsst.analysis.store.reader import EPIDEMIC, iter_unit_tables, run_schedule
 from pvsst.core.errors import InputError
-from pvsst.core.input_files import read_json
-from pvsst.core.run_layout import BANK, MANIFEST, REPLICATES
+from pvsst.core.run_layout import BANK, REPLICATES
 
 SUMMED = ("new_infections", "new_symptomatic", "reports", "expected_reports")
 SUMMARY_COLUMNS = ("region", "population", "replicates", "infections", "symptomatic", "reports", "expected_reports",
@@ -37,13 +36,7 @@ SUMMARY_COLUMNS = ("region", "population", "replicates", "infections", "symptoma
 
 def is_epidemic_run(run_dir: str | Path) -> bool:
     """Whether ``run_dir`` holds an epidemic run (its manifest says ``schedule: epidemic``)."""
-    path = Path(run_dir) / MANIFEST
-    if not path.is_file():
-        return False
-    try:
-        return read_json(path, "manifest").get("schedule") == EPIDEMIC
-    except InputError:
-        return False
+    return run_schedule(run_dir) == EPIDEMIC
 
 
 def read_region_days(run_dir: str | Path) -> pd.DataFrame:

@@ -257,6 +257,25 @@ def _read_thread_run(run_dir: Path, analysis: dict[str, pd.DataFrame]) -> RunTab
                      analysis=analysis, **frames)
 
 
+def run_schedule(run_dir: str | Path) -> str | None:
+    """The ``schedule`` a run's manifest records (``threads``, ``epidemic``), or ``None`` where it records
+    none or the folder has no readable manifest.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> run_schedule(tempfile.mkdtemp()) is None
+    True
+    """
+    path = Path(run_dir) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        return read_json(path, "manifest").get("schedule")
+    except InputError:
+        return None
+
+
 def is_survey_run(run_dir: str | Path) -> bool:
     """Whether ``run_dir`` holds a survey run (``survey.json``) rather than an experiment run."""
     return (Path(run_dir) / SURVEY).is_file()

@@ -21,11 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from pvsst.analysis.store.reader import THREAD_RUN_TABLES, iter_unit_tables
+from pvsst.analysis.store.reader import THREAD_RUN_TABLES, iter_unit_tables, run_schedule
 from pvsst.core.errors import InputError
-from pvsst.core.input_files import read_json
 from pvsst.core.integrity import complete_unit_dirs
-from pvsst.core.run_layout import ATTRIBUTES, MANIFEST, THREADS, table_file
+from pvsst.core.run_layout import ATTRIBUTES, THREADS, table_file
 
 GUESSES = "guesses"
 """The table of an attribute judge's folder: one row per author x attribute x guess."""
@@ -33,13 +32,7 @@ GUESSES = "guesses"
 
 def is_thread_run(run_dir: str | Path) -> bool:
     """Whether ``run_dir`` holds a thread run (its manifest says ``schedule: threads``)."""
-    path = Path(run_dir) / MANIFEST
-    if not path.is_file():
-        return False
-    try:
-        return read_json(path, "manifest").get("schedule") == THREADS
-    except InputError:
-        return False
+    return run_schedule(run_dir) == THREADS
 
 
 def read_thread_run(run_dir: str | Path, names=THREAD_RUN_TABLES) -> dict[str, pd.DataFrame]:
