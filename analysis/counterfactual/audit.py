@@ -30,7 +30,9 @@ Per question (AgentFairBench, arXiv 2606.16723):
   sets resampled jointly) and the one-sided arity-null test (:mod:`pvsst.analysis.counterfactual.null`),
   adjusted by Benjamini-Hochberg across questions: ``exceeds_null`` when below ``alpha``.
 
-Each member contributes one answer per question (a survey's first sample, or its modal answer).
+Each member contributes one answer per question (e.g. a survey's first sample); with a ``probabilities``
+column instead (a ``logprobs`` / ``verbalized`` survey source) each member contributes its whole
+distribution and the question is audited by :func:`pvsst.analysis.counterfactual.distributions.audit_question`.
 
 Examples
 --------
@@ -44,6 +46,7 @@ Examples
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -52,6 +55,8 @@ import pandas as pd
 from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
 
+from pvsst.analysis.counterfactual.distribution_power import hardest_probability_shift
+from pvsst.analysis.counterfactual.distributions import audit_question
 from pvsst.analysis.counterfactual.measures import (
     gaps_from_shares,
     one_hot,
@@ -62,13 +67,14 @@ from pvsst.analysis.counterfactual.measures import (
 from pvsst.analysis.counterfactual.null import arity_null_p
 from pvsst.analysis.counterfactual.permutation import PERMUTATIONS, omnibus_permutation_p, paired_group_tests
 from pvsst.analysis.counterfactual.power import POWER, detectable_shift
+from pvsst.analysis.counterfactual.resampling import bootstrap_means, percentile_interval
 from pvsst.core.defaults import ANALYSIS_SEED
 from pvsst.core.errors import InputError
 
 ANSWER_COLUMNS = ("set_id", "group", "question", "answer")
 MEASURES = ("flip_rate", "mean_abs_score_diff", "share_spread")
 MDE_POWER = POWER
-MDE_UNITS = {"shares": "share", "scores": "score"}
+MDE_UNITS = {"shares": "share", "scores": "score", "distributions": "probability"}
 
 
 @dataclass(frozen=True)
@@ -132,19 +138,6 @@ class CounterfactualAudit:
     alpha: float
 
 
-def _bootstrap_means(values: np.ndarray, draws: int, seed: int) -> np.ndarray:
-    """(draws, m) means of the columns of (S, m) ``values`` over sets resampled with replacement."""
-    n = values.shape[0]
-    index = np.random.default_rng(seed).integers(0, n, size=(draws, n))
-    counts = np.bincount((index + (np.arange(draws) * n)[:, None]).ravel(), minlength=draws * n).reshape(draws, n)
-    return counts.astype(float) @ values / n
-
-
-def _interval(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
-    return low, high
-
-
 def _measures(m: MatchedAnswers, k: int, scores: np.ndarray, draws: int, seed: int, alpha: float
               ) -> tuple[dict, np.ndarray, tuple[np.ndarray, np.ndarray], np.ndarray]:
     """Observed measures with intervals, plus shares (G, K) with their bounds and bootstrap shares."""
@@ -152,16 +145,16 @@ def _measures(m: MatchedAnswers, k: int, scores: np.ndarray, draws: int, seed: i
     values = np.column_stack([set_flips(m.matrix), set_score_differences(m.matrix, scores),
                               one_hot(m.matrix, k).reshape(s, g * k)])
     observed = values.mean(axis=0)
-    boot = _bootstrap_means(values, draws, seed)
+    boot = bootstrap_means(values, draws, seed)
     shares, boot_shares = observed[2:].reshape(g, k), boot[:, 2:].reshape(draws, g, k)
     point = {"flip_rate": observed[0], "mean_abs_score_diff": observed[1], "share_spread": spread_from_shares(shares)}
     boot_measures = {"flip_rate": boot[:, 0], "mean_abs_score_diff": boot[:, 1],
                      "share_spread": spread_from_shares(boot_shares)}
     out = {}
     for name in MEASURES:
-        low, high = _interval(boot_measures[name], alpha)
+        low, high = percentile_interval(boot_measures[name], alpha)
         out.update({name: float(point[name]), f"{name}_low": float(low), f"{name}_high": float(high)})
-    return out, shares, _interval(boot_shares, alpha), boot_shares
+    return out, shares, percentile_interval(boot_shares, alpha), boot_shares
 
 
 def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str]], *,
@@ -172,7 +165,9 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
 
     Parameters
     ----------
-    answers : ``set_id, group, question, answer`` of the matched sets.
+    answers : ``set_id, group, question, answer`` of the matched sets, or ``set_id, group, question,
+        probabilities`` (each member's K probabilities in scale order: the whole-distribution audit of
+        :mod:`pvsst.analysis.counterfactual.distributions`, ``omnibus`` unused).
     codes : question -> its option codes in scale order.
     null_answers : the arity-matched null (same layout, seed labels as groups), or None.
     scores : question -> the score of each option (default: positions 0..K-1).
@@ -189,6 +184,14 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
         x = np.asarray(scores[question] if scores and question in scores else np.arange(k), dtype=float)
         if x.shape != (k,):
             raise InputError("counterfactual audit", f"scores.{question}", f"needs {k} scores, one per option")
+        if "probabilities" in answers.columns:  # whole distributions: measured and tested as they are
+            row, question_shares, question_groups = audit_question(
+                answers, question, question_codes, x, null_rows=null_answers, draws=draws,
+                permutations=permutations, seed=seed, alpha=alpha)
+            question_rows.append(row)
+            share_rows += question_shares
+            group_rows += question_groups
+            continue
         m = matched_answers(answers, question, question_codes)
         if len(m.set_ids) < 2 or len(m.groups) < 2:
             raise InputError("counterfactual audit", question, f"needs at least 2 complete matched sets of at least "
@@ -200,7 +203,7 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
                "omnibus_p": omnibus_permutation_p(m.matrix, k, permutations=permutations, seed=seed,
                                                   statistic=omnibus, scores=x)}
         boot_gaps = gaps_from_shares(boot_shares)
-        gaps, (gap_low, gap_high) = gaps_from_shares(shares), _interval(boot_gaps, alpha)
+        gaps, (gap_low, gap_high) = gaps_from_shares(shares), percentile_interval(boot_gaps, alpha)
         mde = (norm.ppf(1 - alpha / 2) + norm.ppf(MDE_POWER)) * boot_gaps.std(axis=0, ddof=1)
         row["mde_share_gap"] = float(mde.max())
         row.update(_power_inputs(m, k, x, shares))
@@ -247,7 +250,9 @@ def with_mde(questions: pd.DataFrame, alpha: float, tests: int) -> pd.DataFrame:
     Parameters
     ----------
     questions : pandas.DataFrame
-        Audit rows with ``n_sets, n_groups, n_options, omnibus_statistic, power_base_share, power_score_sd``.
+        Audit rows with ``n_sets, n_groups, n_options, omnibus_statistic, power_base_share, power_score_sd``
+        (``distributions`` rows: ``power_distribution``, sized by
+        :func:`pvsst.analysis.counterfactual.distribution_power.hardest_probability_shift`).
     alpha : float
         The false discovery rate.
     tests : int
@@ -269,6 +274,10 @@ def with_mde(questions: pd.DataFrame, alpha: float, tests: int) -> pd.DataFrame:
     values, units = [], []
     for row in questions.to_dict("records"):
         statistic = row.get("omnibus_statistic")
+        if statistic == "distributions":
+            values.append(_distribution_mde(row, alpha, max(1, int(tests))))
+            units.append(MDE_UNITS[statistic])
+            continue
         base, sd = row.get("power_base_share", np.nan), row.get("power_score_sd", np.nan)
         usable = statistic in MDE_UNITS and row.get("n_sets") == row.get("n_sets") and (
             0 < base < 1 if statistic == "shares" else sd > 0)
@@ -278,6 +287,17 @@ def with_mde(questions: pd.DataFrame, alpha: float, tests: int) -> pd.DataFrame:
         units.append(MDE_UNITS.get(statistic, ""))
     questions["mde"], questions["mde_unit"], questions["mde_tests"] = values, units, int(tests)
     return questions
+
+
+def _distribution_mde(row: dict, alpha: float, tests: int) -> float:
+    """The hardest option's detectable probability shift of a distribution row (NaN without its inputs)."""
+    inputs = row.get("power_distribution")
+    if not isinstance(inputs, str) or row.get("n_sets") != row.get("n_sets"):
+        return np.nan
+    power = json.loads(inputs)
+    shift, _ = hardest_probability_shift(float(row["n_sets"]), n_groups=int(row["n_groups"]), base=power["base"],
+                                         covariance=np.array(power["covariance"]), alpha=alpha, tests=tests)
+    return shift
 
 
 def _null_columns(m: MatchedAnswers, null_answers: pd.DataFrame, question: str, codes: Sequence[str],
@@ -296,11 +316,11 @@ def _null_columns(m: MatchedAnswers, null_answers: pd.DataFrame, question: str, 
     obs, floor = m.matrix[at_obs], null.matrix[at_null]
     s, g = obs.shape
     joint = np.column_stack([one_hot(obs, k).reshape(s, g * k), one_hot(floor, k).reshape(s, g * k)])
-    boot = _bootstrap_means(joint, draws, seed)
+    boot = bootstrap_means(joint, draws, seed)
     excess = (spread_from_shares(boot[:, :g * k].reshape(draws, g, k))
               - spread_from_shares(boot[:, g * k:].reshape(draws, g, k)))
     point = joint.mean(axis=0)
-    low, high = _interval(excess, alpha)
+    low, high = percentile_interval(excess, alpha)
     out.update({"spread_excess": float(spread_from_shares(point[:g * k].reshape(g, k))
                                        - spread_from_shares(point[g * k:].reshape(g, k))),
                 "spread_excess_low": float(low), "spread_excess_high": float(high),

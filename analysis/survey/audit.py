@@ -7,14 +7,12 @@ persona as there are groups, nothing changed but the request seed, ``group`` = `
 every model (or control) x condition the members' answers go to
 :func:`pvsst.analysis.counterfactual.audit.counterfactual_audit`, the null's answers beside them, and
 the null's seed groups are also audited on their own (their share gaps are the band a disparity must
-leave). Each member contributes one answer per question: its first sample (``sample`` elicitation) or
-the modal code of its distribution (``logprobs`` / ``verbalized``; the first code in scale order on a
-tie). Option scores are the positions 0..K-1. Under a distribution method the measures are of those
-modal answers, which exaggerate a small shift that moves the top option (a planted 0.15 shift reads as
-a flip rate of 1.00); ``audit.csv``'s ``note`` says so on each such row (:data:`MODAL_NOTE`), and beside
-them the measures on whole distributions (:func:`distribution_measures`): ``expected_flip_rate`` (the
-chance that members' answers drawn from their distributions differ) and ``member_tv`` (the mean total
-variation between two members' distributions), with intervals.
+leave). A ``sample`` source's member contributes one answer per question, its first sample; a
+``logprobs`` / ``verbalized`` source's member contributes its whole distribution over the scale's codes
+(renormalised over them), audited as it is (:mod:`pvsst.analysis.counterfactual.distributions`: the
+flip rate is the expected flip rate, the shares are the groups' mean probabilities, the omnibus test
+permutes whole distributions, ``member_tv`` is the mean total variation between two members and the
+MDE is a shift of one group's probability of one option). Option scores are the positions 0..K-1.
 
 Writes three tables to ``RUN/analysis/``:
 
@@ -22,8 +20,8 @@ Writes three tables to ``RUN/analysis/``:
   share spread (each with ``_low`` / ``_high``), the omnibus within-set permutation p and its
   Benjamini-Hochberg adjustment across every source x question (``bh_family`` names the family and its
   size; :func:`~pvsst.analysis.counterfactual.families.adjusted_across_sources`), ``flagged``, ``mde``
-  (the shift of one group's share of one option flagged with 80% power in that family, ``mde_unit``,
-  ``mde_tests``); with the null its measures (``null_``), the excess spread over the null with its
+  (the shift of one group's share, or mean probability, of one option flagged with 80% power in that
+  family, ``mde_unit``, ``mde_tests``); with the null its measures (``null_``), the excess spread over the null with its
   interval, the arity-null p, its adjustment and ``exceeds_null``; ``note`` says why a source has no
   audit (e.g. fewer than 2 complete sets).
 - ``audit_shares.csv``: model x condition x question x group x option: the share and its gap against
@@ -62,9 +60,6 @@ from pvsst.core.run_layout import ANALYSIS, PERSONAS, UNITS
 
 AUDIT_FILES = {"questions": "audit.csv", "shares": "audit_shares.csv", "groups": "audit_groups.csv"}
 SOURCE_COLUMNS = ("model", "condition", "elicitation")
-MODAL_NOTE = ("modal answers: each member's answer is the top option of its distribution, so flip rate and share "
-              "gaps count changes of the top option, not shifts of probability (a small shift that moves the top "
-              "option reads as a flip rate of 1); expected_flip_rate and member_tv measure the whole distributions")
 
 
 @dataclass(frozen=True)
@@ -76,106 +71,110 @@ class SurveyAudit:
     groups: pd.DataFrame
 
 
-def _modal(text: str, codes: list[str]) -> str | None:
-    probabilities = json.loads(text)
-    mass = np.array([float(probabilities.get(code, 0.0) or 0.0) for code in codes])
-    return codes[int(np.argmax(mass))] if mass.sum() > 0 else None
-
-
 def member_answers(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[str, list[str]]) -> pd.DataFrame:
-    """One answer per persona x question of one source: ``set_id, group, audit_role, question, answer``
-    (first sample, or the modal code of a distribution; failed calls and other codes left out)."""
+    """One answer per persona x question of one sampled source: ``set_id, group, audit_role, question, answer``
+    (its first sample; failed calls and other codes left out)."""
     rows = responses[responses["parse_ok"].astype(bool) & responses["question"].isin(list(codes))]
     if "sample" in rows:
         rows = rows[rows["sample"].fillna(0).astype(int) == 0]
-    distribution = rows["elicitation"].isin(DISTRIBUTION_METHODS) & rows.get("probabilities",
-                                                                              pd.Series(None, index=rows.index)).notna()
-    answers = rows["answer"].astype(object).copy()
-    if distribution.any():
-        answers[distribution] = [_modal(text, codes[q]) for text, q in zip(rows.loc[distribution, "probabilities"],
-                                                                          rows.loc[distribution, "question"])]
-    out = pd.DataFrame(
-        {
-            "persona_id": rows["persona_id"].astype(str).to_numpy(),
-            "question": rows["question"].to_numpy(),
-            "answer": answers.to_numpy(),
-        }
-    )
+    out = pd.DataFrame({"persona_id": rows["persona_id"].astype(str).to_numpy(),
+                        "question": rows["question"].to_numpy(), "answer": rows["answer"].astype(object).to_numpy()})
     out = out[[a in codes[q] for a, q in zip(out["answer"], out["question"])]]
-    members = personas.assign(persona_id=personas["persona_id"].astype(str))[["persona_id", "set_id", "group",
-                                                                              "audit_role"]]
-    return out.merge(members, on="persona_id", how="inner")[["set_id", "group", "audit_role", "question", "answer"]]
+    return _with_members(out, personas)[["set_id", "group", "audit_role", "question", "answer"]]
 
 
-def distribution_measures(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[str, list[str]],
-                          draws: int, seed: int, alpha: float) -> pd.DataFrame:
-    """Audit measures on the members' whole answer distributions (``logprobs`` / ``verbalized``), per question.
+def member_distributions(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[str, list[str]]
+                         ) -> pd.DataFrame:
+    """One probability vector per persona x question of a ``logprobs`` / ``verbalized`` source.
 
     Parameters
     ----------
     responses : pandas.DataFrame
-        One source's responses (``persona_id, question, parse_ok, probabilities``).
+        One source's responses (``persona_id, question, parse_ok, probabilities``: JSON code -> probability).
     personas : pandas.DataFrame
         ``persona_id, set_id, group, audit_role``.
     codes : dict
         Question -> option codes in scale order.
-    draws, seed, alpha : int, int, float
-        The percentile bootstrap over matched sets and its level ``1 - alpha``.
 
     Returns
     -------
     pandas.DataFrame
-        ``question``, ``expected_flip_rate`` = mean over sets of ``1 - sum_k prod_g p_gk`` (the chance the
-        members' answers, each drawn from its distribution, are not all equal) and ``member_tv`` = mean
-        over sets of the mean total variation between two members' distributions, each with ``_low`` /
-        ``_high``; one row per question with at least 2 complete sets.
+        ``set_id, group, audit_role, question, probabilities`` (a tuple in scale order, renormalised over
+        the scale's codes; failed calls and distributions with no mass on the scale left out).
 
     Examples
     --------
-    >>> import json
-    >>> responses = pd.DataFrame({"persona_id": ["a", "b", "c", "d"], "question": "q", "parse_ok": True,
-    ...     "probabilities": [json.dumps(p) for p in ({"y": 0.6, "n": 0.4}, {"y": 0.45, "n": 0.55}) * 2]})
-    >>> personas = pd.DataFrame({"persona_id": list("abcd"), "set_id": ["s", "s", "t", "t"],
-    ...                          "group": ["x", "z"] * 2, "audit_role": "audit"})
-    >>> row = distribution_measures(responses, personas, {"q": ["y", "n"]}, 50, 1, 0.05).iloc[0]
-    >>> round(float(row["expected_flip_rate"]), 3), round(float(row["member_tv"]), 3)
-    (0.51, 0.15)
+    >>> responses = pd.DataFrame({"persona_id": ["a", "b"], "question": "q", "parse_ok": True,
+    ...                           "probabilities": ['{"y": 0.5, "n": 0.3, "dk": 0.2}', '{"y": 0.5, "n": 0.5}']})
+    >>> personas = pd.DataFrame({"persona_id": ["a", "b"], "set_id": "s", "group": ["x", "z"],
+    ...                          "audit_role": "audit"})
+    >>> vectors = member_distributions(responses, personas, {"q": ["y", "n"]})["probabilities"]
+    >>> [tuple(round(v, 6) for v in p) for p in vectors]
+    [(0.625, 0.375), (0.5, 0.5)]
     """
     rows = responses[responses["parse_ok"].astype(bool) & responses["probabilities"].notna()
                      & responses["question"].isin(list(codes))]
-    members = personas.assign(persona_id=personas["persona_id"].astype(str))
-    members = members[members["audit_role"] == "audit"].set_index("persona_id")[["set_id", "group"]]
-    out = []
-    for question, asked in rows.groupby("question", sort=False):
-        options = codes[question]
-        mass = np.array([[float(json.loads(t).get(c, 0.0) or 0.0) for c in options] for t in asked["probabilities"]])
-        keep = mass.sum(axis=1) > 0
-        frame = members.reindex(asked["persona_id"].astype(str).to_numpy())[keep]
-        p = mass[keep] / mass[keep].sum(axis=1, keepdims=True)
-        known = frame["set_id"].notna().to_numpy()
-        frame, p = frame[known], p[known]
-        groups = sorted(frame["group"].astype(str).unique())
-        sets = frame.groupby("set_id")["group"].nunique()
-        complete = sets[sets == len(groups)].index
-        if len(groups) < 2 or len(complete) < 2:
-            continue
-        cube = np.full((len(complete), len(groups), len(options)), np.nan)
-        s_index = pd.Index(complete).get_indexer(frame["set_id"])
-        g_index = pd.Index(groups).get_indexer(frame["group"].astype(str))
-        inside = s_index >= 0
-        cube[s_index[inside], g_index[inside]] = p[inside]
-        flips = 1.0 - np.prod(cube, axis=1).sum(axis=1)
-        a, b = np.triu_indices(len(groups), k=1)
-        tv = (0.5 * np.abs(cube[:, a] - cube[:, b]).sum(axis=2)).mean(axis=1)
-        values = np.column_stack([flips, tv])
-        index = np.random.default_rng(seed).integers(0, len(values), size=(draws, len(values)))
-        boot = values[index].mean(axis=1)
-        low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
-        observed = values.mean(axis=0)
-        out.append({"question": question, "expected_flip_rate": observed[0], "expected_flip_rate_low": low[0],
-                    "expected_flip_rate_high": high[0], "member_tv": observed[1], "member_tv_low": low[1],
-                    "member_tv_high": high[1]})
-    return pd.DataFrame(out)
+    vectors = []
+    for text, question in zip(rows["probabilities"], rows["question"]):
+        given = json.loads(text)
+        mass = np.array([float(given.get(code, 0.0) or 0.0) for code in codes[question]])
+        vectors.append(tuple((mass / mass.sum()).tolist()) if mass.sum() > 0 else None)
+    out = pd.DataFrame({"persona_id": rows["persona_id"].astype(str).to_numpy(),
+                        "question": rows["question"].to_numpy(),
+                        "probabilities": pd.Series(vectors, dtype=object).to_numpy()})
+    out = out[out["probabilities"].notna()]
+    return _with_members(out, personas)[["set_id", "group", "audit_role", "question", "probabilities"]]
+
+
+def _with_members(rows: pd.DataFrame, personas: pd.DataFrame) -> pd.DataFrame:
+    members = personas.assign(persona_id=personas["persona_id"].astype(str))[["persona_id", "set_id", "group",
+                                                                              "audit_role"]]
+    return rows.merge(members, on="persona_id", how="inner")
+
+
+def audit_responses(responses: pd.DataFrame, personas: pd.DataFrame, codes: dict[str, list[str]], *, draws: int,
+                    seed: int, permutations: int, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The question, share and group tables of every provider x condition x elicitation of ``responses``,
+    adjusted across them (:func:`~pvsst.analysis.counterfactual.families.adjusted_across_sources`).
+
+    Parameters
+    ----------
+    responses : pandas.DataFrame
+        ``provider, condition, elicitation, persona_id, question, parse_ok`` with ``answer`` (``sample``) or
+        ``probabilities`` (``logprobs`` / ``verbalized``).
+    personas : pandas.DataFrame
+        ``persona_id, set_id, group, audit_role``.
+    codes : dict
+        Question -> option codes in scale order.
+    draws, seed, permutations, alpha
+        The bootstrap, the permutation tests and the level (see the module docstring).
+
+    Returns
+    -------
+    tuple of pandas.DataFrame
+        ``audit.csv``, ``audit_shares.csv`` and ``audit_groups.csv`` (empty when nothing could be audited).
+
+    Examples
+    --------
+    >>> responses = pd.DataFrame({"provider": "m", "condition": "c", "elicitation": "logprobs", "question": "q",
+    ...     "persona_id": list("abcd"), "parse_ok": True, "probabilities": ['{"y": 0.6, "n": 0.4}',
+    ...     '{"y": 0.45, "n": 0.55}'] * 2})
+    >>> personas = pd.DataFrame({"persona_id": list("abcd"), "set_id": ["s", "s", "t", "t"],
+    ...                          "group": ["x", "z"] * 2, "audit_role": "audit"})
+    >>> questions, _, _ = audit_responses(responses, personas, {"q": ["y", "n"]}, draws=20, seed=1,
+    ...                                   permutations=9, alpha=0.05)
+    >>> round(float(questions.loc[0, "flip_rate"]), 3), questions.loc[0, "mde_unit"]
+    (0.51, 'probability')
+    """
+    members = {True: member_distributions, False: member_answers}
+    sources = ((source, members[source[2] in DISTRIBUTION_METHODS](part, personas, codes))
+               for source, part in responses.groupby(["provider", "condition", "elicitation"], sort=False))
+    questions, shares, groups = audit_tables(sources, codes, SOURCE_COLUMNS, draws=draws, seed=seed,
+                                             permutations=permutations, alpha=alpha)
+    if questions.empty:
+        return questions, shares, groups
+    questions, groups = adjusted_across_sources(questions, groups, alpha)
+    return questions, shares, groups
 
 
 def score_audit(run: ScoredRun) -> SurveyAudit | None:
@@ -191,21 +190,9 @@ def score_audit(run: ScoredRun) -> SurveyAudit | None:
     if "audit_role" not in personas:
         raise InputError(run.file(PERSONAS), "audit_role", "the instrument has an audit section "
                          "but the personas are not matched sets (a run from before audits?)")
-    sources = ((source, member_answers(part, personas, codes))
-               for source, part in run.responses.groupby(["provider", "condition", "elicitation"], sort=False))
-    questions, shares, groups = audit_tables(sources, codes, SOURCE_COLUMNS, **options)
+    questions, shares, groups = audit_responses(run.responses, personas, codes, **options)
     if questions.empty:
         raise InputError(run.file(""), UNITS, "no responses to audit")
-    questions, groups = adjusted_across_sources(questions, groups, options["alpha"])
-    whole = [distribution_measures(part, personas, codes, options["draws"], options["seed"], options["alpha"]).assign(
-        model=source[0], condition=source[1], elicitation=source[2])
-        for source, part in run.responses.groupby(["provider", "condition", "elicitation"], sort=False)
-        if source[2] in DISTRIBUTION_METHODS]
-    whole = [frame for frame in whole if len(frame)]
-    if whole:
-        questions = questions.merge(pd.concat(whole, ignore_index=True), on=[*SOURCE_COLUMNS, "question"], how="left")
-    modal = questions["elicitation"].isin(DISTRIBUTION_METHODS) & (questions["note"].fillna("") == "")
-    questions.loc[modal, "note"] = MODAL_NOTE
     return SurveyAudit(questions, shares, groups)
 
 

@@ -138,7 +138,7 @@ def _audit_view(questions, path: Path) -> "rich_table.Table":
                             f"mde: the shift flagged with 80% power) -> "
                             f"{path}")
     columns = [c for c in ("model", "condition", "question", "n_sets", "flip_rate", "share_spread",
-                           "expected_flip_rate", "member_tv", "null_share_spread", "omnibus_p_bh", "flagged", "mde",
+                           "member_tv", "null_share_spread", "omnibus_p_bh", "flagged", "mde",
                            "arity_p_bh", "exceeds_null")
                if c in questions and questions[c].notna().any()]
     for column in columns:

@@ -16,7 +16,6 @@ from audit_helpers import audit_spec, read_analysis, run_and_score
 from builders import small_instrument
 
 from pvsst.analysis.report.survey.build import build_survey_report
-from pvsst.analysis.survey.audit import MODAL_NOTE
 
 pytestmark = pytest.mark.slow
 
@@ -78,14 +77,20 @@ def test_audit_section_and_figure_in_the_report(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_a_logprobs_audit_measures_whole_distributions_and_labels_its_modal_answers(tmp_path):
+def test_a_logprobs_audit_measures_whole_distributions_not_modal_answers(tmp_path):
     spec = audit_spec(sets=10, questions=1, arity_null=False)
     spec["conditions"] = ["persona_profile_logprobs"]
     run = run_and_score(tmp_path, spec, "logprobs-audit")
     questions = read_analysis(run, "audit.csv")
-    assert (questions["elicitation"] == "logprobs").all() and (questions["note"] == MODAL_NOTE).all()
-    # on whole distributions: one group of four shifted by 0.15 (TV 0.15 to each other member, 0 between
-    # the rest) gives a mean pairwise TV of 0.15 x 3 / 6 = 0.075, where modal answers read a flip rate of 1
+    assert (questions["elicitation"] == "logprobs").all() and questions["note"].isna().all()
+    # one group of four shifted by 0.15 (TV 0.15 to each other member, 0 between the rest) gives a mean
+    # pairwise TV of 0.15 x 3 / 6 = 0.075; the flip rate is the expected one, below the modal answers' 1
+    # (1 - sum_k prod_g p_gk = 1 - (1/3)^3 (1/3 + 0.15 + 2 (1/3 - 0.075)) = 1 - 1/27 in every set)
     row = questions.iloc[0]
-    assert row["flip_rate"] == 1 and row["member_tv"] == pytest.approx(0.075, abs=1e-6)
-    assert row["member_tv_low"] <= row["member_tv"] <= row["member_tv_high"] and row["expected_flip_rate"] < 1
+    assert row["member_tv"] == pytest.approx(0.075, abs=1e-6) and row["flip_rate"] == pytest.approx(1 - 1 / 27)
+    assert row["member_tv_low"] <= row["member_tv"] <= row["member_tv_high"]
+    # every member of a group answers with the same distribution: no noise, so any shift is flagged
+    assert row["omnibus_statistic"] == "distributions" and row["mde_unit"] == "probability" and row["mde"] == 0
+    assert bool(row["flagged"])
+    shares = read_analysis(run, "audit_shares.csv")
+    assert shares["share_gap"].abs().max() == pytest.approx(0.15, abs=1e-6)

@@ -32,19 +32,27 @@ from pvsst.core.run_layout import ANALYSIS
 
 DEFINITIONS = (
     ("flip rate", "share of matched sets whose members' answers are not all equal: F = (1/S) sum_s "
-                  "1[A[s,.] not all equal]."),
+                  "1[A[s,.] not all equal]; for logprobs / verbalized rows the expected flip rate over the members' "
+                  "whole distributions, F = (1/S) sum_s (1 - sum_k prod_g p_sgk)."),
     ("MAD", "mean absolute score difference: (1/S) sum_s mean over member pairs g < h of |x(A[s,g]) - x(A[s,h])|, "
-            "option scores x = positions 0..K-1."),
-    ("share gap", "a group's share of an option minus the mean of the other groups' shares of it."),
+            "option scores x = positions 0..K-1 (logprobs / verbalized: the expected |x_A - x_B| of independent "
+            "draws from the two members' distributions)."),
+    ("share gap", "a group's share of an option minus the mean of the other groups' shares of it (logprobs / "
+                  "verbalized: shares are the group's mean probabilities of the option)."),
+    ("member TV", "logprobs / verbalized rows: mean over sets of the mean total variation 0.5 sum_k |p_gk - p_hk| "
+                  "between two members' distributions."),
     ("share spread", "max over options of (max over groups - min over groups) of the group shares."),
-    ("omnibus p", "within-set permutation test of the chi-square of the groups x options counts; adjusted by "
+    ("omnibus p", "within-set permutation test of the chi-square of the groups x options counts (logprobs / "
+                  "verbalized: of T = sum over groups and options of (P_gk - Pbar_k)^2, the groups' mean "
+                  "probabilities against their mean); adjusted by "
                   "Benjamini-Hochberg across every source (model x condition) x question the table shows (omnibus "
                   "p BH; audit.csv's bh_family names each family); flagged when below audit.alpha."),
     ("MDE (80%)", "minimum detectable effect: the smallest shift of one group (its share of one option, sized at "
-                  "the pooled share nearest 1/2; or its mean score) that the omnibus test flags with 80% power at "
-                  "the audit's number of sets, tested at audit.alpha / m for the m tests of its BH family "
-                  "(noncentral chi-square; audit.csv's mde, mde_unit, mde_tests). `pvsst audit plan` gives the sets "
-                  "a target shift needs."),
+                  "the pooled share nearest 1/2; its mean score; or, for logprobs / verbalized rows, its mean "
+                  "probability of the hardest option to move, sized with the run's member covariance) that the "
+                  "omnibus test flags with 80% power at the audit's number of sets, tested at audit.alpha / m for "
+                  "the m tests of its BH family (noncentral chi-square; audit.csv's mde, mde_unit, mde_tests). "
+                  "`pvsst audit plan` gives the sets a target shift needs."),
     ("arity-matched null", "the same statistics over as many groups made by changing only the request seed of "
                            "each base persona; arity p: one-sided permutation test that the share spread exceeds "
                            "the null's (BH across questions); exceeds null when below audit.alpha."),
@@ -94,8 +102,8 @@ def _interval(frame: pd.DataFrame, name: str) -> pd.Series:
             zip(frame[name], frame[f"{name}_low"], frame[f"{name}_high"])]
 
 
-DISTRIBUTION_MEASURES = {"expected_flip_rate": "expected flip rate", "member_tv": "member TV"}
-"""The measures on whole answer distributions (logprobs, verbalized), shown beside the modal ones."""
+DISTRIBUTION_MEASURES = {"member_tv": "member TV"}
+"""Measures only whole answer distributions (logprobs, verbalized) have."""
 
 
 def audit_markdown(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("model", "condition")) -> str:
@@ -129,7 +137,8 @@ def audit_markdown(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("
     return markdown_table(shown, floatfmt=".3g")
 
 
-UNIT_PHRASES = {"share": "in one group's share of an option", "score": "in one group's mean score (score points)"}
+UNIT_PHRASES = {"share": "in one group's share of an option", "score": "in one group's mean score (score points)",
+                "probability": "in one group's mean probability of an option"}
 
 
 def power_lines(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("model", "condition")) -> list[str]:
@@ -170,6 +179,8 @@ def power_lines(questions: pd.DataFrame, source_columns: tuple[str, ...] = ("mod
         unit = UNIT_PHRASES.get(row.get("mde_unit", "share"), UNIT_PHRASES["share"])
         if mde != mde:
             power = "no shift with 80% power that can be sized (its answers do not vary)"
+        elif mde == 0:
+            power = f"any shift {unit} with 80% power (members do not vary around their set and group)"
         elif math.isinf(mde):
             power = "no shift with 80% power at this number of sets (`pvsst audit plan` says how many it needs)"
         else:
