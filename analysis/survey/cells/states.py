@@ -35,7 +35,7 @@ Examples
 --------
 >>> comparison = compare_states(run, population, estimates)  # doctest: +SKIP
 >>> sorted(comparison.scores["source"].unique())  # doctest: +SKIP
-['cell_oracle', 'm | c (logprobs)', 'national_marginal', 'uniform']
+['cell_oracle', 'm | c (logprobs)', 'mrp', 'national_marginal', 'uniform']
 """
 from __future__ import annotations
 
