@@ -25,6 +25,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from pvsst.analysis.survey.cells.state_predictors import STATE_PREDICTORS
 from pvsst.analysis.survey.plan import SurveyAnalysisPlan
 from pvsst.core.bounds import MAX_ATTEMPTS, MAX_PERSONAS, MAX_SEED, MAX_TOKENS
 from pvsst.core.defaults import FAILURE_THRESHOLD, IDENTIFIER_PATTERN
@@ -114,7 +115,9 @@ class DataSpec(StrictModel):
     reads Stata / SPSS value labels instead of their numeric codes. ``strata`` and ``cluster`` name
     the design's stratum and cluster (PSU) columns: intervals then resample clusters within strata.
     ``geography`` names the respondent's state column (postal codes or state names): the real survey
-    by state, against which a cell run's state estimates are scored.
+    by state, against which a cell run's state estimates are scored. ``state_predictors`` names state-level
+    predictors (:data:`pvsst.analysis.survey.cells.state_predictors.STATE_PREDICTORS`) the MRP reference
+    of those state scores adds as continuous fixed effects; it needs ``geography``.
     """
 
     source: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.]+/[A-Za-z0-9_.\-]+$")] | None = None
@@ -129,6 +132,7 @@ class DataSpec(StrictModel):
     strata: NonEmptyText | None = None
     cluster: NonEmptyText | None = None
     geography: NonEmptyText | None = None
+    state_predictors: list[Identifier] = Field(default_factory=list)
     citation: str = ""
 
     @model_validator(mode="after")
@@ -138,6 +142,16 @@ class DataSpec(StrictModel):
         if self.path is not None and self.format is None and Path(self.path).suffix.lower() not in DATA_FORMATS:
             raise SpecFieldError("format", f"cannot tell the format of {self.path!r} from its extension "
                                  f"(known: {', '.join(DATA_FORMATS)}); set data.format")
+        unknown = [p for p in self.state_predictors if p not in STATE_PREDICTORS]
+        if unknown:
+            raise SpecFieldError("state_predictors", f"no state-level predictor {unknown[0]!r} (known: "
+                                 f"{', '.join(STATE_PREDICTORS)})")
+        if self.state_predictors and self.geography is None:
+            raise SpecFieldError("state_predictors", "state-level predictors need data.geography (the "
+                                 "respondents' state)")
+        duplicate = first_duplicate(self.state_predictors)
+        if duplicate is not None:
+            raise SpecFieldError("state_predictors", f"{duplicate[1]!r} named twice")
         return self
 
     @property
@@ -387,7 +401,7 @@ _LATER_DEFAULTS: dict[tuple[str, ...], object] = {
     ("data", "format"): None, ("data", "value_labels"): False, ("data", "derive"): {}, ("data", "filter"): None,
     ("personas", "attributes"): {}, ("personas", "id_prefix"): None, ("data", "strata"): None,
     ("data", "cluster"): None, ("analysis", "parse_failure_threshold"): FAILURE_THRESHOLD, ("audit",): None,
-    ("cells",): None, ("data", "geography"): None, ("scenarios",): None,
+    ("cells",): None, ("data", "geography"): None, ("scenarios",): None, ("data", "state_predictors"): [],
     **{("execution", key): default for key, default in STUDY_ONLY_DEFAULTS.items()},
 }
 

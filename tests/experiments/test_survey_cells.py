@@ -73,6 +73,24 @@ def test_a_geography_column_the_data_lacks_exits_2_and_writes_nothing(tmp_path, 
     assert err.startswith(expected) and not out.exists()
 
 
+@pytest.mark.parametrize("data, message", [
+    ({"state_predictors": ["dem_share_2016"]},
+     "data.state_predictors: no state-level predictor 'dem_share_2016' (known: dem_share_2012)"),
+    ({"state_predictors": ["dem_share_2012"], "geography": None},
+     "data.state_predictors: state-level predictors need data.geography"),
+    ({"state_predictors": ["dem_share_2012", "dem_share_2012"], "geography": "state"},
+     "data.state_predictors: 'dem_share_2012' named twice"),
+])
+def test_a_state_predictor_that_is_unknown_repeated_or_without_a_geography_is_refused(tmp_path, capsys, data,
+                                                                                       message):
+    spec = cell_spec()
+    spec["data"].update(data)
+    path = write(tmp_path, spec, frozen=False)
+    err = refused(capsys, ["prereg", "freeze", str(path)])
+    assert err.startswith(f"pvsst: error: {path}: {message}"), err
+    assert not lock_path(path).exists()
+
+
 def test_sampled_answers_make_k_seeded_draws_per_cell_and_question(tmp_path):
     spec = cell_spec(model="scripted/echo", conditions=["persona_label"], n=300, questions=1)
     spec["cells"]["k"] = 3

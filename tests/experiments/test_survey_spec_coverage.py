@@ -102,6 +102,9 @@ def _cces() -> dict:
             "preamble": cces.get("preamble", ""), "personas.source": "census"}
 
 
+# A cell run scored by state: the CCES respondents' sex mapped for the cell oracle and MRP.
+STATE_CELLS = {**_cces(), "data.geography": "state", "cells": {"attributes": ["party", "sex"]},
+               "personas.attributes": {"sex": {"column": "female", "values": {"female": [1], "male": [0]}}}}
 # data.path is read relative to the working directory: @DIR@ stands for the test's folder
 LOCAL_CSV = {"data.source": DELETE, "data.path": "@DIR@/gss_a.csv", "data.format": "csv"}
 # A Stata copy whose respondent-id column carries value labels: read as labels, every respondent (and
@@ -123,6 +126,7 @@ ALTERNATIVES: dict[str, Alt] = {
     "data.respondent_id": Alt({"data.respondent_id": "rownames"}, "store"),
     "data.weight": Alt({"data.weight": "rownames"}, "analysis"),
     "data.geography": Alt({"data.geography": "state"}, "store", _cces()),
+    "data.state_predictors": Alt({"data.state_predictors": ["dem_share_2012"]}, "analysis", STATE_CELLS),
     "cells.attributes": Alt({"cells.attributes": ["party", "sex", "age_band"]}, "store", CELLS),
     "cells.k": Alt({"cells.k": 2}, "requests", CELLS),
     "scenarios.factors[].id": Alt({"scenarios.factors[0].id": "framing"}, "requests", SCENARIOS),

@@ -5,7 +5,8 @@ A cell run (``RUN/cells.parquet``) gets, beside the survey report's fidelity sec
 missing; :func:`pvsst.analysis.survey.cells.states.write_cell_analysis`) and the state figures of
 :mod:`pvsst.analysis.figures.survey.states`: per question, a tile map of the simulated share of the first
 option, a tile map of its error against the survey, a scatter of simulated against real state shares
-with the identity line and the cell oracle and MRP beside the model, and one figure of the per-group errors.
+with the identity line and the cell oracle and MRP beside the model, and one figure of the per-group errors
+(every model beside the four yardsticks), with the same errors in a per-group table.
 
 Examples
 --------
@@ -79,7 +80,8 @@ def read_cell_analysis(run: ScoredRun) -> CellAnalysis:
 
 
 SCATTER_YARDSTICKS = (CELL_ORACLE, MRP, NATIONAL_MARGINAL, UNIFORM)
-"""Drawn beside the models on the state scatter: the survey's cells, MRP, the nation's shares, equal shares."""
+"""Drawn beside the models on the state scatter and the group errors: the survey's cells, MRP, the nation's
+shares, equal shares."""
 
 
 def _model_sources(scores: pd.DataFrame) -> list[str]:
@@ -118,12 +120,35 @@ def cell_figures(analysis: CellAnalysis, labels: Mapping[tuple[str, str], str] |
     groups = analysis.groups
     if not groups.empty:
         first = groups.groupby("question", sort=False)["option"].transform("first")
-        chosen = groups[(groups["option"] == first) & groups["source"].isin([*sources, NATIONAL_MARGINAL])]
+        chosen = groups[(groups["option"] == first) & groups["source"].isin([*sources, *SCATTER_YARDSTICKS])]
         chosen = chosen.assign(group=chosen["question"].astype(str) + ": " + chosen["group"].astype(str))
         plans.append(FigurePlan("Groups", lambda c=chosen: group_errors_figure(
             c[["group", "source", "abs_error"]], label="absolute error of the first option's share",
             name="group_errors"), "group errors"))
     return plans
+
+
+def group_table(groups: pd.DataFrame) -> pd.DataFrame:
+    """Per question x group (the first option): the survey's share and each source's absolute error, the
+    models first, then the cell oracle, MRP, the national marginal and uniform.
+
+    Examples
+    --------
+    >>> groups = pd.DataFrame({"question": "q", "option": "y", "group": "sex=f", "real": 0.4,
+    ...                        "source": ["m | c", "mrp", "uniform"], "abs_error": [0.1, 0.02, 0.1]})
+    >>> group_table(groups).values.tolist()
+    [['q', 'sex=f', '0.4', '0.1', '0.02', '0.1']]
+    """
+    first = groups.groupby("question", sort=False)["option"].transform("first")
+    chosen = groups[groups["option"] == first]
+    present = list(dict.fromkeys(chosen["source"].astype(str)))
+    order = [s for s in present if s not in YARDSTICKS] + [s for s in SCATTER_YARDSTICKS if s in present]
+    rows = []
+    for (question, group), part in chosen.groupby(["question", "group"], sort=False):
+        errors = part.set_index(part["source"].astype(str))["abs_error"]
+        rows.append({"question": question, "group": group, "survey share": number(part["real"].iloc[0]),
+                     **{source: number(errors[source]) if source in errors else "" for source in order}})
+    return pd.DataFrame(rows)
 
 
 def _estimates_markdown(estimates: pd.DataFrame) -> str:
@@ -275,6 +300,12 @@ def cell_markdown(analysis: CellAnalysis, figure_text: str) -> str:
               "is a reference, not a ceiling: what a simulator answering every cell like its respondents "
               "scores; a source that ignores the cells, such as the national marginal, can score better.", "",
               mrp_markdown(analysis.scores), "",
+              *(["### Groups against the survey", "", markdown_table(group_table(analysis.groups)), "",
+                 "Per group (the first option; every option in `analysis/group_scores.csv`): the survey's group "
+                 "share and each source's absolute error, the yardsticks last: the cell oracle and MRP "
+                 "post-stratified with the population's counts of the group in every state (MRP's part of each "
+                 "state from its leave-state-out fit), the national marginal and uniform.", ""]
+                if not analysis.groups.empty else []),
               "### Composition effect", "", _composition_markdown(analysis), "",
               "### The survey's own noise", "", _noise_markdown(analysis), ""]
     if not analysis.election.empty:

@@ -3,11 +3,14 @@
 For one option ``k`` of a question, respondent ``i`` in state ``s`` (region ``r(s)``) with cell
 attributes ``x_i`` answers ``k`` with probability
 
-    logit P(y_i = k) = alpha + x_i' beta + gamma_r(s) + u_s,        u_s ~ N(0, sigma^2),
+    logit P(y_i = k) = alpha + x_i' beta + gamma_r(s) + z_s' delta + u_s,        u_s ~ N(0, sigma^2),
 
-cell attributes and the state's Census region as fixed effects (one dummy per level but the first) and
-a state effect ``u_s`` shrunk towards its region (Park, Gelman & Bafumi 2004; Gelman & Little 1997).
-The fit is the posterior mode of ``(alpha, beta, gamma, u)`` given ``sigma`` (a ridge-penalised
+cell attributes and the state's Census region as fixed effects (one dummy per level but the first),
+optional state-level predictors ``z_s`` as continuous fixed effects (each standardised over the states
+it is given for: ``z_s = (v_s - mean) / sd``; a state without a value takes the mean, ``z_s = 0``), and
+a state effect ``u_s`` shrunk towards its region and predictors (Park, Gelman & Bafumi 2004, whose state
+predictor is the previous presidential vote; Gelman & Little 1997).
+The fit is the posterior mode of ``(alpha, beta, gamma, delta, u)`` given ``sigma`` (a ridge-penalised
 binomial regression on the respondents grouped by cell and state, Newton-Raphson), with ``sigma``
 chosen on :data:`SIGMA_GRID` (climbing from its middle while it rises) by the Laplace approximation of
 the marginal likelihood
@@ -18,7 +21,7 @@ the marginal likelihood
 
 State estimates (:func:`mrp_state_shares`) leave each state's own respondents out: for state ``s`` the
 model is fitted on every other state's respondents (``sigma`` chosen on them too) and the state's
-population cells are predicted with its region's effect and ``u_s = 0``; then
+population cells are predicted with its region's effect, its own predictors ``z_s`` and ``u_s = 0``; then
 
     estimate_s = sum_c N_sc / N_s * p_hat_c,
 
@@ -65,13 +68,17 @@ SIGMA_GRID = (0.05, 0.071, 0.1, 0.141, 0.2, 0.283, 0.4, 0.566, 0.8, 1.131, 1.6, 
 sqrt(2))."""
 FIXED_PRECISION = 1e-4  # a N(0, 100^2) prior on the fixed effects: flat in practice, identifies an empty level
 STATE_ATTRIBUTES = ("state", "state_name")
+StatePredictors = Mapping[str, Mapping[str, float]]
+"""State-level predictors: predictor name -> (state postal code -> value), e.g. ``{"dem_share_2012": {"OH":
+0.507, ...}}``."""
 
 
 @dataclass(frozen=True)
 class StateLogitFit:
     """A fitted :func:`fit_state_logit` model.
 
-    ``coefficients``: the fixed effects by name (``intercept``, ``attribute=level``, ``region=name``);
+    ``coefficients``: the fixed effects by name (``intercept``, ``attribute=level``, ``region=name``, and
+    each state-level predictor by its name, per standard deviation of the predictor);
     ``state_effects``: ``u_s`` by state; ``sigma``: the chosen standard deviation of the state effect.
     """
 
@@ -98,9 +105,11 @@ def _levels(grouped: pd.DataFrame, attributes, region_of: Mapping[str, str] | No
     return levels
 
 
-def _fixed_design(frame: pd.DataFrame, levels: dict[str, list[str]]) -> tuple[np.ndarray, list[str]]:
+def _fixed_design(frame: pd.DataFrame, levels: dict[str, list[str]],
+                  covariates: tuple[str, ...] = ()) -> tuple[np.ndarray, list[str]]:
     """Intercept and one dummy per level but the first of each attribute; a level not in ``levels`` (no
-    respondent had it) gets the mean of the levels' effects, ``1 / L`` in each dummy."""
+    respondent had it) gets the mean of the levels' effects, ``1 / L`` in each dummy; then the numeric
+    ``covariates`` columns as they are."""
     columns, names = [np.ones(len(frame))], ["intercept"]
     for attribute, values in levels.items():
         column = frame[attribute].to_numpy(dtype=object).astype(str)
@@ -108,7 +117,49 @@ def _fixed_design(frame: pd.DataFrame, levels: dict[str, list[str]]) -> tuple[np
         for value in values[1:]:
             columns.append(np.where(unseen, 1.0 / len(values), (column == value).astype(float)))
             names.append(f"{attribute}={value}")
+    for covariate in covariates:
+        columns.append(frame[covariate].to_numpy(dtype=float))
+        names.append(covariate)
     return np.column_stack(columns), names
+
+
+def standardised_predictors(state_predictors: StatePredictors | None) -> dict[str, dict[str, float]]:
+    """Each state-level predictor standardised over the states it gives: ``(v_s - mean) / sd``.
+
+    Parameters
+    ----------
+    state_predictors : mapping, optional
+        Predictor name -> (state -> value).
+
+    Returns
+    -------
+    dict
+        Predictor name -> (state -> standardised value); empty for None.
+
+    Examples
+    --------
+    >>> standardised_predictors({"v": {"OH": 1.0, "TX": 3.0}})
+    {'v': {'OH': -1.0, 'TX': 1.0}}
+
+    Notes
+    -----
+    ``sd`` is the population standard deviation over the states (``ddof = 0``). A predictor that does not
+    vary (or has fewer than two states) cannot be told from the intercept and raises ``InputError``.
+    """
+    out = {}
+    for name, values in (state_predictors or {}).items():
+        series = pd.Series({str(k): float(v) for k, v in values.items()}, dtype=float).dropna()
+        sd = float(series.std(ddof=0)) if len(series) > 1 else 0.0
+        if not sd > 0:
+            raise InputError("survey", name, "a state-level predictor must vary across at least two states")
+        out[str(name)] = ((series - series.mean()) / sd).to_dict()
+    return out
+
+
+def _with_predictors(frame: pd.DataFrame, predictors: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """``frame`` (with ``state``) plus one column per predictor: the state's standardised value (0: none)."""
+    states = frame["state"].astype(str)
+    return frame.assign(**{name: states.map(z).fillna(0.0).to_numpy(float) for name, z in predictors.items()})
 
 
 def _penalised_logit(fixed: np.ndarray, state: np.ndarray, n_states: int, successes: np.ndarray,
@@ -155,11 +206,11 @@ def _penalised_logit(fixed: np.ndarray, state: np.ndarray, n_states: int, succes
 
 
 def _fit(grouped: pd.DataFrame, levels: dict[str, list[str]], region_of: Mapping[str, str] | None,
-         sigmas) -> tuple[np.ndarray, list[str], list[str], float]:
+         sigmas, predictors: dict[str, dict[str, float]]) -> tuple[np.ndarray, list[str], list[str], float]:
     """Fixed effects and state effects (one vector), their names, the states and the chosen sigma."""
     frame = grouped if region_of is None else grouped.assign(
         region=grouped["state"].map(lambda s: region_of.get(s, "unknown")))
-    fixed, names = _fixed_design(frame, levels)
+    fixed, names = _fixed_design(_with_predictors(frame, predictors), levels, tuple(predictors))
     states, state_index = np.unique(grouped["state"].to_numpy(), return_inverse=True)
     y, n = grouped["successes"].to_numpy(float), grouped["trials"].to_numpy(float)
     sigmas = sorted(sigmas)
@@ -187,7 +238,7 @@ def _fit(grouped: pd.DataFrame, levels: dict[str, list[str]], region_of: Mapping
 
 def fit_state_logit(respondents: pd.DataFrame, attributes, question: str, option: str, *,
                     weight: str | None = None, region_of: Mapping[str, str] | None = REGION_OF_STATE,
-                    sigmas=SIGMA_GRID) -> StateLogitFit:
+                    sigmas=SIGMA_GRID, state_predictors: StatePredictors | None = None) -> StateLogitFit:
     """Fit the module's logistic model of answering ``option`` to ``question`` on every respondent given.
 
     Parameters
@@ -205,6 +256,9 @@ def fit_state_logit(respondents: pd.DataFrame, attributes, question: str, option
         State -> region for the region fixed effects (default: Census regions); None: no region term.
     sigmas : sequence of float
         The standard deviations of the state effect to choose from.
+    state_predictors : mapping, optional
+        State-level predictors (name -> state -> value), standardised by :func:`standardised_predictors`:
+        one continuous fixed effect each.
 
     Returns
     -------
@@ -226,8 +280,9 @@ def fit_state_logit(respondents: pd.DataFrame, attributes, question: str, option
     if grouped.empty:
         raise InputError("survey", question, "no respondent answered the question")
     levels = _levels(grouped, attributes, region_of)
+    predictors = standardised_predictors(state_predictors)
     with threadpool_limits(1):  # small matrices: BLAS threads only contend (5x slower on a busy machine)
-        theta, names, states, sigma = _fit(grouped, levels, region_of, sigmas)
+        theta, names, states, sigma = _fit(grouped, levels, region_of, sigmas, predictors)
     return StateLogitFit(pd.Series(theta[:len(names)], index=names), pd.Series(theta[len(names):], index=states),
                          sigma, float(grouped["trials"].sum()))
 
@@ -241,7 +296,8 @@ def _require(frame: pd.DataFrame, columns) -> None:
 
 def mrp_state_shares(respondents: pd.DataFrame, attributes, question: str, options, counts: pd.DataFrame,
                      cells: pd.DataFrame, *, weight: str | None = None,
-                     region_of: Mapping[str, str] | None = REGION_OF_STATE, sigmas=SIGMA_GRID) -> pd.DataFrame:
+                     region_of: Mapping[str, str] | None = REGION_OF_STATE, sigmas=SIGMA_GRID,
+                     state_predictors: StatePredictors | None = None) -> pd.DataFrame:
     """(state x option) MRP estimates, each state's model fitted without its own respondents.
 
     Parameters
@@ -262,6 +318,9 @@ def mrp_state_shares(respondents: pd.DataFrame, attributes, question: str, optio
         State -> region (default: Census regions); None: no region term.
     sigmas : sequence of float
         The candidate standard deviations of the state effect.
+    state_predictors : mapping, optional
+        State-level predictors (name -> state -> value): continuous fixed effects, standardised
+        (:func:`standardised_predictors`); a left-out state is predicted with its own values.
 
     Returns
     -------
@@ -271,12 +330,12 @@ def mrp_state_shares(respondents: pd.DataFrame, attributes, question: str, optio
     Notes
     -----
     For state ``s``: fit on the respondents of every other state, predict each population cell ``c`` of
-    ``s`` as ``expit(alpha + x_c' beta + gamma_r(s))`` (``u_s = 0``; a level no respondent has, such as
+    ``s`` as ``expit(alpha + x_c' beta + gamma_r(s) + z_s' delta)`` (``u_s = 0``; a level no respondent has, such as
     a region with no other state, at the mean of its attribute's levels), normalise over the options, and
     post-stratify: ``sum_c N_sc / N_s p_hat_c`` (:func:`mrp_predictions`, :func:`poststratified_states`).
     """
     predictions = mrp_predictions(respondents, attributes, question, options, counts, cells, weight=weight,
-                                  region_of=region_of, sigmas=sigmas)
+                                  region_of=region_of, sigmas=sigmas, state_predictors=state_predictors)
     return poststratified_states(predictions, counts, cells)
 
 
@@ -292,13 +351,15 @@ class CellPredictions:
 
 def mrp_predictions(respondents: pd.DataFrame, attributes, question: str, options, counts: pd.DataFrame,
                     cells: pd.DataFrame, *, weight: str | None = None,
-                    region_of: Mapping[str, str] | None = REGION_OF_STATE, sigmas=SIGMA_GRID) -> CellPredictions:
+                    region_of: Mapping[str, str] | None = REGION_OF_STATE, sigmas=SIGMA_GRID,
+                    state_predictors: StatePredictors | None = None) -> CellPredictions:
     """Each state's population cells predicted by the model fitted without the state's respondents.
 
     Arguments as :func:`mrp_state_shares`; post-stratify the result with :func:`poststratified_states`
     (any counts with the same cells, such as voters instead of residents).
     """
     options = tuple(str(o) for o in options)
+    predictors = standardised_predictors(state_predictors)
     fixed_attributes = [a for a in attributes if a not in STATE_ATTRIBUTES]
     _require(respondents, [*fixed_attributes, "state", question] + ([weight] if weight else []))
     known = respondents.dropna(subset=[*fixed_attributes, "state"])
@@ -312,7 +373,7 @@ def mrp_predictions(respondents: pd.DataFrame, attributes, question: str, option
     shares = {}
     for g, state in enumerate(states):
         people = matrix[g] > 0
-        frame = population[people]
+        frame = _with_predictors(population[people].assign(state=state), predictors)
         if region_of is not None:
             frame = frame.assign(region=region_of.get(state, "unknown"))
         p = np.zeros((len(frame), len(modelled)))
@@ -322,8 +383,8 @@ def mrp_predictions(respondents: pd.DataFrame, attributes, question: str, option
                 raise InputError("survey", question, f"no respondent outside {state} answered: no MRP estimate")
             levels = _levels(train, fixed_attributes, region_of)
             with threadpool_limits(1):  # small matrices: BLAS threads only contend
-                theta, names, _, _ = _fit(train, levels, region_of, sigmas)
-            x, _ = _fixed_design(frame, levels)
+                theta, names, _, _ = _fit(train, levels, region_of, sigmas, predictors)
+            x, _ = _fixed_design(frame, levels, tuple(predictors))
             p[:, j] = 1.0 / (1.0 + np.exp(-(x @ theta[:len(names)])))
         full = np.full((len(cell_ids), len(options)), np.nan)
         full[people] = p / p.sum(axis=1, keepdims=True) if len(options) > 2 else \
@@ -345,3 +406,60 @@ def poststratified_states(predictions: CellPredictions, counts: pd.DataFrame, ce
         if state in predictions.shares and people.any():
             shares[g] = poststratify(matrix[g][None, people], predictions.shares[state][people])[0]
     return pd.DataFrame(shares, index=pd.Index(states, name="state"), columns=list(predictions.options))
+
+
+def poststratified_groups(predictions: CellPredictions, counts: pd.DataFrame, cells: pd.DataFrame,
+                          groups) -> pd.DataFrame:
+    """(group x option) shares of per-state cell predictions: each group pooled over every state.
+
+    Parameters
+    ----------
+    predictions : CellPredictions
+        Per-state cell predictions (NaN rows: cells without a prediction, left out).
+    counts, cells : pandas.DataFrame
+        The population's ``cell_id, state, count`` and ``cell_id`` with the attributes.
+    groups : sequence of str
+        Cell attributes whose levels are the groups.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: ``attribute=level`` (as :func:`domain_counts` names the groups); columns: the options.
+
+    Notes
+    -----
+    ``share_g = sum_s sum_{c in g} N_sc p_hat_sc / sum_s sum_{c in g} N_sc`` over the cells ``c`` with a
+    prediction in state ``s``: with leave-state-out MRP predictions every state's part comes from the
+    model fitted without it.
+
+    Examples
+    --------
+    >>> cells = pd.DataFrame({"cell_id": ["a", "b"], "sex": ["f", "m"]})
+    >>> counts = pd.DataFrame({"cell_id": ["a", "a", "b"], "state": ["OH", "TX", "TX"], "count": [1, 3, 2]})
+    >>> p = CellPredictions(("a", "b"), ("y", "n"), {"OH": np.array([[0.2, 0.8], [np.nan, np.nan]]),
+    ...                                             "TX": np.array([[0.6, 0.4], [0.5, 0.5]])})
+    >>> poststratified_groups(p, counts, cells, ["sex"]).round(2).values.tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
+    cell_ids = list(predictions.cell_ids)
+    labels, matrix = domain_counts(counts, cells.assign(cell_id=cells["cell_id"].astype(str)), cell_ids,
+                                   geography="state")
+    geo = (labels["level"] == "geography").to_numpy()
+    states = labels["domain"][geo].to_list()
+    k = len(predictions.options)
+    p = np.stack([predictions.shares.get(s, np.full((len(cell_ids), k), np.nan)) for s in states])  # (S, C, K)
+    known = np.isfinite(p).all(axis=2)
+    mass = np.where(known, matrix[geo], 0.0)                                                        # (S, C)
+    totals = np.einsum("sc,sck->ck", mass, np.where(known[:, :, None], p, 0.0))
+    weights = mass.sum(axis=0)
+    by_cell = cells.assign(cell_id=cells["cell_id"].astype(str)).set_index("cell_id")
+    rows, names = [], []
+    for group in groups:
+        values = by_cell[group].reindex(cell_ids).astype(str).to_numpy()
+        for level in sorted(set(values)):
+            inside = values == level
+            total = weights[inside].sum()
+            rows.append(totals[inside].sum(axis=0) / total if total > 0 else np.full(k, np.nan))
+            names.append(f"{group}={level}")
+    return pd.DataFrame(np.array(rows).reshape(len(rows), k), index=pd.Index(names, name="group"),
+                        columns=list(predictions.options))

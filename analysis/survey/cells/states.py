@@ -5,18 +5,20 @@ When the instrument names the survey's geography column (``data.geography``, e.g
 for every model x condition x elicitation of the run and for four yardsticks on the same cells: the
 ``cell_oracle`` (the survey's own answers per cell, post-stratified with the run's population counts;
 where the cells leave out the state, its distance from the survey is the *composition effect*), ``mrp``
-(a logistic model of the survey's answers on the cell attributes with region and state effects, each
-state fitted without its own respondents, post-stratified with the same counts:
-:mod:`pvsst.analysis.survey.cells.mrp`), the ``national_marginal`` (the survey's national shares in
-every state; it does not vary across states, so its correlation across states is 0 by construction,
-``constant = True``) and ``uniform``. The survey's
-own sampling noise per state (respondents resampled within each state) and the state pairs it cannot
+(a logistic model of the survey's answers on the cell attributes with region and state effects and the
+state-level predictors the instrument names in ``data.state_predictors``
+(:mod:`pvsst.analysis.survey.cells.state_predictors`), each state fitted without its own respondents,
+post-stratified with the same counts: :mod:`pvsst.analysis.survey.cells.mrp`), the ``national_marginal``
+(the survey's national shares in every state; it does not vary across states, so its correlation across
+states is 0 by construction, ``constant = True``) and ``uniform``. The survey's own sampling noise per
+state (respondents resampled within each state) and the state pairs it cannot
 tell apart come with them. When the population is the survey's own respondents (``personas.source:
 respondents``), the oracle's counts leave out, question by question, the respondents who skipped it
 (:func:`pvsst.analysis.survey.cells.state_scores.answered_counts`), so with cells that include the state
 it reproduces the raw state shares. Groups (the cell attributes other than the geography) are scored the same
-way against the survey's group shares. The CCES 2016 vote question is also scored against the certified
-2016 result, every source post-stratified with the population's voters
+way against the survey's group shares, beside the same four yardsticks (the oracle and MRP pooled over the
+states: :func:`pvsst.analysis.survey.cells.mrp.poststratified_groups`). The CCES 2016 vote question is also
+scored against the certified 2016 result, every source post-stratified with the population's voters
 (:mod:`pvsst.analysis.survey.cells.election_scores`, ``election_scores.csv``).
 
 The respondents are read from the instrument's data (``data`` loading recipe) and put into the persona
@@ -33,7 +35,7 @@ Examples
 --------
 >>> comparison = compare_states(run, population, estimates)  # doctest: +SKIP
 >>> sorted(comparison.scores["source"].unique())  # doctest: +SKIP
-['cell_oracle', 'm | c (logprobs)', 'national_marginal', 'uniform']
+['cell_oracle', 'm | c (logprobs)', 'mrp', 'national_marginal', 'uniform']
 """
 from __future__ import annotations
 
@@ -54,9 +56,22 @@ from pvsst.analysis.survey.cells.estimates import (
     groups_of,
     write_table,
 )
-from pvsst.analysis.survey.cells.geography import indistinguishable_states, state_bootstrap, state_noise, state_shares
-from pvsst.analysis.survey.cells.mrp import MRP, mrp_predictions, poststratified_states
+from pvsst.analysis.survey.cells.geography import (
+    indistinguishable_states,
+    state_bootstrap,
+    state_noise,
+    state_shares,
+    survey_cell_answers,
+)
+from pvsst.analysis.survey.cells.mrp import (
+    MRP,
+    CellPredictions,
+    mrp_predictions,
+    poststratified_groups,
+    poststratified_states,
+)
 from pvsst.analysis.survey.cells.population import CELLS_FILE, CellPopulation
+from pvsst.analysis.survey.cells.state_predictors import state_predictors
 from pvsst.analysis.survey.cells.state_scores import (
     CELL_ORACLE,
     NATIONAL_MARGINAL,
@@ -176,6 +191,8 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
     notes: list[str] = []
     scores, correlations, pairs, groups, election = [], [], [], [], []
     vote = vote_question(spec)
+    predictors = state_predictors((spec.get("data") or {}).get("state_predictors") or ())
+    groups_asked = groups_of(population)
     sources = estimates[list(KEYS)].drop_duplicates().itertuples(index=False, name=None)
     sources = [(source_label(*key), dict(zip(KEYS, key))) for key in sources]
     for scale in run.scales:
@@ -195,6 +212,7 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
         coverage = pd.Series(np.nan, index=real.index)
         tables = dict(simulated)
         mrp = None
+        group_yardsticks: dict[str, pd.DataFrame] = {}
         missing = [a for a in population.attributes if a not in answered.columns or answered[a].isna().all()]
         if missing:
             notes.append(f"{question}: no cell oracle: the respondents have no {', '.join(missing)} (map it in "
@@ -207,17 +225,22 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
             counts = population.counts
             if ((spec.get("personas") or {}).get("source")) == "respondents":
                 counts = answered_counts(counts, respondents, population.attributes, question)
+            cells = population.cells.drop(columns="count")
             try:
-                oracle, coverage = cell_oracle(known, population.attributes, question, codes, counts,
-                                               population.cells.drop(columns="count"), weight="weight")
+                oracle, coverage = cell_oracle(known, population.attributes, question, codes, counts, cells,
+                                               weight="weight")
                 tables[CELL_ORACLE] = oracle.reindex(states)
                 coverage = coverage.reindex(states)
+                group_yardsticks[CELL_ORACLE] = poststratified_groups(
+                    _oracle_predictions(known, population.attributes, question, codes, cells, oracle.index),
+                    counts, cells, groups_asked)
             except InputError as err:
                 notes.append(f"{question}: no cell oracle ({err})")
             try:
-                mrp = mrp_predictions(known, population.attributes, question, codes, counts,
-                                      population.cells.drop(columns="count"), weight="weight")
-                tables[MRP] = poststratified_states(mrp, counts, population.cells.drop(columns="count")).reindex(states)
+                mrp = mrp_predictions(known, population.attributes, question, codes, counts, cells, weight="weight",
+                                      state_predictors=predictors)
+                tables[MRP] = poststratified_states(mrp, counts, cells).reindex(states)
+                group_yardsticks[MRP] = poststratified_groups(mrp, counts, cells, groups_asked)
             except InputError as err:
                 notes.append(f"{question}: no MRP reference ({err})")
         tables[NATIONAL_MARGINAL] = national_marginal_shares(answered, question, codes, states, weight="weight")
@@ -237,7 +260,7 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
         correlation["note"] = np.where(correlation["constant"], CONSTANT_NOTE, "")
         correlations.append(correlation)
         pairs.append(pair_table.assign(question=question))
-        groups.append(_group_scores(answered, question, codes, estimates, sources, groups_of(population)))
+        groups.append(_group_scores(answered, question, codes, estimates, sources, groups_asked, group_yardsticks))
         if vote is not None and vote[0] == question:
             try:
                 election.append(election_scores(decision_bank(run.responses, run.scales), population, respondents,
@@ -298,9 +321,22 @@ def _matrices(estimates: pd.DataFrame, question: str, codes, sources, group: str
     return out
 
 
+def _oracle_predictions(known: pd.DataFrame, attributes, question: str, codes, cells: pd.DataFrame,
+                        states) -> CellPredictions:
+    """The cell oracle as per-state cell predictions: each cell's survey distribution in every state (NaN for
+    a cell without a respondent), for :func:`poststratified_groups`."""
+    answers = survey_cell_answers(known, attributes, question, codes, "weight")
+    k = len(codes)
+    distribution = dict(zip(answers["cell_id"].to_numpy()[::k], answers["probability"].to_numpy().reshape(-1, k)))
+    cell_ids = tuple(str(c) for c in cells["cell_id"])
+    p = np.array([distribution.get(c, np.full(k, np.nan)) for c in cell_ids], dtype=float).reshape(len(cell_ids), k)
+    return CellPredictions(cell_ids, tuple(str(c) for c in codes), {str(s): p for s in states})
+
+
 def _group_scores(answered: pd.DataFrame, question: str, codes, estimates: pd.DataFrame, sources,
-                  groups: list[str]) -> pd.DataFrame:
-    """Each group's simulated shares against the survey's, for the model sources and the two constant yardsticks."""
+                  groups: list[str], yardsticks: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Each group's simulated shares against the survey's, for the model sources and the four yardsticks
+    (``yardsticks``: the cell oracle's and MRP's (group x option) shares, indexed ``attribute=level``)."""
     frames = []
     for group in groups:
         if group not in answered.columns or answered[group].isna().all():
@@ -312,6 +348,9 @@ def _group_scores(answered: pd.DataFrame, question: str, codes, estimates: pd.Da
             continue
         real = real.loc[shared]
         tables = {k: t.reindex(shared) for k, t in tables.items()}
+        for name, table in yardsticks.items():
+            tables[name] = table.set_axis([str(i) for i in table.index]).reindex([f"{group}={g}" for g in shared]
+                                                                               ).set_axis(shared)
         tables[NATIONAL_MARGINAL] = national_marginal_shares(answered, question, codes, shared, weight="weight")
         tables[UNIFORM] = uniform_shares(real)
         scored = score_states(real, tables)
