@@ -6,6 +6,10 @@ asked steered against unsteered, by elicitation. An unsteered survey persona's q
 card, whose evaluation the context reuses; a steered call starts from an empty context (a vector
 change makes held keys and values stale), so the ratio includes that lost reuse. Asserts only that the
 steered answers differ from the unsteered ones (the vectors act), never timings.
+
+``make test`` runs a quick size (printed ratios, not sizes, are what it shows): vectors from 2 cards x 1
+probe question, and a persona's first 2 questions; ``PVSST_BENCH_FULL=1`` gives 4 cards x 2 questions,
+4 questions per persona, best of 3 and every scope of sampled calls.
 """
 from __future__ import annotations
 
@@ -29,7 +33,9 @@ FULL = os.environ.get("PVSST_BENCH_FULL") == "1"
 REPEATS = 3 if FULL else 1
 CARD = "I am a woman from Ohio, 45 years old, with a bachelor's degree."
 SYSTEM = "Answer the survey question as the person described."
-QUESTIONS = [f"{question} Answer yes or no." for question in default_probes()[:4]]
+QUESTIONS = [f"{question} Answer yes or no." for question in default_probes()[:4 if FULL else 2]]
+PLACES = ("Ohio", "Texas") if FULL else ("Ohio",)
+N_PROBES = 2 if FULL else 1
 
 
 def _rss_mib() -> float:
@@ -42,7 +48,7 @@ def _peak_mib() -> float:
 
 
 def _persona_calls(steering, *, logprobs: bool) -> tuple[float, list]:
-    """A persona's four questions in a row; seconds per call and the answers."""
+    """A persona's questions in a row; seconds per call and the answers."""
     started, answers = time.perf_counter(), []
     for question in QUESTIONS:
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"{CARD}\n\n{question}"}]
@@ -57,9 +63,9 @@ def _persona_calls(steering, *, logprobs: bool) -> tuple[float, list]:
 def test_identity_injection_cost(tmp_path, show):
     llama = embedded.load_model(MODEL)
     table = pd.DataFrame([{"persona_id": f"{sex}{i}", "sex": sex, "card": f"I am a {noun} from {place}."}
-                          for i, place in enumerate(("Ohio", "Texas")) for sex, noun in (("female", "woman"),
+                          for i, place in enumerate(PLACES) for sex, noun in (("female", "woman"),
                                                                                           ("male", "man"))])
-    questions = default_probes()[:2]
+    questions = default_probes()[:N_PROBES]
     prompts = [probe_messages(card, q) for card in table["card"] for q in questions]
     tokens = [span_of(llama, m, "user")[0] for m in prompts]
 
@@ -107,7 +113,7 @@ def test_identity_injection_cost(tmp_path, show):
     show(f"  extract_vectors (9 layers stored): {extract_s * 1e3:.0f} ms per probe prompt, "
          f"{extract_s / best_plain:.2f} x a plain evaluation")
     show(f"  memory: the capture context adds {opened - before:.0f} MiB RSS; process peak RSS {_peak_mib():.0f} MiB")
-    show("  per call, a persona's 4 questions in a row (unsteered calls reuse the card's evaluation):")
+    show(f"  per call, a persona's {len(QUESTIONS)} questions in a row (unsteered calls reuse the card's evaluation):")
     for kind, scope, plain_s, steered_s in rows:
         show(f"    {kind:20s} scope {scope:8s}: unsteered {plain_s * 1e3:6.0f} ms, steered {steered_s * 1e3:6.0f} ms, "
              f"ratio {steered_s / plain_s:.2f}")
