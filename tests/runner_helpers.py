@@ -100,9 +100,14 @@ def metrics(trial: Path) -> dict:
     return {k: v for k, v in data.items() if k not in RUN_ACCOUNTING}
 
 
-def assert_same_run_store(a: Path, b: Path) -> None:
-    """Same trials, byte-identical event tables, identical outcome metrics."""
+def assert_same_run_store(a: Path, b: Path, *, part_of_a: bool = False) -> None:
+    """Same trials, byte-identical event tables, identical outcome metrics. With ``part_of_a``, ``b`` may
+    hold only some of ``a``'s trials (a study cut to fewer seeds: a trial's bytes do not depend on the
+    other trials of its study) and those are compared."""
     ta, tb = trial_dirs(a), trial_dirs(b)
+    if part_of_a:
+        assert tb and set(tb) <= set(ta), sorted(set(tb) - set(ta))
+        ta = {trial_id: ta[trial_id] for trial_id in tb}
     assert sorted(ta) == sorted(tb)
     for trial_id in ta:
         for table in COMPARED_TABLES:

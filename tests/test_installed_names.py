@@ -90,8 +90,8 @@ def test_wheel_runs_beside_a_users_own_analysis_experiments_and_sim(tmp_path):
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                                check=True, capture_output=True, text=True).stdout.strip())
     (site / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-compile", "-q",
+                    str(wheel)], check=True, capture_output=True, timeout=300)
 
     # The user's folder: modules of their own named like pvsst's packages, importable from there.
     user = tmp_path / "project"

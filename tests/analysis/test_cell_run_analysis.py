@@ -324,7 +324,7 @@ def test_cells_with_survey_drawn_attributes_explain_what_that_implies():
 
 def test_a_grouping_axis_the_cells_do_not_define_drops_its_groups_with_a_note(tmp_path, voters):
     run = write_cell_run(tmp_path, ["state", "race_ethnicity"], population=voters.head(5000))
-    assert main(["survey", "score", str(run)]) == 0
+    assert main(["survey", "score", str(run), "--draws", "10"]) == 0  # no interval is read here
     fidelity = _read(run, "fidelity.csv")
     kept = fidelity[(fidelity["metric"] == "groups_kept") & (fidelity["group"] == "sex")]
     assert (kept["value"] == 0).all() and kept["note"].str.startswith("axis dropped").all()
@@ -352,7 +352,7 @@ def test_a_national_only_population_gets_national_and_group_estimates_and_a_note
     cells = pd.read_parquet(run / "cells.parquet")
     national = cells.groupby(["cell_id", "sex", "race_ethnicity"], as_index=False)["population"].sum()
     national.assign(geography="US")[list(cells.columns)].to_parquet(run / "cells.parquet")
-    assert main(["survey", "score", str(run)]) == 0
+    assert main(["survey", "score", str(run), "--draws", "10"]) == 0  # no interval is read here
     assert "votetrump: no state of the survey has a population estimate" in capsys.readouterr().out
     estimates = _read(run, "estimates.csv")
     assert set(estimates["level"]) == {"national", "geography", "group"}
@@ -368,14 +368,14 @@ def test_the_oracle_reads_a_cell_attribute_from_a_grouping_axis_or_says_why_it_c
     race, mapped nowhere, leaves the oracle out with a note naming it."""
     mapping = {k: v for k, v in ATTRIBUTES.items() if k != "sex"}
     run = write_cell_run(tmp_path / "a", ["state", "sex"], population=voters, attributes=mapping)
-    assert main(["survey", "score", str(run)]) == 0
+    assert main(["survey", "score", str(run), "--draws", "10"]) == 0  # no interval is read here
     scores = _read(run, "state_scores.csv")
     oracle = scores[(scores["source"] == CELL_ORACLE) & (scores["question"] == "votetrump")]
     assert len(oracle) == 51 * 2 and oracle["abs_error"].max() < 1e-12
     mapping = {k: v for k, v in ATTRIBUTES.items() if k != "race_ethnicity"}
     run = write_cell_run(tmp_path / "b", ["state", "race_ethnicity"], population=voters.head(4000), attributes=mapping)
     capsys.readouterr()
-    assert main(["survey", "score", str(run)]) == 0
+    assert main(["survey", "score", str(run), "--draws", "10"]) == 0
     assert "votetrump: no cell oracle: the respondents have no race_ethnicity" in capsys.readouterr().out
     assert CELL_ORACLE not in set(_read(run, "state_scores.csv")["source"])
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, trial_dirs
+from runner_helpers import assert_same_run_store, pool_reference_run, small_smoke_spec, trial_dirs
 from stop_signals import default_stop_signals
 
 from pvsst.experiments.cli import main
@@ -63,27 +63,30 @@ def _assert_one_line(stopped: subprocess.CompletedProcess, code: int, name: str,
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_at_a_third_of_a_two_worker_study_stops_it_and_a_rerun_resumes(tmp_path, tmp_path_factory,
                                                                                   signum, code):
-    spec = frozen_copy(tmp_path)
+    """``scripted_smoke`` cut to two seeds (16 trials in 4 blocks, each trial as in the 32-trial run): the
+    uninterrupted run it must equal is the session's shared 32-trial pool run, restricted to these trials."""
+    spec = small_smoke_spec(tmp_path / "spec", "[101, 211]", trial=None)
     out = tmp_path / "run"
-    stopped = _signal_at(_cli("run", spec, "--out", out, "--workers", "2"), out / "trials", 32 // 3, signum)
+    stopped = _signal_at(_cli("run", spec, "--out", out, "--workers", "2"), out / "trials", 16 // 3, signum)
     _assert_one_line(stopped, code, signal.Signals(signum).name, "trials")
     manifest = json.loads((out / "manifest.json").read_text())
     interrupted = manifest["runs"][-1]["interrupted"]
-    assert interrupted["signal"] == signal.Signals(signum).name and interrupted["total"] == 32
-    assert 32 // 3 <= interrupted["finished"] < 32 and interrupted["finished"] <= len(trial_dirs(out))
+    assert interrupted["signal"] == signal.Signals(signum).name and interrupted["total"] == 16
+    assert 16 // 3 <= interrupted["finished"] < 16 and interrupted["finished"] <= len(trial_dirs(out))
 
     rerun = subprocess.run(_cli("run", spec, "--out", out, "--workers", "2"), capture_output=True, text=True,
                            timeout=600)
     assert rerun.returncode == 0, rerun.stderr
     assert not list((out / "trials").glob(".*")), "a staging directory survived the rerun"
-    assert_same_run_store(pool_reference_run(tmp_path_factory), out)
+    assert len(trial_dirs(out)) == 16
+    assert_same_run_store(pool_reference_run(tmp_path_factory), out, part_of_a=True)
 
 
 def _survey(folder: Path) -> Path:
     spec = yaml.safe_load(GSS.read_text())
     spec["questions"] = spec["questions"][:3]
     spec.update(model="scripted/imitate", conditions=["direct", "persona_label"])
-    spec["personas"].update(source="respondents", n=60)
+    spec["personas"].update(source="respondents", n=30)
     spec["execution"].update(chunk_size=3, workers=2)
     path = folder / "survey.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
@@ -100,7 +103,7 @@ def _responses(run: Path) -> pd.DataFrame:
 def test_sigint_at_a_third_of_a_two_worker_survey_stops_it_and_a_rerun_resumes(tmp_path):
     spec = _survey(tmp_path)
     out, clean = tmp_path / "run", tmp_path / "clean"
-    total = 5 * 20  # (1 model x 2 conditions + 3 controls) x 20 chunks of 3 personas
+    total = 5 * 10  # (1 model x 2 conditions + 3 controls) x 10 chunks of 3 personas
     stopped = _signal_at(_cli("survey", "run", spec, "--out", out), out / "units", total // 3, signal.SIGINT)
     _assert_one_line(stopped, 130, "SIGINT", "units")
     interrupted = json.loads((out / "manifest.json").read_text())["runs"][-1]["interrupted"]

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_helpers import assert_same_run_store, frozen_copy, pool_reference_run, trial_dirs
+from runner_helpers import assert_same_run_store, pool_reference_run, small_smoke_spec, trial_dirs
 
 from pvsst.sim.llm.cache import ResponseCache
 
@@ -39,22 +39,26 @@ def _kill_after(spec: Path, out: Path, done_at_least: int, timeout_s: float = 24
 
 @pytest.mark.slow
 def test_sigkill_at_three_moments_then_resume_equals_an_uninterrupted_run(tmp_path, tmp_path_factory):
-    spec = frozen_copy(tmp_path)
+    """``scripted_smoke`` cut to two seeds (16 trials in 4 blocks, each trial as in the 32-trial run), killed
+    after its first trial, at three eighths and at three quarters; the uninterrupted run it must equal is
+    the session's shared 32-trial pool run, restricted to these trials."""
+    spec = small_smoke_spec(tmp_path / "spec", "[101, 211]", trial=None)
 
     crashed = tmp_path / "crashed"
-    done_when_killed = [_kill_after(spec, crashed, n) for n in (1, 12, 24)]
-    assert done_when_killed[0] < 32 and done_when_killed == sorted(done_when_killed), done_when_killed
+    done_when_killed = [_kill_after(spec, crashed, n) for n in (1, 6, 12)]
+    assert done_when_killed[0] < 16 and done_when_killed == sorted(done_when_killed), done_when_killed
     # leftovers of killed writes are never mistaken for finished trials
     finished = subprocess.run(_run_cmd(spec, crashed, "--workers", "2"), capture_output=True, text=True, timeout=600)
     assert finished.returncode == 0, finished.stderr
     summary = json.loads((crashed / "manifest.json").read_text())["runs"][-1]["summary"]
     skipped = done_when_killed[-1]
-    assert summary.startswith(f"32 trials: {32 - skipped} done, 0 failed, {skipped} skipped"), (summary,
+    assert summary.startswith(f"16 trials: {16 - skipped} done, 0 failed, {skipped} skipped"), (summary,
                                                                                                done_when_killed)
 
     reference = pool_reference_run(tmp_path_factory)  # the same spec, uninterrupted, same executor
     assert len(trial_dirs(reference)) == 32
-    assert_same_run_store(reference, crashed)
+    assert len(trial_dirs(crashed)) == 16
+    assert_same_run_store(reference, crashed, part_of_a=True)
     for run in (reference, crashed):
         cache = ResponseCache(run / "cache.sqlite")
         assert cache.repeated_keys() == 0, (run.name, cache.repeated_keys())  # no finished call made twice
