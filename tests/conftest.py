@@ -56,13 +56,18 @@ LONGEST_FIRST = ("test_ray_cluster.py", "test_spec_coverage.py", "test_study_run
 
 
 def pytest_collection_modifyitems(config, items):
-    """Slow tests first, the longest of them at the very front. pytest-xdist (``--dist worksteal``) hands
-    each worker a contiguous share of the list and an idle worker takes tests from the end of a busy one's
-    queue, so the run ends on short tests instead of one worker finishing a two-minute test alone."""
+    """Modules with a slow test first, the longest of them at the very front, each module's tests kept
+    together in their own order (a module-scoped fixture its slow and quick tests share is set up once).
+    pytest-xdist (``--dist worksteal``) hands each worker a contiguous share of the list and an idle
+    worker takes tests from the end of a busy one's queue, so the run ends on short tests instead of one
+    worker finishing a two-minute test alone."""
+    slow_modules = {item.path for item in items if hasattr(item, "path") and item.get_closest_marker("slow")}
+
     def rank(item) -> tuple[bool, int]:
-        name = item.path.name if hasattr(item, "path") else ""
+        path = getattr(item, "path", None)
+        name = path.name if path is not None else ""
         longest = LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
-        return item.get_closest_marker("slow") is None, longest
+        return path not in slow_modules, longest
 
     items.sort(key=rank)
 
