@@ -108,12 +108,16 @@ STAGES = {**TWO_SEEDS,
           "run_order.stages": [{"name": "first", "seeds": [211]}, {"name": "second", "seeds": [101]}]}
 # Identity injection: the embedded model, 2 census agents, 1 round, no votes, the likes and control arms (4 short
 # post calls a run: a truncated reply is not cached, so the arms do not share them); vectors of sex and every
-# education level written by _support_files.
+# education level written by _support_files. The fields reach the requests as each call's steering (the
+# persona's vectors, layers, coef, noise, scope; the card in the prompt for `profile`), whatever the prompt
+# says and the model replies, so the post prompt is the minimal materials_short one (a few dozen tokens,
+# not about 250) and replies stop at 2 tokens: the model's prefill and decoding were about half
+# of this test's time.
 INJECTED = {**CENSUS, "factors.models": ["embedded/smollm2-135m"], "factors.conditions": ["likes", "control"],
             "analysis.contrasts": {"organic": {"treatment": "likes", "control": "control"}},
             "hypotheses": BASE["hypotheses"][:1], "analysis.parse_failure_threshold": 1.0,
-            "trial.n_agents": 2, "trial.n_rounds": 1, "trial.votes_per_voter": 0, "trial.max_tokens": 40,
-            "trial.max_attempts": 1,
+            "trial.n_agents": 2, "trial.n_rounds": 1, "trial.votes_per_voter": 0, "trial.max_tokens": 2,
+            "trial.max_attempts": 1, "protocol.materials": "materials_short",
             "identity_injection": {"vectors": "vectors_a.npz", "attributes": ["sex"], "layers": [10, 11], "coef": 1.0}}
 # A provider whose reported stance varies (imitate's never does, so every audit p would be 1).
 AUDIT = {**CENSUS, "factors.models": ["scripted/planted_stance_shift"],
@@ -288,15 +292,19 @@ def test_every_leaf_field_has_an_alternative_or_a_documented_exemption():
 
 
 def _support_files(directory: Path) -> None:
-    """Files the file-based alternatives name: two edge lists, two persona tables, two materials
-    directories (one reworded, one whose honest ids carry numbers other than their ordinals) and two
-    identity-vectors files."""
+    """Files the file-based alternatives name: two edge lists, two persona tables, three materials
+    directories (one reworded, one whose honest ids carry numbers other than their ordinals, one with a
+    minimal post prompt for the embedded-model runs) and two identity-vectors files."""
     assert main(["protocol", "new", str(directory / "materials_b")]) == 0
     post_system = directory / "materials_b" / "post_system.txt"
     post_system.write_text("Coverage wording. " + post_system.read_text())
     assert main(["protocol", "new", str(directory / "materials_ids")]) == 0
     accounts = directory / "materials_ids" / "accounts.yaml"
     accounts.write_text(accounts.read_text().replace('honest: "a{i:0{width}d}"', 'honest: "a{i:02d}1"'))
+    assert main(["protocol", "new", str(directory / "materials_short")]) == 0
+    short = directory / "materials_short"
+    (short / "post_system.txt").write_text("JSON.")
+    (short / "post.txt").write_text("$question $persona $opinion $confidence $agenda$memory $feed")
     (directory / "edges_a.txt").write_text("a00 a01\na01 a02\n")
     (directory / "edges_b.txt").write_text("a00 a02\na02 a00\na01 a00\n")
     from pvsst.personas.synthesis import synthesize

