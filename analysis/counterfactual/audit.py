@@ -64,6 +64,7 @@ from pvsst.analysis.counterfactual.measures import (
     set_score_differences,
     spread_from_shares,
 )
+from pvsst.analysis.counterfactual.members import question_rows
 from pvsst.analysis.counterfactual.null import arity_null_p
 from pvsst.analysis.counterfactual.permutation import PERMUTATIONS, omnibus_permutation_p, paired_group_tests
 from pvsst.analysis.counterfactual.power import POWER, detectable_shift
@@ -101,15 +102,7 @@ def matched_answers(answers: pd.DataFrame, question: str, codes: Sequence[str], 
     >>> m.groups, m.matrix.tolist(), m.n_incomplete
     (('x', 'y'), [[1, 0]], 1)
     """
-    for column in ANSWER_COLUMNS:
-        if column not in answers.columns:
-            raise InputError(source, column, "missing column")
-    rows = answers[answers["question"] == question]
-    if rows.duplicated(["set_id", "group"]).any():
-        dup = rows.loc[rows.duplicated(["set_id", "group"]), ["set_id", "group"]].iloc[0]
-        raise InputError(source, "answer", f"two answers of set {dup['set_id']!r}, group {dup['group']!r} "
-                         f"to question {question!r}")
-    groups = tuple(sorted(map(str, pd.unique(rows["group"]))))
+    rows, groups = question_rows(answers, question, ANSWER_COLUMNS, "answer", "answers", source)
     position = {code: i for i, code in enumerate(codes)}
     wide = rows.assign(group=rows["group"].astype(str), option=rows["answer"].map(position)).pivot(
         index="set_id", columns="group", values="option").reindex(columns=list(groups))

@@ -39,6 +39,7 @@ from scipy.stats import norm
 
 from pvsst.analysis.counterfactual.distribution_power import residual_covariance
 from pvsst.analysis.counterfactual.measures import gaps_from_shares, spread_from_shares
+from pvsst.analysis.counterfactual.members import question_rows
 from pvsst.analysis.counterfactual.permutation import PERMUTATION_BATCH, permuted_within_sets, signed_rank_p
 from pvsst.analysis.counterfactual.power import POWER
 from pvsst.analysis.counterfactual.resampling import bootstrap_means, percentile_interval
@@ -74,15 +75,8 @@ def matched_distributions(rows: pd.DataFrame, question: str, n_options: int, sou
     >>> m.groups, m.cube.tolist(), m.n_incomplete
     (('x', 'y'), [[[1.0, 0.0], [0.5, 0.5]]], 1)
     """
-    for column in DISTRIBUTION_COLUMNS:
-        if column not in rows.columns:
-            raise InputError(source, column, "missing column")
-    rows = rows[rows["question"] == question]
-    if rows.duplicated(["set_id", "group"]).any():
-        dup = rows.loc[rows.duplicated(["set_id", "group"]), ["set_id", "group"]].iloc[0]
-        raise InputError(source, "probabilities", f"two distributions of set {dup['set_id']!r}, group "
-                         f"{dup['group']!r} to question {question!r}")
-    groups = tuple(sorted(map(str, pd.unique(rows["group"]))))
+    rows, groups = question_rows(rows, question, DISTRIBUTION_COLUMNS, "probabilities", "distributions",
+                                  source)
     counts = rows.groupby("set_id", sort=True)["group"].nunique()
     complete = counts.index[counts == len(groups)].to_numpy()
     cube = np.full((len(complete), len(groups), n_options), np.nan)
