@@ -51,8 +51,9 @@ def show(capsys):
 
 
 # The longest tests (one to three minutes each on 2 cores, measured with PVSST_TEST_TIMELINE), longest first.
-LONGEST_FIRST = ("test_ray_cluster.py", "test_spec_coverage.py", "test_study_runner_crash_resume.py",
-                 "test_engine_embedded.py", "test_survey_embedded.py", "test_survey_spec_coverage.py")
+LONGEST_FIRST = ("test_ray_cluster.py", "test_spec_coverage.py", "test_survey_spec_coverage.py",
+                 "test_engine_embedded.py", "test_thread_study.py", "test_study_runner_crash_resume.py",
+                 "test_survey_embedded.py")
 
 
 def pytest_collection_modifyitems(config, items):
