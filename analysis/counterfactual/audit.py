@@ -52,29 +52,27 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
 
 from pvsst.analysis.counterfactual.distribution_power import hardest_probability_shift
 from pvsst.analysis.counterfactual.distributions import audit_question
 from pvsst.analysis.counterfactual.measures import (
-    gaps_from_shares,
     one_hot,
     set_flips,
     set_score_differences,
     spread_from_shares,
 )
 from pvsst.analysis.counterfactual.members import question_rows
-from pvsst.analysis.counterfactual.null import arity_null_p
+from pvsst.analysis.counterfactual.null import aligned_sets, arity_null_p, spread_excess
 from pvsst.analysis.counterfactual.permutation import PERMUTATIONS, omnibus_permutation_p, paired_group_tests
-from pvsst.analysis.counterfactual.power import POWER, detectable_shift
+from pvsst.analysis.counterfactual.power import detectable_shift
 from pvsst.analysis.counterfactual.resampling import bootstrap_means, percentile_interval
+from pvsst.analysis.counterfactual.share_table import share_rows
 from pvsst.core.defaults import ANALYSIS_SEED
 from pvsst.core.errors import InputError
 
 ANSWER_COLUMNS = ("set_id", "group", "question", "answer")
 MEASURES = ("flip_rate", "mean_abs_score_diff", "share_spread")
-MDE_POWER = POWER
 MDE_UNITS = {"shares": "share", "scores": "score", "distributions": "probability"}
 
 
@@ -171,7 +169,7 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
         ``scores`` (centred option scores: ordinal answers whose level varies from set to set);
         see :mod:`pvsst.analysis.counterfactual.permutation`.
     """
-    question_rows, share_rows, group_rows = [], [], []
+    question_rows, all_shares, group_rows = [], [], []
     for question, question_codes in codes.items():
         k = len(question_codes)
         x = np.asarray(scores[question] if scores and question in scores else np.arange(k), dtype=float)
@@ -182,7 +180,7 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
                 answers, question, question_codes, x, null_rows=null_answers, draws=draws,
                 permutations=permutations, seed=seed, alpha=alpha)
             question_rows.append(row)
-            share_rows += question_shares
+            all_shares += question_shares
             group_rows += question_groups
             continue
         m = matched_answers(answers, question, question_codes)
@@ -195,18 +193,10 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
                "omnibus_statistic": omnibus,
                "omnibus_p": omnibus_permutation_p(m.matrix, k, permutations=permutations, seed=seed,
                                                   statistic=omnibus, scores=x)}
-        boot_gaps = gaps_from_shares(boot_shares)
-        gaps, (gap_low, gap_high) = gaps_from_shares(shares), percentile_interval(boot_gaps, alpha)
-        mde = (norm.ppf(1 - alpha / 2) + norm.ppf(MDE_POWER)) * boot_gaps.std(axis=0, ddof=1)
-        row["mde_share_gap"] = float(mde.max())
+        question_shares, row["mde_share_gap"] = share_rows(question, m.groups, question_codes, shares,
+                                                           (share_low, share_high), boot_shares, alpha)
         row.update(_power_inputs(m, k, x, shares))
-        for gi, group in enumerate(m.groups):
-            for ki, code in enumerate(question_codes):
-                share_rows.append({"question": question, "group": group, "option": code,
-                                   "share": shares[gi, ki], "share_low": share_low[gi, ki],
-                                   "share_high": share_high[gi, ki], "share_gap": gaps[gi, ki],
-                                   "share_gap_low": gap_low[gi, ki], "share_gap_high": gap_high[gi, ki],
-                                   "share_gap_mde": mde[gi, ki]})
+        all_shares += question_shares
         score_gaps, paired_p = paired_group_tests(m.matrix, x)
         group_rows += [{"question": question, "group": group, "score_gap": float(score_gaps[gi]),
                         "paired_p": float(paired_p[gi])} for gi, group in enumerate(m.groups)]
@@ -222,7 +212,7 @@ def counterfactual_audit(answers: pd.DataFrame, codes: Mapping[str, Sequence[str
         questions["exceeds_null"] = questions["arity_p_bh"] < alpha
     groups = pd.DataFrame(group_rows)
     groups["paired_p_bh"] = _bh(groups["paired_p"], alpha)
-    return CounterfactualAudit(questions, pd.DataFrame(share_rows), groups, draws, seed, permutations, alpha)
+    return CounterfactualAudit(questions, pd.DataFrame(all_shares), groups, draws, seed, permutations, alpha)
 
 
 def _power_inputs(m: MatchedAnswers, k: int, scores: np.ndarray, shares: np.ndarray) -> dict:
@@ -296,28 +286,13 @@ def _distribution_mde(row: dict, alpha: float, tests: int) -> float:
 def _null_columns(m: MatchedAnswers, null_answers: pd.DataFrame, question: str, codes: Sequence[str],
                   scores: np.ndarray, draws: int, seed: int, alpha: float, permutations: int) -> dict:
     null = matched_answers(null_answers, question, codes, source="null answers")
-    if len(null.groups) != len(m.groups):
-        raise InputError("null answers", "group", f"the arity-matched null of {question!r} has {len(null.groups)} "
-                         f"seed groups; the audit has {len(m.groups)}: the null needs as many")
-    common, at_obs, at_null = np.intersect1d(m.set_ids, null.set_ids, return_indices=True)
-    if len(common) < 2:
-        raise InputError("null answers", "set_id",
-                         f"fewer than 2 sets of {question!r} are in both the audit and the null")
+    at_obs, at_null = aligned_sets(question, m.groups, m.set_ids, null.groups, null.set_ids)
     k = len(codes)
     measured, *_ = _measures(null, k, scores, draws, seed, alpha)
     out = {"null_n_sets": len(null.set_ids), **{f"null_{name}": value for name, value in measured.items()}}
     obs, floor = m.matrix[at_obs], null.matrix[at_null]
-    s, g = obs.shape
-    joint = np.column_stack([one_hot(obs, k).reshape(s, g * k), one_hot(floor, k).reshape(s, g * k)])
-    boot = bootstrap_means(joint, draws, seed)
-    excess = (spread_from_shares(boot[:, :g * k].reshape(draws, g, k))
-              - spread_from_shares(boot[:, g * k:].reshape(draws, g, k)))
-    point = joint.mean(axis=0)
-    low, high = percentile_interval(excess, alpha)
-    out.update({"spread_excess": float(spread_from_shares(point[:g * k].reshape(g, k))
-                                       - spread_from_shares(point[g * k:].reshape(g, k))),
-                "spread_excess_low": float(low), "spread_excess_high": float(high),
-                "arity_p": arity_null_p(obs, floor, k, permutations=permutations, seed=seed)})
+    out.update(spread_excess(one_hot(obs, k), one_hot(floor, k), draws, seed, alpha))
+    out["arity_p"] = arity_null_p(obs, floor, k, permutations=permutations, seed=seed)
     return out
 
 

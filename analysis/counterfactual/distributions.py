@@ -35,14 +35,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from pvsst.analysis.counterfactual.distribution_power import residual_covariance
-from pvsst.analysis.counterfactual.measures import gaps_from_shares, spread_from_shares
+from pvsst.analysis.counterfactual.measures import spread_from_shares
 from pvsst.analysis.counterfactual.members import question_rows
+from pvsst.analysis.counterfactual.null import aligned_sets, spread_excess
 from pvsst.analysis.counterfactual.permutation import PERMUTATION_BATCH, permuted_within_sets, signed_rank_p
-from pvsst.analysis.counterfactual.power import POWER
 from pvsst.analysis.counterfactual.resampling import bootstrap_means, percentile_interval
+from pvsst.analysis.counterfactual.share_table import share_rows
 from pvsst.core.errors import InputError
 
 DISTRIBUTION_COLUMNS = ("set_id", "group", "question", "probabilities")
@@ -368,24 +368,12 @@ def paired_expected_score_tests(cube: np.ndarray, scores: np.ndarray) -> tuple[n
 
 def _null_columns(m: MatchedDistributions, null: MatchedDistributions, scores: np.ndarray, draws: int, seed: int,
                   alpha: float, permutations: int) -> dict:
-    if len(null.groups) != len(m.groups):
-        raise InputError("null answers", "group", f"the arity-matched null of {m.question!r} has {len(null.groups)} "
-                         f"seed groups; the audit has {len(m.groups)}: the null needs as many")
-    common, at_obs, at_null = np.intersect1d(m.set_ids, null.set_ids, return_indices=True)
-    if len(common) < 2:
-        raise InputError("null answers", "set_id", f"fewer than 2 sets of {m.question!r} are in both the audit "
-                         "and the null")
+    at_obs, at_null = aligned_sets(m.question, m.groups, m.set_ids, null.groups, null.set_ids)
     measured, *_ = _measures(null.cube, scores, draws, seed, alpha)
     out = {"null_n_sets": len(null.set_ids), **{f"null_{name}": value for name, value in measured.items()}}
     obs, floor = m.cube[at_obs], null.cube[at_null]
-    s, g, k = obs.shape
-    boot = bootstrap_means(np.concatenate([obs.reshape(s, g * k), floor.reshape(s, g * k)], axis=1), draws, seed)
-    excess = (spread_from_shares(boot[:, :g * k].reshape(draws, g, k))
-              - spread_from_shares(boot[:, g * k:].reshape(draws, g, k)))
-    low, high = percentile_interval(excess, alpha)
-    out.update({"spread_excess": float(spread_from_shares(obs.mean(axis=0)) - spread_from_shares(floor.mean(axis=0))),
-                "spread_excess_low": float(low), "spread_excess_high": float(high),
-                "arity_p": distribution_arity_p(obs, floor, permutations=permutations, seed=seed)})
+    out.update(spread_excess(obs, floor, draws, seed, alpha))
+    out["arity_p"] = distribution_arity_p(obs, floor, permutations=permutations, seed=seed)
     return out
 
 
@@ -421,18 +409,12 @@ def audit_question(rows: pd.DataFrame, question: str, codes: Sequence[str], scor
            **measured, "omnibus_statistic": "distributions",
            "omnibus_p": distribution_permutation_p(m.cube, permutations=permutations, seed=seed),
            "n_options": k, "power_distribution": json.dumps(power)}
-    boot_gaps = gaps_from_shares(boot_shares)
-    gaps, (gap_low, gap_high) = gaps_from_shares(shares), percentile_interval(boot_gaps, alpha)
-    mde = (norm.ppf(1 - alpha / 2) + norm.ppf(POWER)) * boot_gaps.std(axis=0, ddof=1)
-    row["mde_share_gap"] = float(mde.max())
-    share_rows = [{"question": question, "group": group, "option": code, "share": shares[gi, ki],
-                   "share_low": share_low[gi, ki], "share_high": share_high[gi, ki], "share_gap": gaps[gi, ki],
-                   "share_gap_low": gap_low[gi, ki], "share_gap_high": gap_high[gi, ki], "share_gap_mde": mde[gi, ki]}
-                  for gi, group in enumerate(m.groups) for ki, code in enumerate(codes)]
+    question_shares, row["mde_share_gap"] = share_rows(question, m.groups, codes, shares, (share_low, share_high),
+                                                       boot_shares, alpha)
     score_gaps, paired_p = paired_expected_score_tests(m.cube, scores)
     group_rows = [{"question": question, "group": group, "score_gap": float(score_gaps[gi]),
                    "paired_p": float(paired_p[gi])} for gi, group in enumerate(m.groups)]
     if null_rows is not None:
         null = matched_distributions(null_rows, question, k, source="null distributions")
         row.update(_null_columns(m, null, scores, draws, seed, alpha, permutations))
-    return row, share_rows, group_rows
+    return row, question_shares, group_rows

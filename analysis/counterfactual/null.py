@@ -25,6 +25,8 @@ Examples
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from pvsst.analysis.counterfactual.measures import share_spread, spread_from_shares
@@ -34,6 +36,7 @@ from pvsst.analysis.counterfactual.permutation import (
     group_counts,
     permuted_within_sets,
 )
+from pvsst.analysis.counterfactual.resampling import bootstrap_means, percentile_interval
 from pvsst.core.defaults import ANALYSIS_SEED
 from pvsst.core.errors import InputError
 
@@ -97,3 +100,86 @@ def arity_null_p(observed: np.ndarray, null: np.ndarray, n_options: int, *, perm
         excess = spread_from_shares(shares[:, :groups]) - spread_from_shares(shares[:, groups:])
         extreme += int((excess >= statistic - 1e-12).sum())
     return (extreme + 1) / (permutations + 1)
+
+
+def aligned_sets(question: str, groups: Sequence[str], set_ids: np.ndarray, null_groups: Sequence[str],
+                 null_set_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the sets in both the audit and its null: ``(at_audit, at_null)``, aligned.
+
+    Parameters
+    ----------
+    question : str
+        The question, named in errors.
+    groups, null_groups : sequence of str
+        The audit's groups and the null's seed groups (as many of each).
+    set_ids, null_set_ids : numpy.ndarray
+        The complete sets of each, sorted.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+
+    Raises
+    ------
+    InputError
+        A null with another number of groups, or fewer than 2 sets in both.
+
+    Examples
+    --------
+    >>> aligned_sets("q", ("x", "y"), np.array([1, 2, 3]), ("s0", "s1"), np.array([2, 3, 4]))
+    (array([1, 2]), array([0, 1]))
+    """
+    if len(null_groups) != len(groups):
+        raise InputError("null answers", "group", f"the arity-matched null of {question!r} has {len(null_groups)} "
+                         f"seed groups; the audit has {len(groups)}: the null needs as many")
+    common, at_audit, at_null = np.intersect1d(set_ids, null_set_ids, return_indices=True)
+    if len(common) < 2:
+        raise InputError("null answers", "set_id",
+                         f"fewer than 2 sets of {question!r} are in both the audit and the null")
+    return at_audit, at_null
+
+
+def spread_excess(observed: np.ndarray, null: np.ndarray, draws: int, seed: int, alpha: float) -> dict:
+    """The share spread's excess over the arity-matched null, with its percentile bootstrap interval.
+
+    Parameters
+    ----------
+    observed, null : numpy.ndarray
+        (S, G, K) per-set shares of the matched sets and of the seed groups of the same sets (one-hot
+        answers or whole distributions), rows aligned.
+    draws, seed : int
+        The bootstrap over sets (both halves resampled jointly).
+    alpha : float
+        One minus the interval level.
+
+    Returns
+    -------
+    dict
+        ``spread_excess``, ``spread_excess_low``, ``spread_excess_high``.
+
+    Notes
+    -----
+    ``spread(mean_s A_s) - spread(mean_s B_s)`` with
+    :func:`pvsst.analysis.counterfactual.measures.spread_from_shares`.
+
+    References
+    ----------
+    .. [1] AgentFairBench, arXiv 2606.16723 (the arity of a disparity's noise floor).
+
+    Examples
+    --------
+    >>> A = np.array([[[1.0, 0.0], [0.0, 1.0]]] * 4)  # the groups always differ
+    >>> B = np.full((4, 2, 2), 0.5)  # the seed groups never do
+    >>> {name: float(value) for name, value in spread_excess(A, B, 50, 1, 0.05).items()}
+    {'spread_excess': 1.0, 'spread_excess_low': 1.0, 'spread_excess_high': 1.0}
+    """
+    s, g, k = observed.shape
+    joint = np.column_stack([observed.reshape(s, g * k), null.reshape(s, g * k)])
+    boot = bootstrap_means(joint, draws, seed)
+    excess = (spread_from_shares(boot[:, :g * k].reshape(draws, g, k))
+              - spread_from_shares(boot[:, g * k:].reshape(draws, g, k)))
+    point = joint.mean(axis=0)
+    low, high = percentile_interval(excess, alpha)
+    return {"spread_excess": float(spread_from_shares(point[:g * k].reshape(g, k))
+                                   - spread_from_shares(point[g * k:].reshape(g, k))),
+            "spread_excess_low": float(low), "spread_excess_high": float(high)}

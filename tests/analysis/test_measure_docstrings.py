@@ -35,7 +35,7 @@ HELPERS = frozenset({
     "stats.paired.numeric_values", "stats.paired.require_arms", "stats.paired.require_columns",
     "stats.paired.warn_excluded", "survey.cells.poststratification.cell_distributions",
     "survey.cells.poststratification.domain_counts", "survey.cells.poststratification.effective_answers",
-    "text.diversity.tokenize", "counterfactual.power.degrees_of_freedom"})
+    "text.diversity.tokenize", "counterfactual.power.degrees_of_freedom", "counterfactual.null.aligned_sets"})
 MEASURE_SECTIONS = ("Parameters", "Returns", "Notes", "References", "Examples")
 HELPER_SECTIONS = ("Parameters", "Returns", "Examples")
 SECTION = re.compile(r"^(\w[\w ]*)\n-{3,}$", re.MULTILINE)
