@@ -44,16 +44,14 @@ Examples
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from pvsst.analysis.counterfactual.audit import audit_tables
 from pvsst.analysis.counterfactual.families import adjusted_across_sources
-from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, ScoredRun
+from pvsst.analysis.survey.units import DISTRIBUTION_METHODS, QuestionScale, ScoredRun, scale_shares
 from pvsst.core.atomic import write_csv_tables
 from pvsst.core.errors import InputError
 from pvsst.core.run_layout import ANALYSIS, PERSONAS, UNITS
@@ -112,17 +110,14 @@ def member_distributions(responses: pd.DataFrame, personas: pd.DataFrame, codes:
     >>> [tuple(round(v, 6) for v in p) for p in vectors]
     [(0.625, 0.375), (0.5, 0.5)]
     """
-    rows = responses[responses["parse_ok"].astype(bool) & responses["probabilities"].notna()
-                     & responses["question"].isin(list(codes))]
-    vectors = []
-    for text, question in zip(rows["probabilities"], rows["question"]):
-        given = json.loads(text)
-        mass = np.array([float(given.get(code, 0.0) or 0.0) for code in codes[question]])
-        vectors.append(tuple((mass / mass.sum()).tolist()) if mass.sum() > 0 else None)
-    out = pd.DataFrame({"persona_id": rows["persona_id"].astype(str).to_numpy(),
-                        "question": rows["question"].to_numpy(),
-                        "probabilities": pd.Series(vectors, dtype=object).to_numpy()})
-    out = out[out["probabilities"].notna()]
+    frames = []
+    for question, asked in responses[responses["question"].isin(list(codes))].groupby("question", sort=False):
+        scale = QuestionScale(question, tuple(codes[question]))
+        vectors = scale_shares(asked.assign(parse_ok=asked["parse_ok"].astype(bool)), scale)
+        frames.append(pd.DataFrame({"persona_id": vectors.index, "question": question,
+                                    "probabilities": [tuple(p) for p in vectors.to_numpy(dtype=float).tolist()]}))
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["persona_id", "question", "probabilities"])
     return _with_members(out, personas)[["set_id", "group", "audit_role", "question", "probabilities"]]
 
 

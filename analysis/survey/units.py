@@ -127,11 +127,26 @@ def substantive_distributions(responses: pd.DataFrame, scale: QuestionScale) -> 
     return frame
 
 
-def _distribution_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: QuestionScale,
-                        axes: list[str]) -> UnitAnswers:
+def scale_shares(responses: pd.DataFrame, scale: QuestionScale) -> pd.DataFrame:
+    """(persona x code) distributions renormalised over the scale's substantive codes: the mean of a
+    persona's parsed distribution replies divided by its substantive mass (personas with none left out).
+
+    Examples
+    --------
+    >>> replies = pd.DataFrame({"persona_id": ["a", "b"], "parse_ok": True,
+    ...                         "probabilities": ['{"y": 0.5, "n": 0.3, "dk": 0.2}', '{"dk": 1.0}']})
+    >>> scale_shares(replies, QuestionScale("q", ("y", "n"))).round(3).to_dict("index")
+    {'a': {'y': 0.625, 'n': 0.375}}
+    """
     frame = substantive_distributions(responses, scale)
     frame = frame[frame["substantive"] > 0]
-    counts = frame[list(scale.codes)].to_numpy(dtype=float) / frame["substantive"].to_numpy(dtype=float)[:, None]
+    return frame[list(scale.codes)].div(frame["substantive"], axis=0)
+
+
+def _distribution_units(responses: pd.DataFrame, personas: pd.DataFrame, scale: QuestionScale,
+                        axes: list[str]) -> UnitAnswers:
+    frame = scale_shares(responses, scale)
+    counts = frame.to_numpy(dtype=float)
     groups = personas.assign(persona_id=personas["persona_id"].astype(str)).set_index("persona_id").reindex(frame.index)
     weights = groups["weight"].to_numpy(dtype=float) if "weight" in groups else np.ones(len(frame))
     return UnitAnswers(counts * weights[:, None], {a: groups[GROUP_PREFIX + a].to_numpy(dtype=object) for a in axes},
