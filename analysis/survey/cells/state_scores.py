@@ -138,9 +138,40 @@ def cell_oracle(survey: pd.DataFrame, attributes, question: str, options, counts
     >>> shares.values.tolist(), coverage.tolist()
     ([[0.125, 0.875]], [1.0])
     """
+    return oracle_shares(survey_cell_shares(survey, attributes, question, options, weight), options, counts, cells)
+
+
+def survey_cell_shares(survey: pd.DataFrame, attributes, question: str, options, weight: str | None = None
+                       ) -> dict[str, np.ndarray]:
+    """Each cell's (weighted) answer distribution among the survey's respondents: cell id -> K shares
+    (:func:`pvsst.analysis.survey.cells.geography.survey_cell_answers`, one array per cell).
+
+    Examples
+    --------
+    >>> survey = pd.DataFrame({"sex": ["f", "f", "m"], "q": ["a", "b", "b"]})
+    >>> sorted(p.tolist() for p in survey_cell_shares(survey, ["sex"], "q", ["a", "b"]).values())
+    [[0.0, 1.0], [0.5, 0.5]]
+    """
     answers = survey_cell_answers(survey, attributes, question, options, weight)
     k = len(options)
-    distribution = dict(zip(answers["cell_id"].to_numpy()[::k], answers["probability"].to_numpy().reshape(-1, k)))
+    return dict(zip(answers["cell_id"].to_numpy()[::k], answers["probability"].to_numpy().reshape(-1, k)))
+
+
+def oracle_shares(distribution: dict[str, np.ndarray], options, counts: pd.DataFrame, cells: pd.DataFrame
+                  ) -> tuple[pd.DataFrame, pd.Series]:
+    """:func:`cell_oracle` from the cells' distributions (:func:`survey_cell_shares`): (state x option
+    shares, coverage per state).
+
+    Examples
+    --------
+    >>> from pvsst.personas.cells import cell_table
+    >>> people = pd.DataFrame({"persona_id": list("pq"), "sex": ["f", "m"], "state": ["OH"] * 2})
+    >>> cells = cell_table(people, ["sex"])
+    >>> women = survey_cell_shares(pd.DataFrame({"sex": ["f"], "q": ["a"]}), ["sex"], "q", ["a", "b"])
+    >>> shares, coverage = oracle_shares(women, ["a", "b"], cells.counts, cells.cells)
+    >>> shares.values.tolist(), coverage.tolist()
+    ([[1.0, 0.0]], [0.5])
+    """
     population_ids = [str(c) for c in cells["cell_id"]]
     keep = np.array([c in distribution for c in population_ids], dtype=bool)
     if not keep.any():

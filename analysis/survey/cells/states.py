@@ -61,7 +61,6 @@ from pvsst.analysis.survey.cells.geography import (
     state_bootstrap,
     state_noise,
     state_shares,
-    survey_cell_answers,
 )
 from pvsst.analysis.survey.cells.mrp import (
     MRP,
@@ -77,10 +76,11 @@ from pvsst.analysis.survey.cells.state_scores import (
     NATIONAL_MARGINAL,
     UNIFORM,
     answered_counts,
-    cell_oracle,
     estimate_matrix,
     national_marginal_shares,
+    oracle_shares,
     score_states,
+    survey_cell_shares,
     uniform_shares,
 )
 from pvsst.analysis.survey.data import GROUP_PREFIX, load_data
@@ -227,13 +227,12 @@ def compare_states(run: ScoredRun, population: CellPopulation, estimates: pd.Dat
                 counts = answered_counts(counts, respondents, population.attributes, question)
             cells = population.cells.drop(columns="count")
             try:
-                oracle, coverage = cell_oracle(known, population.attributes, question, codes, counts, cells,
-                                               weight="weight")
+                distribution = survey_cell_shares(known, population.attributes, question, codes, "weight")
+                oracle, coverage = oracle_shares(distribution, codes, counts, cells)
                 tables[CELL_ORACLE] = oracle.reindex(states)
                 coverage = coverage.reindex(states)
                 group_yardsticks[CELL_ORACLE] = poststratified_groups(
-                    _oracle_predictions(known, population.attributes, question, codes, cells, oracle.index),
-                    counts, cells, groups_asked)
+                    _oracle_predictions(distribution, codes, cells, oracle.index), counts, cells, groups_asked)
             except InputError as err:
                 notes.append(f"{question}: no cell oracle ({err})")
             try:
@@ -321,13 +320,11 @@ def _matrices(estimates: pd.DataFrame, question: str, codes, sources, group: str
     return out
 
 
-def _oracle_predictions(known: pd.DataFrame, attributes, question: str, codes, cells: pd.DataFrame,
-                        states) -> CellPredictions:
-    """The cell oracle as per-state cell predictions: each cell's survey distribution in every state (NaN for
-    a cell without a respondent), for :func:`poststratified_groups`."""
-    answers = survey_cell_answers(known, attributes, question, codes, "weight")
+def _oracle_predictions(distribution: dict[str, np.ndarray], codes, cells: pd.DataFrame, states) -> CellPredictions:
+    """The cell oracle as per-state cell predictions: each cell's survey distribution
+    (:func:`~pvsst.analysis.survey.cells.state_scores.survey_cell_shares`) in every state (NaN for a cell
+    without a respondent), for :func:`poststratified_groups`."""
     k = len(codes)
-    distribution = dict(zip(answers["cell_id"].to_numpy()[::k], answers["probability"].to_numpy().reshape(-1, k)))
     cell_ids = tuple(str(c) for c in cells["cell_id"])
     p = np.array([distribution.get(c, np.full(k, np.nan)) for c in cell_ids], dtype=float).reshape(len(cell_ids), k)
     return CellPredictions(cell_ids, tuple(str(c) for c in codes), {str(s): p for s in states})
