@@ -2,7 +2,7 @@
 
 The epidemic model (``pvsst.sim.epidemic``) reads a bank table with the columns ``cell_id``,
 ``case_level``, ``household`` (optional) and ``p_yes``. :func:`reporting_bank_table` builds it from a
-decision table of a cell run (:func:`pvsst.analysis.scenarios.report.decision_table`): the scenario
+decision table of a cell run (:func:`pvsst.analysis.scenarios.decisions.decision_table`): the scenario
 factor ``case_factor`` gives the case level (its levels renamed by ``case_levels`` to the bank's, e.g.
 ``{"none": "0", "under_10": "<10", ...}``), ``household_factor`` (optional) the household level
 (renamed by ``household_levels``), and every other scenario factor is held at the level ``fixed``

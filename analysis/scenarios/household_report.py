@@ -56,7 +56,7 @@ def household_table(table: pd.DataFrame, question: str) -> pd.DataFrame:
     Parameters
     ----------
     table
-        A decision table (:func:`pvsst.analysis.scenarios.report.decision_table`) with ``cell_id`` (or
+        A decision table (:func:`pvsst.analysis.scenarios.decisions.decision_table`) with ``cell_id`` (or
         ``persona_id``), the ``household`` factor, ``yes``, ``model``, ``condition`` and optionally
         ``weight`` (a cell's population; default 1).
     question

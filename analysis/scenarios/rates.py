@@ -1,6 +1,6 @@
 """Decision rates of a scenario run by factor level and by region: "who would report, and where".
 
-A decision table (:func:`pvsst.analysis.scenarios.report.decision_table`) holds one row per cell (or
+A decision table (:func:`pvsst.analysis.scenarios.decisions.decision_table`) holds one row per cell (or
 persona) x scenario x model x condition with ``yes``, the share choosing the question's first option,
 and in a cell run each cell's population as ``weight``. :func:`decision_rates` gives, per model and
 condition,

@@ -1,10 +1,10 @@
 """The scenario report of a survey run: what explains each yes / no decision, as tables.
 
 A scenario run (an instrument with a ``scenarios`` section) answers every cell (or persona) x scenario x
-question. For each question, :func:`decision_table` turns its responses into a decision table of
-:mod:`pvsst.analysis.scenarios.decomposition`: the decision is the question's *first* option (``yes``
-is the share of answers choosing it, or its probability under ``logprobs`` / ``verbalized``
-elicitation), and the factors are
+question. For each question, :func:`pvsst.analysis.scenarios.decisions.decision_table` turns its responses
+into a decision table of :mod:`pvsst.analysis.scenarios.decomposition`: the decision is the question's
+*first* option (``yes`` is the share of answers choosing it, or its probability under ``logprobs`` /
+``verbalized`` elicitation), and the factors are
 
 - the persona (cell) attributes that vary across the run: a cell run's ``cells.attributes``, else the
   persona columns of the instrument's grouping axes (the attributes it compares groups by);
@@ -28,131 +28,30 @@ every factor and (a cell run) Census region (:mod:`pvsst.analysis.scenarios.rate
 ``scenario_rates.csv`` and ``scenario_households.csv`` (with a household factor); ``pvsst report`` draws
 one figure per question from them (``report/figures/scenario_decomposition_<question>.png``) and shows
 the shares and rates tables.
-
-Examples
---------
->>> responses = pd.DataFrame({"persona_id": ["c1", "c2"] * 2, "question": "report", "condition": "cells",
-...     "provider": "scripted/x", "elicitation": "sample", "answer": ["yes", "no", "yes", "yes"],
-...     "parse_ok": True, "probabilities": None, "scenario": ["news=none"] * 2 + ["news=loss"] * 2})
->>> personas = pd.DataFrame({"persona_id": ["c1", "c2"], "income_band": ["high", "low"]})
->>> spec = {"questions": [{"id": "report", "options": [{"code": "yes"}, {"code": "no"}]}],
-...         "scenarios": {"factors": [{"id": "news", "levels": [{"id": "none"}, {"id": "loss"}]}]}}
->>> decision_table(responses, personas, spec, "report")[["income_band", "news", "yes", "n"]].values.tolist()
-[['high', 'none', 1.0, 1], ['low', 'none', 0.0, 1], ['high', 'loss', 1.0, 1], ['low', 'loss', 1.0, 1]]
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from pvsst.analysis.scenarios.decisions import SCENARIO_COLUMN, decision_table
 from pvsst.analysis.scenarios.decomposition import Decomposition, decompose
 from pvsst.analysis.scenarios.household_report import has_household_factor, household_table
 from pvsst.analysis.scenarios.rates import decision_rates
 from pvsst.core.atomic import atomic_file
-from pvsst.core.errors import InputError
-from pvsst.core.run_layout import ANALYSIS, SURVEY
+from pvsst.core.run_layout import ANALYSIS
 
-SCENARIO_COLUMN = "scenario"
-REFERENCE_PREFIX = "reference"
 METHOD = "drop_one"
 SHARES_FILE, EFFECTS_FILE = "scenario_shares.csv", "scenario_effects.csv"
 HOUSEHOLDS_FILE, RATES_FILE = "scenario_households.csv", "scenario_rates.csv"
-
-
-def scenario_levels(scenario_id: str) -> dict[str, str]:
-    """The level of each factor of a scenario id (``factor=level`` joined by ``;``).
-
-    Parameters
-    ----------
-    scenario_id
-        A response's ``scenario``.
-
-    Returns
-    -------
-    dict
-        Factor -> level.
-
-    Examples
-    --------
-    >>> scenario_levels("cases=none;news=loss")
-    {'cases': 'none', 'news': 'loss'}
-    """
-    return dict(part.split("=", 1) for part in str(scenario_id).split(";"))
 
 
 def _persona_factors(personas: pd.DataFrame, spec: dict) -> list[str]:
     cells = (spec.get("cells") or {}).get("attributes")
     candidates = list(cells) if cells else [g["persona_column"] for g in spec.get("grouping") or []]
     return [c for c in candidates if c in personas.columns and personas[c].nunique() > 1]
-
-
-def _first_code(spec: dict, question: str) -> str:
-    for item in spec.get("questions") or []:
-        if item.get("id") == question:
-            return str(item["options"][0]["code"])
-    raise InputError(SURVEY, "questions", f"no question {question!r} in the instrument")
-
-
-def decision_table(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict, question: str) -> pd.DataFrame:
-    """The decision table of one question (module docstring): one row per persona (cell) x scenario x
-    model x condition, with the factor columns, ``yes``, ``n`` and, in a cell run, ``weight``.
-
-    Parameters
-    ----------
-    responses
-        The run's responses (with the ``scenario`` column of a scenario run).
-    personas
-        The run's personas (a cell run: one row per cell, with ``weight``).
-    spec
-        The effective instrument (``survey.json``'s ``spec``).
-    question
-        The question's id.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Factor columns, ``yes`` (share choosing the first option), ``n`` (answers behind it), ``weight``.
-
-    Examples
-    --------
-    >>> responses = pd.DataFrame({"persona_id": ["a", "a"], "question": "q", "condition": "c", "provider": "m",
-    ...     "elicitation": "logprobs", "answer": "yes", "parse_ok": True, "scenario": ["f=x", "f=y"],
-    ...     "probabilities": ['{"yes": 0.25, "no": 0.75}', '{"yes": 0.5, "no": 0.5}']})
-    >>> spec = {"questions": [{"id": "q", "options": [{"code": "yes"}, {"code": "no"}]}]}
-    >>> decision_table(responses, pd.DataFrame({"persona_id": ["a"]}), spec, "q")["yes"].tolist()
-    [0.25, 0.5]
-    """
-    if SCENARIO_COLUMN not in responses.columns:
-        raise InputError("responses", SCENARIO_COLUMN, "not a scenario run (no scenario column)")
-    code = _first_code(spec, question)
-    rows = responses[(responses["question"] == question) & responses["parse_ok"].astype(bool)
-                     & ~responses["condition"].astype(str).str.startswith(REFERENCE_PREFIX)].copy()
-    distributed = rows["elicitation"].isin(("logprobs", "verbalized"))
-    yes = (rows["answer"] == code).astype(float)
-    if distributed.any():
-        yes[distributed] = [float(json.loads(p).get(code, 0.0)) for p in rows.loc[distributed, "probabilities"]]
-    rows["_yes"] = yes
-    levels = pd.DataFrame([scenario_levels(s) for s in rows[SCENARIO_COLUMN]], index=rows.index)
-    order = {f["id"]: [lv["id"] for lv in f["levels"]] for f in (spec.get("scenarios") or {}).get("factors", [])}
-    for factor in levels.columns:
-        known = order.get(factor) or sorted(levels[factor].unique())
-        rows[factor] = pd.Categorical(levels[factor], categories=known)
-    keys = ["persona_id", SCENARIO_COLUMN, "provider", "condition"]
-    pooled = rows.groupby(keys, sort=False, observed=True).agg(
-        yes=("_yes", "mean"), n=("_yes", "size"), **{f: (f, "first") for f in levels.columns}).reset_index()
-    pooled = pooled.merge(personas.assign(persona_id=personas["persona_id"].astype(str)), on="persona_id",
-                          how="left", validate="many_to_one", suffixes=("", "_persona"))
-    pooled = pooled.rename(columns={"provider": "model"})
-    if not distributed.all():
-        pooled["n"] = pooled["n"].astype(int)
-    else:
-        pooled = pooled.drop(columns="n")
-    for factor in levels.columns:
-        pooled[factor] = pd.Categorical(pooled[factor], categories=order.get(factor) or sorted(levels[factor].unique()))
-    return pooled.reset_index(drop=True)
 
 
 def decision_factors(table: pd.DataFrame, personas: pd.DataFrame, spec: dict) -> list[str]:

@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from pvsst.analysis.scenarios.bank_table import reporting_bank_table
+from pvsst.analysis.scenarios.decisions import decision_table
 from pvsst.analysis.store.reader import read_survey_run
 from pvsst.core.errors import InputError
 from pvsst.core.input_files import file_sha256, read_json
@@ -91,8 +92,6 @@ def open_bank(spec: EpidemicStudySpec, spec_path: str | Path) -> BankInput:
         raise InputError(str(spec_path), "bank.question", f"no question {question!r} in the bank run "
                                                           f"(questions: {', '.join(questions)})")
     factors = [c for c in pd.read_parquet(run.path / SCENARIOS).columns if c not in ("scenario", "vignette")]
-    # lazy: the scenario report imports statsmodels and scipy.stats (~2 s); every run's spec lock imports this module
-    from pvsst.analysis.scenarios.report import decision_table
     try:
         table = decision_table(run.responses, run.personas, instrument, question)
         for column in ("model", "condition"):

@@ -18,8 +18,8 @@ from survey_helpers import CASE_LEVEL_NAMES, HOUSEHOLD_SCENARIO_FACTORS, write
 
 from pvsst.analysis.figures.epidemic import reports_vs_infections_figure
 from pvsst.analysis.scenarios.bank_table import reporting_bank_table
+from pvsst.analysis.scenarios.decisions import decision_table
 from pvsst.analysis.scenarios.household_agreement import expected_household_agreement, observed_household_agreement
-from pvsst.analysis.scenarios.report import decision_table
 from pvsst.analysis.store.reader import read_survey_run
 from pvsst.core.run_layout import SCENARIOS
 from pvsst.experiments.cli import main
