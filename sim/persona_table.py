@@ -16,6 +16,8 @@ Examples
 """
 from __future__ import annotations
 
+import functools
+import io
 from importlib import resources
 from pathlib import Path
 
@@ -34,16 +36,32 @@ def default_persona_path() -> Path:
 
 
 def load_persona_table(source: str | Path | pd.DataFrame | None = None) -> pd.DataFrame:
-    """Read and validate a persona table (CSV or Parquet path, a DataFrame, or ``None`` = the default)."""
+    """Read and validate a persona table (CSV or Parquet path, a DataFrame, or ``None`` = the default).
+
+    A file is read on every call; what it parses to is kept per process by its path and bytes, so a
+    trial after the first takes a copy instead of parsing again, and an edited file is parsed afresh.
+    """
     if isinstance(source, pd.DataFrame):
-        table, name = source.copy(), "persona table"
-    else:
-        path = Path(source) if source is not None else default_persona_path()
-        name = str(path)
-        try:
-            table = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, dtype={"persona_id": str})
-        except (OSError, ValueError) as err:
-            raise InputError(name, "personas", f"cannot read persona table ({err})") from None
+        return _validated(source.copy(), "persona table")
+    path = Path(source) if source is not None else default_persona_path()
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise InputError(str(path), "personas", f"cannot read persona table ({err})") from None
+    return _parsed_file(str(path), data).copy()
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_file(name: str, data: bytes) -> pd.DataFrame:
+    try:
+        table = (pd.read_parquet(io.BytesIO(data)) if name.endswith(".parquet")
+                 else pd.read_csv(io.BytesIO(data), dtype={"persona_id": str}))
+    except (OSError, ValueError) as err:
+        raise InputError(name, "personas", f"cannot read persona table ({err})") from None
+    return _validated(table, name)
+
+
+def _validated(table: pd.DataFrame, name: str) -> pd.DataFrame:
     for column in REQUIRED_COLUMNS:
         if column not in table.columns:
             raise InputError(name, column, "missing column in persona table")
