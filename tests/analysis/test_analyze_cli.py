@@ -131,7 +131,9 @@ def test_every_row_records_the_frozen_settings(tmp_path):
             "randomization": {"method": "monte_carlo", "draws": 999}, "bootstrap_draws": 300,
             "bootstrap_seed": 7, "alpha": 0.1, "multiplicity": "holm",
             "consistency": {"min_model_share": 1.0, "min_topic_share": 0.5}, "parse_failure_threshold": 0.2}
-    run = write_run(tmp_path / "run", spec={"analysis": plan}, imitation={"likes": 0.8})
+    # the plan's one contrast needs only its two arms; all 8 blocks are kept
+    run = write_run(tmp_path / "run", spec={"analysis": plan}, imitation={"likes": 0.8},
+                    conditions=("control", "likes"))
     analyze_run(run, homophily_replicates=3)
     contrasts = pd.read_csv(run / "analysis" / "contrasts.csv")
     assert set(contrasts["randomization_method"]) == {"monte_carlo"}
