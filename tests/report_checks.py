@@ -22,9 +22,11 @@ def texts_outside_canvas(monkeypatch, save) -> list[str]:
     """Run ``save()`` and return every text whose window extent leaves the PNG canvas it was drawn on.
 
     Saving with a tight canvas draws twice (once to measure, once onto the cut canvas); only each
-    figure's last drawing is the saved one, so only that one is checked.
+    figure's last drawing is the saved one, so only that one is checked. A problem names its figure by
+    the figure's ``_pvsst_name`` as it is when ``save()`` returns (so ``save`` may build the figures,
+    save them and name them).
     """
-    drawn: list[tuple[int, int, str]] = []  # (figure id, renderer id, problem or "")
+    drawn: list[tuple[object, int, str]] = []  # (figure, renderer id, problem without the figure name, or "")
     original = matplotlib.text.Text.draw
 
     def recording_draw(self, renderer):
@@ -35,18 +37,18 @@ def texts_outside_canvas(monkeypatch, save) -> list[str]:
         problem = ""
         if (box.x0 < -TOLERANCE_PX or box.y0 < -TOLERANCE_PX or box.x1 > renderer.width + TOLERANCE_PX
                 or box.y1 > renderer.height + TOLERANCE_PX):
-            name = getattr(self.figure, "_pvsst_name", "?")
-            problem = (f"{name}: {self.get_text()!r} at {tuple(round(v) for v in box.bounds)} "
+            problem = (f"{self.get_text()!r} at {tuple(round(v) for v in box.bounds)} "
                        f"on {renderer.width}x{renderer.height}")
-        drawn.append((id(self.figure), id(renderer), problem))
+        drawn.append((self.figure, id(renderer), problem))
 
     monkeypatch.setattr(matplotlib.text.Text, "draw", recording_draw)
     try:
         save()
     finally:
         monkeypatch.undo()
-    last = {figure: renderer for figure, renderer, _ in drawn}
-    return [problem for figure, renderer, problem in drawn if problem and last[figure] == renderer]
+    last = {id(figure): renderer for figure, renderer, _ in drawn}
+    return [f"{getattr(figure, '_pvsst_name', '?')}: {problem}" for figure, renderer, problem in drawn
+            if problem and last[id(figure)] == renderer]
 
 
 def html_images(html: str) -> list[str]:

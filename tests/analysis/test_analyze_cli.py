@@ -53,7 +53,7 @@ def test_spec_plan_is_followed_and_rerun_replaces_the_folder(tmp_path):
     spec = {"analysis": {"contrasts": {"adversary": {"treatment": "single_source", "control": "control"}},
                          "bootstrap_draws": 500},
             "outcomes": {"primary": ["delta_alignment"]}}
-    run = write_run(tmp_path / "run", spec=spec)
+    run = write_run(tmp_path / "run", spec=spec, models=("m1",), topics=("t1",))  # two blocks show the plan
     first = analyze_run(run, homophily_replicates=5)
     assert first.contrasts.frame["contrast"].unique().tolist() == ["adversary"]
     assert first.contrasts.frame["metric"].unique().tolist() == ["delta_alignment"]
@@ -64,7 +64,7 @@ def test_spec_plan_is_followed_and_rerun_replaces_the_folder(tmp_path):
 
 
 def test_incomplete_blocks_are_excluded_and_listed(tmp_path, capsys):
-    run = write_run(tmp_path / "run", skip=("m1-t1-101-control",))
+    run = write_run(tmp_path / "run", skip=("m1-t1-101-control",), topics=("t1",))  # 4 blocks, 1 incomplete
     assert main(["analyze", str(run), "--homophily-replicates", "5"]) == 0
     assert "excluded" in capsys.readouterr().out
     excluded = pd.read_csv(run / "analysis" / "excluded_blocks.csv")
@@ -83,8 +83,11 @@ def test_analyze_bad_input_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
         raise AssertionError("outcomes computed before the plan was checked")
 
     monkeypatch.setattr(run_analysis, "collect_trial_outcomes", not_before_the_plan)
+    # the plan is refused before any trial is read, so one block is store enough
+    one_block = {"models": ("m1",), "topics": ("t1",), "seeds": (101,)}
     run = write_run(tmp_path / "unknown_arm",
-                    spec={"analysis": {"contrasts": {"u": {"treatment": "unranked", "control": "likes"}}}})
+                    spec={"analysis": {"contrasts": {"u": {"treatment": "unranked", "control": "likes"}}}},
+                    **one_block)
     assert main(["analyze", str(run)]) == 2
     assert "unknown arm 'unranked'" in error_line(capsys)
     # the frozen plan is read strictly: an alternate or misspelt key is an error, not a default
@@ -92,14 +95,13 @@ def test_analyze_bad_input_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
                               ({"randomization": {"drawz": 9}}, "spec.analysis.randomization.drawz: unknown key"),
                               ({"bootstrap_draws": "500"}, "spec.analysis.bootstrap_draws: Input should be"))):
         contrasts = {"e": {"treatment": "likes", "control": "control"}}
-        run = write_run(tmp_path / f"strict{i}", spec={"analysis": {"contrasts": contrasts, **section}})
+        run = write_run(tmp_path / f"strict{i}", spec={"analysis": {"contrasts": contrasts, **section}}, **one_block)
         assert main(["analyze", str(run)]) == 2
         err = error_line(capsys)
         assert f"{run / 'manifest.json'}: {expected}" in err, err
     monkeypatch.undo()
-    run = write_run(tmp_path / "no_blocks", conditions=("likes", "control"),
-                    skip=tuple(f"{m}-{t}-{s}-{c}" for m in ("m1", "m2") for t in ("t1", "t2")
-                               for s, c in ((101, "likes"), (211, "control"))))
+    run = write_run(tmp_path / "no_blocks", conditions=("likes", "control"), models=("m1",), topics=("t1",),
+                    skip=("m1-t1-101-likes", "m1-t1-211-control"))
     assert main(["analyze", str(run)]) == 2
     assert "no complete blocks" in error_line(capsys)
 
@@ -129,7 +131,9 @@ def test_every_row_records_the_frozen_settings(tmp_path):
             "randomization": {"method": "monte_carlo", "draws": 999}, "bootstrap_draws": 300,
             "bootstrap_seed": 7, "alpha": 0.1, "multiplicity": "holm",
             "consistency": {"min_model_share": 1.0, "min_topic_share": 0.5}, "parse_failure_threshold": 0.2}
-    run = write_run(tmp_path / "run", spec={"analysis": plan}, imitation={"likes": 0.8})
+    # the plan's one contrast needs only its two arms; all 8 blocks are kept
+    run = write_run(tmp_path / "run", spec={"analysis": plan}, imitation={"likes": 0.8},
+                    conditions=("control", "likes"))
     analyze_run(run, homophily_replicates=3)
     contrasts = pd.read_csv(run / "analysis" / "contrasts.csv")
     assert set(contrasts["randomization_method"]) == {"monte_carlo"}

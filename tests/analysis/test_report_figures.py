@@ -3,9 +3,11 @@ on state cells) and a counterfactual audit.
 
 Per figure: every legend entry differs from every other in colour and in marker; colour bars carry
 several ticks of at most 3 significant digits; numeric axes are labelled; the report shows the caption
-under the figure; every text lies inside the saved canvas. On the cell run's state scatter the model,
-the cell oracle, the national marginal and uniform each have their own entry. The four reports are
-built once, in one test (a module fixture would be built again on each xdist worker).
+under the figure; every text lies inside the canvas the report saved (the texts are recorded while the
+reports save their figures, so each figure is drawn once, as ``pvsst report`` draws it). On the cell
+run's state scatter the model, the cell oracle, the national marginal and uniform each have their own
+entry. The four reports are built once, in one test (a module fixture would be built again on each
+xdist worker).
 """
 from __future__ import annotations
 
@@ -48,11 +50,31 @@ def build_reports(root) -> dict:
 
 
 def test_every_figure_of_the_four_reports_reads_well(tmp_path, monkeypatch):
-    reports = build_reports(tmp_path)
-    problems, figures = [], []
+    distributions = pd.DataFrame({"question": "natenvir", "group": ["party=Democrat"] * 6 + ["party=Republican"] * 6,
+                                  "option": ["too_little", "about_right", "too_much"] * 4,
+                                  "source": (["human"] * 3 + ["scripted/imitate | direct"] * 3) * 2,
+                                  "share": [0.8, 0.15, 0.05, 0.3, 0.3, 0.4, 0.5, 0.3, 0.2, 0.6, 0.2, 0.2]})
+    reports, figures = {}, []
+
+    def build_and_save():
+        reports.update(build_reports(tmp_path))
+        for kind, report in reports.items():
+            for _, figure in report.figures:
+                figure.figure._pvsst_name = f"{kind}/{figure.name}"
+        figures.append(distribution_by_group_figure(distributions, "natenvir"))
+        figures[-1].figure._pvsst_name = figures[-1].name
+        figures[-1].save(tmp_path / "figures", ["png"])
+
+    try:
+        assert texts_outside_canvas(monkeypatch, build_and_save) == []
+    finally:
+        for figure in figures:
+            figure.close()
+    problems = []
     for kind, report in reports.items():
         markdown = (report.out_dir / "report.md").read_text()
         drawn = [figure for _, figure in report.figures]
+        assert all((report.out_dir / "figures" / f"{figure.name}.png").exists() for figure in drawn), kind
         names = {f.name for f in drawn}
         missing = [n for n in EXPECTED[kind]
                    if not any(m == n or n.endswith("*") and m.startswith(n[:-1]) for m in names)]
@@ -63,7 +85,6 @@ def test_every_figure_of_the_four_reports_reads_well(tmp_path, monkeypatch):
             problems += axis_label_problems(name, figure.figure)
             if not figure.caption.strip() or f".* {figure.caption}" not in markdown:
                 problems.append(f"{name}: its caption is not under it in report.md")
-        figures += drawn
     assert problems == [], "\n".join(problems)
 
     scatter = next(f for _, f in reports["cells"].figures if f.name == "state_scatter_votetrump")
@@ -71,20 +92,3 @@ def test_every_figure_of_the_four_reports_reads_well(tmp_path, monkeypatch):
     expected = {CELL_ORACLE, NATIONAL_MARGINAL, UNIFORM}
     assert expected <= set(labels) <= {*expected, "identity (simulated = real)", *scatter.data["source"]}, labels
     assert any(label.startswith("scripted/planted") for label in labels), labels
-
-    distributions = pd.DataFrame({"question": "natenvir", "group": ["party=Democrat"] * 6 + ["party=Republican"] * 6,
-                                  "option": ["too_little", "about_right", "too_much"] * 4,
-                                  "source": (["human"] * 3 + ["scripted/imitate | direct"] * 3) * 2,
-                                  "share": [0.8, 0.15, 0.05, 0.3, 0.3, 0.4, 0.5, 0.3, 0.2, 0.6, 0.2, 0.2]})
-    figures.append(distribution_by_group_figure(distributions, "natenvir"))
-
-    def save_all():
-        for figure in figures:
-            figure.figure._pvsst_name = figure.name
-            figure.save(tmp_path / "figures", ["png"])
-
-    try:
-        assert texts_outside_canvas(monkeypatch, save_all) == []
-    finally:
-        for figure in figures:
-            figure.close()

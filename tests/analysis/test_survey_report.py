@@ -26,6 +26,20 @@ def survey_run(tmp_path_factory):
     return scripted_survey_run(tmp_path_factory.mktemp("survey"), model=MODEL)
 
 
+@pytest.fixture(scope="module")
+def preregistered_report(survey_run):
+    """The report of the run whose manifest records a preregistration and a deviation, built once for the
+    figures test and the preregistration test (the manifest's preregistration fields change no figure)."""
+    manifest_path = survey_run / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest.update(frozen_sha256="a" * 64, frozen_at="2026-01-01T00:00:00+00:00",
+                    deviations=[{"text": "asked 16 respondents instead of 200", "frozen_sha256": "a" * 64,
+                                 "current_sha256": manifest["survey_sha256"], "at": "2026-01-02T00:00:00+00:00",
+                                 "changed_fields": ["personas.n: 200 -> 16"]}])
+    manifest_path.write_text(json.dumps(manifest))
+    return build_survey_report(survey_run, formats=["md"], figure_formats=["png"])
+
+
 @pytest.mark.slow
 def test_survey_report_from_the_cli(survey_run, capsys):
     assert not (survey_run / "analysis").exists()
@@ -67,9 +81,8 @@ def test_survey_report_from_the_cli(survey_run, capsys):
 
 
 @pytest.mark.slow
-def test_survey_figures_draw_the_run_numbers(survey_run, tmp_path):
-    result = build_survey_report(survey_run, formats=["md"], figure_formats=["png"])
-    figures = {f.name: f for _, f in result.figures}
+def test_survey_figures_draw_the_run_numbers(survey_run, preregistered_report):
+    figures = {f.name: f for _, f in preregistered_report.figures}
     shares = answer_shares(read_scored_run(survey_run))
     # human shares are the respondents' shares computed directly (the instrument is unweighted)
     human = pd.read_parquet(survey_run / "human.parquet")
@@ -130,15 +143,8 @@ def test_survey_figures_draw_the_run_numbers(survey_run, tmp_path):
 
 
 @pytest.mark.slow
-def test_preregistration_and_deviations_are_shown_when_the_manifest_has_them(survey_run):
-    manifest_path = survey_run / "manifest.json"
-    manifest = json.loads(manifest_path.read_text())
-    manifest.update(frozen_sha256="a" * 64, frozen_at="2026-01-01T00:00:00+00:00",
-                    deviations=[{"text": "asked 16 respondents instead of 200", "frozen_sha256": "a" * 64,
-                                 "current_sha256": manifest["survey_sha256"], "at": "2026-01-02T00:00:00+00:00",
-                                 "changed_fields": ["personas.n: 200 -> 16"]}])
-    manifest_path.write_text(json.dumps(manifest))
-    markdown = build_survey_report(survey_run, formats=["md"], figure_formats=["png"]).markdown_path.read_text()
+def test_preregistration_and_deviations_are_shown_when_the_manifest_has_them(preregistered_report):
+    markdown = preregistered_report.markdown_path.read_text()
     assert "Frozen at 2026-01-01T00:00:00+00:00 with sha256 `" + "a" * 64 in markdown
     assert "asked 16 respondents instead of 200" in markdown and "`personas.n: 200 -> 16`" in markdown
     assert "Not preregistered" not in markdown
