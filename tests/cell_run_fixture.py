@@ -9,6 +9,7 @@ national marginal), as a distribution (``logprobs``) or as ``k`` seeded draws fr
 """
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -56,6 +57,12 @@ def instrument(cells, geography: str | None = "state", attributes: dict | None =
 
 def respondents() -> pd.DataFrame:
     """TV16 respondents in the persona vocabulary, with their coded answers (one column per question)."""
+    return _respondents().copy()
+
+
+@functools.cache
+def _respondents() -> pd.DataFrame:
+    """:func:`respondents`, read once per process (every cell run of the tests starts from them)."""
     raw = load_survey_table(TV16)
     maps = [
         AttributeMap(name, a["column"], None if "values" not in a else {k: tuple(v) for k, v in a["values"].items()})
@@ -68,7 +75,9 @@ def respondents() -> pd.DataFrame:
     return people
 
 
+@functools.cache
 def _human() -> pd.DataFrame:
+    """The TV16 answers as ``human.parquet`` stores them, read once per process (only written, never changed)."""
     answers = [AnswerColumn(q, q, {str(v): c for c, values in o.items() for v in values}) for q, o in QUESTIONS.items()]
     return human_answers(TV16, "uid", answers, [GroupColumn("sex", "female", {"1": "female", "0": "male"})])
 

@@ -449,11 +449,19 @@ def bootstrap_tables(unit_counts: np.ndarray, groups: np.ndarray, n_groups: int,
     if ((unit_counts != 0).sum(axis=1) <= 1).all():
         # One answer per unit (a respondent): one pass, the option folded into the bin.
         option = unit_counts.argmax(axis=1)
-        cell = slot * k + option
-        flat = (np.arange(rows)[:, None] * (width * k) + cell[index]).ravel()
         mass = unit_counts.sum(axis=1)
-        out = np.bincount(flat, weights=mass[index].ravel(), minlength=rows * width * k).reshape(rows, width, k)
-        return out[:, :n_groups, :]
+        unit_mass = ((mass == 0) | (mass == 1)).all()
+        # Unit masses (an unweighted survey): a sum of ones is exact, so counting gives the weighted sum's
+        # floats without gathering the masses; a unit without an answer goes to the dropped slot.
+        cell = np.where(mass > 0, slot * k + option, n_groups * k) if unit_mass else slot * k + option
+        flat = cell[index]
+        flat += (np.arange(rows) * (width * k))[:, None]
+        flat = flat.ravel()
+        if unit_mass:
+            out = np.bincount(flat, minlength=rows * width * k).astype(float)
+        else:
+            out = np.bincount(flat, weights=mass[index].ravel(), minlength=rows * width * k)
+        return out.reshape(rows, width, k)[:, :n_groups, :]
     flat = (np.arange(rows)[:, None] * width + slot[index]).ravel()
     out = np.empty((rows, width, k))
     for option in range(k):

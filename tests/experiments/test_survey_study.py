@@ -187,6 +187,7 @@ def test_bad_local_data_exits_2(tmp_path, capsys):
 
 def test_a_survey_run_is_preregistered(tmp_path, capsys):
     spec = small_instrument()
+    spec["personas"]["n"] = 8  # the frozen instrument's own size, run as it is (the shipped 200 is incidental)
     path = write(tmp_path, spec, frozen=False)
     out = tmp_path / "run"
     err = refused(capsys, ["survey", "run", str(path), "--out", str(out), "--n", "4"])
@@ -215,7 +216,7 @@ def test_a_survey_run_is_preregistered(tmp_path, capsys):
     assert texts == ["warmer sampling after piloting", "command-line overrides"]
     assert "sampling.temperature: 0.7 -> 0.9" in manifest["deviations"][0]["changed_fields"]
     assert manifest["deviations"][1]["overrides"] == {"n": 4}
-    assert manifest["deviations"][1]["changed_fields"] == ["personas.n: 200 -> 4"]
+    assert manifest["deviations"][1]["changed_fields"] == ["personas.n: 8 -> 4"]
     assert manifest["frozen_sha256"] != manifest["instrument_sha256"]
 
 

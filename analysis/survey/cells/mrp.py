@@ -174,13 +174,14 @@ def _penalised_logit(fixed: np.ndarray, state: np.ndarray, n_states: int, succes
     """
     p = fixed.shape[1]
     theta = np.zeros(p + n_states) if start is None else start.copy()
+    columns = np.ascontiguousarray(fixed.T)  # each column contiguous: the per-column products below are cheap
 
     def curvature(beta, u):
         eta = fixed @ beta + u[state]
         mu = 1.0 / (1.0 + np.exp(-eta))
         w = trials * mu * (1 - mu)
         a = (fixed * w[:, None]).T @ fixed + FIXED_PRECISION * np.eye(p)
-        cross = np.column_stack([np.bincount(state, weights=fixed[:, j] * w, minlength=n_states)
+        cross = np.column_stack([np.bincount(state, weights=columns[j] * w, minlength=n_states)
                                  for j in range(p)])                  # B' (S, p)
         d = np.bincount(state, weights=w, minlength=n_states) + state_precision
         return eta, mu, a, cross, d
@@ -205,11 +206,16 @@ def _penalised_logit(fixed: np.ndarray, state: np.ndarray, n_states: int, succes
     return theta, loglik - penalty - 0.5 * (float(np.sum(np.log(d))) + logdet_schur)
 
 
+def _regions(states: pd.Series, region_of: Mapping[str, str]) -> np.ndarray:
+    """Each row's region (``unknown``: a state ``region_of`` lacks), looked up once per distinct state."""
+    codes, distinct = pd.factorize(states)
+    return np.array([region_of.get(s, "unknown") for s in distinct] + ["unknown"], dtype=object)[codes]
+
+
 def _fit(grouped: pd.DataFrame, levels: dict[str, list[str]], region_of: Mapping[str, str] | None,
          sigmas, predictors: dict[str, dict[str, float]]) -> tuple[np.ndarray, list[str], list[str], float]:
     """Fixed effects and state effects (one vector), their names, the states and the chosen sigma."""
-    frame = grouped if region_of is None else grouped.assign(
-        region=grouped["state"].map(lambda s: region_of.get(s, "unknown")))
+    frame = grouped if region_of is None else grouped.assign(region=_regions(grouped["state"], region_of))
     fixed, names = _fixed_design(_with_predictors(frame, predictors), levels, tuple(predictors))
     states, state_index = np.unique(grouped["state"].to_numpy(), return_inverse=True)
     y, n = grouped["successes"].to_numpy(float), grouped["trials"].to_numpy(float)
