@@ -191,8 +191,11 @@ def render_card(row: dict, style: str = "profile") -> str:
     ...              "education": "bachelors_degree"}, "label")
     'college-educated woman from Ohio, 67'
     """
+    return _card_from_context(card_context(row), style)
+
+
+def _card_from_context(context: dict[str, str], style: str) -> str:
     base, template = load_template(style)
-    context = card_context(row)
     text = template.substitute({k: context[k] for k in STYLE_FIELDS[base]})
     return re.sub(r" {2,}", " ", re.sub(r" +([.,])", r"\1", text)).strip()
 
@@ -206,9 +209,9 @@ def personas_for_simulation(frame: pd.DataFrame, card_style: str = "profile") ->
     """
     load_template(card_style)
     out = frame.copy()
-    rows = frame.to_dict("records")
-    out["card"] = [render_card(r, card_style) for r in rows]
-    out["label"] = [render_card(r, "label") for r in rows]
+    contexts = [card_context(r) for r in frame.to_dict("records")]  # one per persona, for both cards
+    out["card"] = [_card_from_context(c, card_style) for c in contexts]
+    out["label"] = [_card_from_context(c, "label") for c in contexts]
     if "posting_style" in frame.columns:
         out = out.drop(columns="posting_style")
         out["posting_style"] = frame["posting_style"].astype(str).to_numpy()

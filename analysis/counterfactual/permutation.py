@@ -306,12 +306,15 @@ def signed_rank_p(d: np.ndarray) -> float:
             start = end
     doubled = np.rint(2 * ranks).astype(np.int64)
     total = int(doubled.sum())
-    distribution = np.zeros(total + 1)
+    distribution, updated = np.zeros(total + 1), np.zeros(total + 1)
     distribution[0] = 1.0
-    for r in doubled:  # W+ gains rank r (doubled, >= 2) with probability 1/2
-        shifted = np.zeros_like(distribution)
-        shifted[r:] = distribution[:total + 1 - r]
-        distribution = 0.5 * (distribution + shifted)
+    reach = 0  # distribution is 0 beyond the sum of the ranks added so far
+    for r in doubled:  # W+ gains rank r (doubled, >= 2) with probability 1/2: p <- (p + p shifted by r) / 2
+        r = int(r)
+        updated[:reach + r + 1] = distribution[:reach + r + 1]
+        updated[r:reach + r + 1] += distribution[:reach + 1]
+        updated[:reach + r + 1] *= 0.5
+        distribution, updated, reach = updated, distribution, reach + r
     w = int(doubled[d > 0].sum())
     lower, upper = distribution[:w + 1].sum(), distribution[w:].sum()
     return float(min(1.0, 2 * min(lower, upper)))

@@ -152,22 +152,24 @@ def _donors(spec: SurveySpec, frame: pd.DataFrame, human: pd.DataFrame, index: i
     rng = np.random.default_rng(np.random.SeedSequence(spec.personas.seed, spawn_key=(1, index)))
     axes = [GROUP_PREFIX + g.axis for g in spec.grouping]
     pools = [human.groupby(axes[:depth], dropna=False).indices if depth else None for depth in range(len(axes) + 1)]
-    donors = []
+    respondents = human["respondent_id"]
+    donors, pool_of_row = [], {}  # personas of one cell share its pool: built once per distinct row
     for row in frame[axes].itertuples(index=False, name=None):
-        for depth in range(len(axes), -1, -1):
-            if depth == 0:
-                members = np.arange(len(human))
-                break
-            key = row[:depth] if depth > 1 else row[0]
-            members = pools[depth].get(key)
-            if members is not None and len(members):
-                break
-        mass = weight[members]
-        if mass.sum() <= 0 or np.allclose(mass, mass[0]):  # equal weights: a uniform draw
-            pick = rng.integers(len(members))
-        else:
-            pick = rng.choice(len(members), p=mass / mass.sum())
-        donors.append(human["respondent_id"].iat[int(members[pick])])
+        if row not in pool_of_row:
+            for depth in range(len(axes), -1, -1):
+                if depth == 0:
+                    members = np.arange(len(human))
+                    break
+                key = row[:depth] if depth > 1 else row[0]
+                members = pools[depth].get(key)
+                if members is not None and len(members):
+                    break
+            mass = weight[members]
+            uniform = bool(mass.sum() <= 0 or np.allclose(mass, mass[0]))  # equal weights: a uniform draw
+            pool_of_row[row] = (members, None if uniform else mass / mass.sum())
+        members, p = pool_of_row[row]
+        pick = rng.integers(len(members)) if p is None else rng.choice(len(members), p=p)
+        donors.append(respondents.iat[int(members[pick])])
     return donors
 
 
