@@ -448,19 +448,16 @@ def bootstrap_tables(unit_counts: np.ndarray, groups: np.ndarray, n_groups: int,
     width = n_groups + 1
     if ((unit_counts != 0).sum(axis=1) <= 1).all():
         # One answer per unit (a respondent): one pass, the option folded into the bin.
-        option = unit_counts.argmax(axis=1)
         mass = unit_counts.sum(axis=1)
-        unit_mass = ((mass == 0) | (mass == 1)).all()
+        cell = slot * k + unit_counts.argmax(axis=1)
         # Unit masses (an unweighted survey): a sum of ones is exact, so counting gives the weighted sum's
         # floats without gathering the masses; a unit without an answer goes to the dropped slot.
-        cell = np.where(mass > 0, slot * k + option, n_groups * k) if unit_mass else slot * k + option
+        weights = None if ((mass == 0) | (mass == 1)).all() else mass[index].ravel()
+        if weights is None:
+            cell = np.where(mass > 0, cell, n_groups * k)
         flat = cell[index]
         flat += (np.arange(rows) * (width * k))[:, None]
-        flat = flat.ravel()
-        if unit_mass:
-            out = np.bincount(flat, minlength=rows * width * k).astype(float)
-        else:
-            out = np.bincount(flat, weights=mass[index].ravel(), minlength=rows * width * k)
+        out = np.bincount(flat.ravel(), weights=weights, minlength=rows * width * k).astype(float, copy=False)
         return out.reshape(rows, width, k)[:, :n_groups, :]
     flat = (np.arange(rows)[:, None] * width + slot[index]).ravel()
     out = np.empty((rows, width, k))
