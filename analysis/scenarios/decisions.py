@@ -102,8 +102,8 @@ def decision_table(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict, 
     rows["_yes"] = yes
     levels = pd.DataFrame([scenario_levels(s) for s in rows[SCENARIO_COLUMN]], index=rows.index)
     order = {f["id"]: [lv["id"] for lv in f["levels"]] for f in (spec.get("scenarios") or {}).get("factors", [])}
-    for factor in levels.columns:
-        known = order.get(factor) or sorted(levels[factor].unique())
+    categories = {factor: order.get(factor) or sorted(levels[factor].unique()) for factor in levels.columns}
+    for factor, known in categories.items():
         rows[factor] = pd.Categorical(levels[factor], categories=known)
     keys = ["persona_id", SCENARIO_COLUMN, "provider", "condition"]
     pooled = rows.groupby(keys, sort=False, observed=True).agg(
@@ -115,6 +115,6 @@ def decision_table(responses: pd.DataFrame, personas: pd.DataFrame, spec: dict, 
         pooled["n"] = pooled["n"].astype(int)
     else:
         pooled = pooled.drop(columns="n")
-    for factor in levels.columns:
-        pooled[factor] = pd.Categorical(pooled[factor], categories=order.get(factor) or sorted(levels[factor].unique()))
+    for factor, known in categories.items():
+        pooled[factor] = pd.Categorical(pooled[factor], categories=known)
     return pooled.reset_index(drop=True)
